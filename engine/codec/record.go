@@ -1,0 +1,50 @@
+package codec
+
+// Header is one record header: a string key and an opaque byte value.
+type Header struct {
+	Key   string
+	Value []byte
+}
+
+// Record is one event in a partition log.
+//
+// Key == nil is a null key (keyless record, never deduplicated by compaction);
+// Key != nil with len 0 is an empty key. Value == nil is a tombstone; a
+// non-nil empty Value is an ordinary empty payload.
+type Record struct {
+	Offset    int64 // absolute offset; assigned by the log on append
+	Timestamp int64 // commit time, Unix milliseconds; assigned by the log on append
+	Key       []byte
+	Value     []byte
+	Headers   []Header
+}
+
+// Codec is the compression applied to a batch's records section (flags bits 0–2).
+type Codec uint8
+
+const (
+	CodecNone Codec = 0
+	CodecZstd Codec = 1
+)
+
+// String returns "none" or "zstd" (or "codec(N)" for an unknown value).
+func (c Codec) String() string {
+	switch c {
+	case CodecNone:
+		return "none"
+	case CodecZstd:
+		return "zstd"
+	}
+	return "codec(" + string(rune('0'+c)) + ")"
+}
+
+// ParseCodec maps "none" / "zstd" (and "" meaning the default, zstd) to a Codec.
+func ParseCodec(s string) (Codec, bool) {
+	switch s {
+	case "", "zstd":
+		return CodecZstd, true
+	case "none":
+		return CodecNone, true
+	}
+	return 0, false
+}

@@ -1,0 +1,21 @@
+package engine
+
+import "errors"
+
+// Errors returned by the engine facade, matched with errors.Is.
+var (
+	// Opening a data directory.
+	ErrLocked = errors.New("data directory is locked by another pulse process")
+	ErrClosed = errors.New("engine is closed")
+
+	// Topics and partitions.
+	ErrInvalidTopic        = errors.New("invalid topic name")
+	ErrTopicNotFound       = errors.New("topic not found")
+	ErrTopicExists         = errors.New("topic already exists")
+	ErrInvalidConfig       = errors.New("invalid topic config")
+	ErrPartitionOutOfRange = errors.New("partition out of range")
+
+	// Produce and read.
+	ErrRecordTooLarge   = errors.New("record too large")
+	ErrOffsetOutOfRange = errors.New("offset out of range")
+)
