@@ -22,6 +22,7 @@ func newRootCmd() *cobra.Command {
 		SilenceUsage:  true,
 		SilenceErrors: true,
 	}
+	setupRoot(root)
 	for _, c := range commands {
 		root.AddCommand(c())
 	}

@@ -1,0 +1,57 @@
+package engine
+
+import (
+	"log/slog"
+	"time"
+)
+
+// Options configure an Engine. DefaultOptions documents every default.
+type Options struct {
+	// Dir is the data directory (created if missing).
+	Dir string
+
+	// FlushBytes, FlushRecords and FlushInterval bound one drain of a
+	// partition's append buffer: all records drained together become one batch.
+	FlushBytes    int           // default 1 MiB
+	FlushRecords  int           // default 1000
+	FlushInterval time.Duration // default 100ms
+
+	// SyncInterval and SyncBytes pace fsync for topics in sync-mode interval.
+	SyncInterval time.Duration // default 1s
+	SyncBytes    int64         // default 8 MiB
+
+	// IndexIntervalBytes is the spacing of sparse index entries.
+	IndexIntervalBytes int // default 4 KiB
+
+	// HWMInterval bounds how stale the persisted hwm file may be.
+	HWMInterval time.Duration // default 1s
+
+	// HiddenTail says what recovery does with records past the persisted HWM.
+	HiddenTail HiddenTailPolicy // default expose
+
+	// RetentionInterval and CompactionInterval pace the maintenance sweeper;
+	// zero disables the sweep (a pass can still be triggered by hand).
+	RetentionInterval  time.Duration // default 30s
+	CompactionInterval time.Duration // default 30s
+
+	// Logger receives one line per partition whose recovery did work, and
+	// maintenance outcomes. Nil discards.
+	Logger *slog.Logger
+}
+
+// DefaultOptions returns the options Pulse runs with on dir.
+func DefaultOptions(dir string) Options {
+	return Options{
+		Dir:                dir,
+		FlushBytes:         1 << 20,
+		FlushRecords:       1000,
+		FlushInterval:      100 * time.Millisecond,
+		SyncInterval:       time.Second,
+		SyncBytes:          8 << 20,
+		IndexIntervalBytes: 4 << 10,
+		HWMInterval:        time.Second,
+		HiddenTail:         HiddenTailExpose,
+		RetentionInterval:  30 * time.Second,
+		CompactionInterval: 30 * time.Second,
+	}
+}
