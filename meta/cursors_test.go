@@ -1,0 +1,183 @@
+package meta
+
+import (
+	"errors"
+	"reflect"
+	"strings"
+	"testing"
+)
+
+func TestCursorRoundTrip(t *testing.T) {
+	dir := t.TempDir()
+	s := openStore(t, dir)
+	if err := s.PutTopic(Topic{Name: "orders", Partitions: 3}); err != nil {
+		t.Fatal(err)
+	}
+	if err := s.PutTopic(Topic{Name: "users", Partitions: 1}); err != nil {
+		t.Fatal(err)
+	}
+	if _, ok, err := s.Cursor("billing", "orders", 0); ok || err != nil {
+		t.Fatalf("cursor before commit: ok=%v err=%v", ok, err)
+	}
+	commits := []Cursor{
+		{"billing", "orders", 0, 5},
+		{"billing", "orders", 2, 1 << 40},
+		{"billing", "orders", 0, 7}, // overwrites
+		{"shipping svc ☃", "orders", 1, 0},
+		{"billing", "users", 0, 3},
+	}
+	for _, c := range commits {
+		if err := s.CommitCursor(c.Consumer, c.Topic, c.Partition, c.Offset); err != nil {
+			t.Fatal(err)
+		}
+	}
+	s.Close()
+	s = openStore(t, dir)
+
+	off, ok, err := s.Cursor("billing", "orders", 0)
+	if err != nil || !ok || off != 7 {
+		t.Fatalf("cursor billing/orders/0 = %d %v %v, want 7", off, ok, err)
+	}
+	got, err := s.ListCursors("orders")
+	if err != nil {
+		t.Fatal(err)
+	}
+	want := []Cursor{
+		{"billing", "orders", 0, 7},
+		{"billing", "orders", 2, 1 << 40},
+		{"shipping svc ☃", "orders", 1, 0},
+	}
+	if !reflect.DeepEqual(got, want) {
+		t.Fatalf("ListCursors(orders)\n got %+v\nwant %+v", got, want)
+	}
+	all, err := s.ListCursors("")
+	if err != nil || len(all) != 4 || all[3].Topic != "users" {
+		t.Fatalf("ListCursors(\"\") = %+v, %v", all, err)
+	}
+
+	if err := s.DeleteConsumer("billing"); err != nil {
+		t.Fatal(err)
+	}
+	if err := s.DeleteConsumer("billing"); !errors.Is(err, ErrConsumerNotFound) {
+		t.Fatalf("second delete: %v", err)
+	}
+	// A consumer whose name extends "billing" is a different consumer.
+	if err := s.CommitCursor("billing-2", "users", 0, 1); err != nil {
+		t.Fatal(err)
+	}
+	if err := s.DeleteConsumer("billing"); !errors.Is(err, ErrConsumerNotFound) {
+		t.Fatalf("delete matched a longer name: %v", err)
+	}
+	all, _ = s.ListCursors("")
+	if len(all) != 2 || all[0].Consumer != "shipping svc ☃" || all[1].Consumer != "billing-2" {
+		t.Fatalf("after delete: %+v", all)
+	}
+	mustClean(t, s)
+}
+
+func TestCursorBadInputChangesNothing(t *testing.T) {
+	s := openStore(t, t.TempDir())
+	if err := s.PutTopic(Topic{Name: "t", Partitions: 2}); err != nil {
+		t.Fatal(err)
+	}
+	if err := s.CommitCursor("c", "t", 1, 10); err != nil {
+		t.Fatal(err)
+	}
+	cases := []struct {
+		consumer, topic string
+		p               int
+		off             int64
+		want            error
+	}{
+		{"", "t", 0, 1, ErrInvalidConsumer},
+		{"a/b", "t", 0, 1, ErrInvalidConsumer},
+		{"a\x00b", "t", 0, 1, ErrInvalidConsumer},
+		{strings.Repeat("c", 250), "t", 0, 1, ErrInvalidConsumer},
+		{"c", "t", 0, -1, ErrInvalidOffset},
+		{"c", "t", 2, 1, ErrInvalidPartition},
+		{"c", "t", -1, 1, ErrInvalidPartition},
+		{"c", "missing", 0, 1, ErrTopicNotFound},
+		{"c", "bad/name", 0, 1, ErrInvalidTopic},
+	}
+	before, _ := s.Dump()
+	for _, c := range cases {
+		err := s.CommitCursor(c.consumer, c.topic, c.p, c.off)
+		if !errors.Is(err, c.want) {
+			t.Errorf("CommitCursor(%.20q, %q, %d, %d) = %v, want %v", c.consumer, c.topic, c.p, c.off, err, c.want)
+		}
+	}
+	after, _ := s.Dump()
+	if !reflect.DeepEqual(before, after) {
+		t.Fatalf("bad input changed the store")
+	}
+	if err := ValidateConsumerName(strings.Repeat("c", 249)); err != nil {
+		t.Fatalf("249-byte name refused: %v", err)
+	}
+	if _, _, err := s.Cursor("a/b", "t", 0); !errors.Is(err, ErrInvalidConsumer) {
+		t.Fatalf("Cursor with bad consumer: %v", err)
+	}
+	if err := s.DeleteConsumer(""); !errors.Is(err, ErrInvalidConsumer) {
+		t.Fatalf("DeleteConsumer(\"\"): %v", err)
+	}
+}
+
+func TestReports(t *testing.T) {
+	dir := t.TempDir()
+	s := openStore(t, dir)
+	if err := s.PutTopic(Topic{Name: "b", Partitions: 2}); err != nil {
+		t.Fatal(err)
+	}
+	if err := s.PutTopic(Topic{Name: "a", Partitions: 1}); err != nil {
+		t.Fatal(err)
+	}
+	puts := []Report{
+		{ReportRecovery, "b", 1, []byte(`{"path":"full"}`)},
+		{ReportRecovery, "b", 0, []byte(`{"path":"snapshot"}`)},
+		{ReportRecovery, "a", 0, []byte("opaque \x00 bytes")},
+		{ReportCompaction, "b", 0, []byte(`{"outcome":"compacted"}`)},
+		{ReportCompaction, "b", 0, []byte(`{"outcome":"skipped"}`)}, // replaces
+	}
+	for _, r := range puts {
+		if err := s.PutReport(r.Kind, r.Topic, r.Partition, r.Data); err != nil {
+			t.Fatal(err)
+		}
+	}
+	s.Close()
+	s = openStore(t, dir)
+	data, ok, err := s.GetReport(ReportCompaction, "b", 0)
+	if err != nil || !ok || string(data) != `{"outcome":"skipped"}` {
+		t.Fatalf("GetReport = %q %v %v", data, ok, err)
+	}
+	if _, ok, err := s.GetReport(ReportRetention, "b", 0); ok || err != nil {
+		t.Fatalf("missing report: %v %v", ok, err)
+	}
+	got, err := s.ListReports(ReportRecovery)
+	if err != nil {
+		t.Fatal(err)
+	}
+	want := []Report{puts[2], puts[1], puts[0]}
+	if !reflect.DeepEqual(got, want) {
+		t.Fatalf("ListReports\n got %+v\nwant %+v", got, want)
+	}
+	before, _ := s.Dump()
+	for _, c := range []struct {
+		kind, topic string
+		p           int
+		want        error
+	}{
+		{"", "a", 0, ErrInvalidReportKind},
+		{"Recovery", "a", 0, ErrInvalidReportKind},
+		{"a/b", "a", 0, ErrInvalidReportKind},
+		{ReportRecovery, "a", 1, ErrInvalidPartition},
+		{ReportRecovery, "zzz", 0, ErrTopicNotFound},
+	} {
+		if err := s.PutReport(c.kind, c.topic, c.p, []byte("x")); !errors.Is(err, c.want) {
+			t.Errorf("PutReport(%q, %q, %d) = %v, want %v", c.kind, c.topic, c.p, err, c.want)
+		}
+	}
+	after, _ := s.Dump()
+	if !reflect.DeepEqual(before, after) {
+		t.Fatal("bad report input changed the store")
+	}
+	mustClean(t, s)
+}
