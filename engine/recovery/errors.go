@@ -16,5 +16,11 @@ var (
 	ErrBadHWM = errors.New("invalid hwm file")
 )
 
+// Calling Run:
+var (
+	// ErrInvalidOptions: an Options field holds a value Run does not know.
+	ErrInvalidOptions = errors.New("invalid recovery options")
+)
+
 // A missing snapshot or hwm file is reported by ReadSnapshot and ReadHWM as
 // an error matching fs.ErrNotExist.

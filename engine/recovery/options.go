@@ -1,0 +1,52 @@
+package recovery
+
+import "fmt"
+
+// Hidden-tail policies, in Options.HiddenTail and Report.HiddenTailPolicy.
+const (
+	// HiddenTailExpose fsyncs the records between the persisted hwm and the
+	// recovered end and makes them visible (the default).
+	HiddenTailExpose = "expose"
+	// HiddenTailHide keeps them hidden until the next commit moves the HWM
+	// over them.
+	HiddenTailHide = "hide"
+)
+
+// DefaultIndexIntervalBytes is the sparse index spacing when
+// Options.IndexIntervalBytes is zero.
+const DefaultIndexIntervalBytes = 4 << 10
+
+// Options configure Run. The zero value is valid: it recovers in place with
+// the defaults noted on each field.
+type Options struct {
+	// Topic and Partition label the report.
+	Topic     string
+	Partition int
+
+	// IndexIntervalBytes is the spacing of sparse index entries the log
+	// writes (default 4 KiB). An index with a gap wider than this between
+	// indexed batches is treated as short and rebuilt.
+	IndexIntervalBytes int
+
+	// HiddenTail is HiddenTailExpose (default) or HiddenTailHide.
+	HiddenTail string
+
+	// ReadOnly computes the same report without changing a byte: segments
+	// are opened read-only, nothing is truncated, removed, rebuilt, written
+	// or fsynced, and Result.Segments is empty. For `pulse inspect`.
+	ReadOnly bool
+}
+
+func (o Options) withDefaults() (Options, error) {
+	if o.IndexIntervalBytes <= 0 {
+		o.IndexIntervalBytes = DefaultIndexIntervalBytes
+	}
+	switch o.HiddenTail {
+	case "":
+		o.HiddenTail = HiddenTailExpose
+	case HiddenTailExpose, HiddenTailHide:
+	default:
+		return o, fmt.Errorf("%w: hidden tail policy %q (want %q or %q)", ErrInvalidOptions, o.HiddenTail, HiddenTailExpose, HiddenTailHide)
+	}
+	return o, nil
+}
