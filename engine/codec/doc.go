@@ -1,0 +1,85 @@
+// Package codec encodes and decodes Pulse record batches, the unit written to
+// segment files (SPEC.md §3).
+//
+// # Batch
+//
+// All integers are big-endian. A batch is a fixed 52-byte header followed by
+// the records section:
+//
+//	 0        1        2                4                                8
+//	+--------+--------+----------------+--------------------------------+
+//	| magic  |version |     flags      |             crc32c             |
+//	|  0x01  |  0x01  |      u16       |    Castagnoli, bytes 8..end    |
+//	+--------+--------+----------------+--------------------------------+
+//	 8                                                                  16
+//	+-------------------------------------------------------------------+
+//	|                       baseOffset i64                              |
+//	+-------------------------------------------------------------------+
+//	16                 20                                               28
+//	+------------------+------------------------------------------------+
+//	| batchLen u32     |            firstTimestamp i64 (ms)             |
+//	+------------------+------------------------------------------------+
+//	28                                                 36               40
+//	+--------------------------------------------------+----------------+
+//	|             lastTimestamp i64 (ms)               | recordCount u32|
+//	+--------------------------------------------------+----------------+
+//	40                 44                 48                 52
+//	+------------------+------------------+------------------+
+//	| producerID u32   | producerEpoch u32| baseSequence i32 |
+//	+------------------+------------------+------------------+
+//	52
+//	+-------------------------------------------------------------------+
+//	| records section: batchLen bytes, as stored (compressed or not)     |
+//	+-------------------------------------------------------------------+
+//
+// flags: bits 0–2 are the codec (0 none, 1 zstd); bit 3 (FlagSparse, 0x0008)
+// marks a compacted batch whose offsets may skip; any other bit set makes the
+// batch corrupt. The crc32c covers everything from baseOffset (byte 8) to the
+// end of the records section as stored, so a batch is verified without
+// decompressing it. producerID, producerEpoch and baseSequence are reserved
+// and written as 0.
+//
+// With zstd the records section is exactly one zstd frame whose header
+// declares its content size. A decoder refuses a declared or actual content
+// size over MaxBatchBytes (256 MiB), as it refuses a batchLen over that bound,
+// so a corrupt header cannot make anyone allocate without limit.
+//
+// # Record
+//
+// The records section is recordCount records back to back:
+//
+//	length          u32  byte length of everything after this field
+//	attributes      u8   reserved, must be 0
+//	timestampDelta  i32  record timestamp - firstTimestamp (ms)
+//	offsetDelta     u32  record offset - baseOffset
+//	keyLength       u32  0xFFFFFFFF: null key
+//	key             keyLength bytes
+//	valueLength     u32  0xFFFFFFFF: null value (tombstone)
+//	value           valueLength bytes
+//	headerCount     u32
+//	headers         headerCount × (keyLen u32, key, valueLen u32, value)
+//
+// A header value may be null (valueLen 0xFFFFFFFF); a header key may not.
+//
+// In an ordinary batch the records hold the contiguous offsets
+// baseOffset .. baseOffset+recordCount-1, so offsetDelta of record i is i
+// (decode checks offsetDelta < recordCount and strictly increasing). A sparse
+// batch carries the offsets that survived compaction: offsetDelta is strictly
+// increasing and below 1<<31. The first record's timestampDelta is 0 and the
+// last record's timestamp is lastTimestamp.
+//
+// # Aliasing
+//
+// Decoded records alias the bytes they were decoded from: Key, Value and
+// header Value slices point into the caller's batch buffer (codec none) or
+// into a buffer allocated for the decompressed section (zstd). Decoding
+// therefore costs no copy per record; the price is that a caller must not
+// modify or reuse the batch buffer while the records are in use. Header keys
+// are strings, copied once per batch into one shared allocation.
+//
+// # Concurrency
+//
+// Every function is safe for concurrent use. zstd encoders and decoders are
+// kept in a fixed pool of single-threaded instances (GOMAXPROCS of them,
+// created on first use), never built per call.
+package codec

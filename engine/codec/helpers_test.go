@@ -1,0 +1,81 @@
+package codec
+
+import (
+	"bytes"
+	"encoding/binary"
+	"fmt"
+	"testing"
+)
+
+// recordsEqual reports the first difference between two record lists,
+// telling nil from empty for keys, values and header values.
+func recordsEqual(want, got []Record) error {
+	if len(want) != len(got) {
+		return fmt.Errorf("%d records, want %d", len(got), len(want))
+	}
+	for i := range want {
+		w, g := &want[i], &got[i]
+		switch {
+		case w.Offset != g.Offset:
+			return fmt.Errorf("record %d: offset %d, want %d", i, g.Offset, w.Offset)
+		case w.Timestamp != g.Timestamp:
+			return fmt.Errorf("record %d: timestamp %d, want %d", i, g.Timestamp, w.Timestamp)
+		case !bytesEqualNil(w.Key, g.Key):
+			return fmt.Errorf("record %d: key %q (nil %v), want %q (nil %v)", i, g.Key, g.Key == nil, w.Key, w.Key == nil)
+		case !bytesEqualNil(w.Value, g.Value):
+			return fmt.Errorf("record %d: value of %d bytes (nil %v), want %d bytes (nil %v)", i, len(g.Value), g.Value == nil, len(w.Value), w.Value == nil)
+		case len(w.Headers) != len(g.Headers):
+			return fmt.Errorf("record %d: %d headers, want %d", i, len(g.Headers), len(w.Headers))
+		}
+		for j := range w.Headers {
+			if w.Headers[j].Key != g.Headers[j].Key || !bytesEqualNil(w.Headers[j].Value, g.Headers[j].Value) {
+				return fmt.Errorf("record %d header %d: %q=%q (nil %v), want %q=%q (nil %v)", i, j,
+					g.Headers[j].Key, g.Headers[j].Value, g.Headers[j].Value == nil,
+					w.Headers[j].Key, w.Headers[j].Value, w.Headers[j].Value == nil)
+			}
+		}
+	}
+	return nil
+}
+
+func bytesEqualNil(a, b []byte) bool { return (a == nil) == (b == nil) && bytes.Equal(a, b) }
+
+// mustAppend encodes a batch or fails the test.
+func mustAppend(t testing.TB, base int64, recs []Record, opts EncodeOptions) []byte {
+	t.Helper()
+	b, err := AppendBatch(nil, base, recs, opts)
+	if err != nil {
+		t.Fatalf("AppendBatch: %v", err)
+	}
+	return b
+}
+
+// withOffsets returns recs with Offset base+i and Timestamp ts0+i (what a
+// decoder of an ordinary batch returns).
+func withOffsets(recs []Record, base, ts0 int64) []Record {
+	out := make([]Record, len(recs))
+	copy(out, recs)
+	for i := range out {
+		out[i].Offset = base + int64(i)
+		if out[i].Timestamp == 0 {
+			out[i].Timestamp = ts0 + int64(i)
+		}
+	}
+	return out
+}
+
+// fixCRC recomputes the CRC of a whole batch in place.
+func fixCRC(b []byte) {
+	binary.BigEndian.PutUint32(b[offCRC:], checksum(b))
+}
+
+// jsonRecord returns a deterministic JSON-like value of about size bytes.
+func jsonRecord(i, size int) []byte {
+	events := []string{"page_view", "add_to_cart", "checkout", "login", "search"}
+	b := fmt.Appendf(nil, `{"id":%d,"user":"user-%04d","event":%q,"path":"/products/%d","session":"%08x","props":{"price":%d.%02d,"qty":%d,"ref":"campaign-%d"},"pad":"`,
+		i, i%977, events[i%len(events)], i*7919%10007, uint32(i)*2654435761, i%500, i%100, 1+i%5, i%13)
+	for len(b) < size-2 {
+		b = append(b, "abcdefghijklmnopqrstuvwxyz0123456789"[(i*31+len(b))%36])
+	}
+	return append(b, `"}`...)
+}

@@ -1,0 +1,68 @@
+package codec
+
+import (
+	"fmt"
+	"runtime"
+
+	"github.com/klauspost/compress/zstd"
+)
+
+// The zstd encoders and decoders: a fixed number (GOMAXPROCS at start-up) of
+// single-threaded instances each, created on first use and reused forever.
+// A caller finding all of them busy waits for one; compression is CPU-bound,
+// so more instances than CPUs would not go faster.
+var (
+	encoders = newPool(func() (*zstd.Encoder, error) {
+		return zstd.NewWriter(nil,
+			zstd.WithEncoderConcurrency(1),
+			zstd.WithEncoderLevel(zstd.SpeedDefault),
+			// Always single-segment, so every frame header declares
+			// its content size (SPEC §3), however small the section.
+			zstd.WithSingleSegment(true),
+		)
+	})
+	decoders = newPool(func() (*zstd.Decoder, error) {
+		return zstd.NewReader(nil,
+			zstd.WithDecoderConcurrency(1),
+			zstd.WithDecoderMaxMemory(MaxBatchBytes),
+			zstd.WithDecoderMaxWindow(MaxBatchBytes),
+		)
+	})
+)
+
+// pool is a fixed-size pool: a channel holding one slot per instance, nil
+// until the slot's instance is first needed.
+type pool[T any] struct {
+	slots chan *T
+	make  func() (*T, error)
+}
+
+func newPool[T any](mk func() (*T, error)) *pool[T] {
+	n := max(runtime.GOMAXPROCS(0), 1)
+	p := &pool[T]{slots: make(chan *T, n), make: mk}
+	for i := 0; i < n; i++ {
+		p.slots <- nil
+	}
+	return p
+}
+
+// get takes an instance, waiting while all are in use.
+func (p *pool[T]) get() *T {
+	v := <-p.slots
+	if v == nil {
+		var err error
+		if v, err = p.make(); err != nil {
+			// Only an invalid option can fail, and the options are constant.
+			panic(fmt.Sprintf("codec: creating zstd instance: %v", err))
+		}
+	}
+	return v
+}
+
+// put returns an instance taken with get.
+func (p *pool[T]) put(v *T) { p.slots <- v }
+
+// tooLargef wraps ErrTooLarge with a formatted detail.
+func tooLargef(format string, args ...any) error {
+	return fmt.Errorf("codec: %w: %s", ErrTooLarge, fmt.Sprintf(format, args...))
+}
