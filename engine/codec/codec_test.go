@@ -36,7 +36,7 @@ func shapes() map[string][]Record {
 		}}, {Key: []byte("k2"), Timestamp: 1001}, {Timestamp: 1002, Headers: []Header{{Key: "x", Value: []byte("y")}}}},
 		"1 MiB value":  {{Key: []byte("big"), Value: big, Timestamp: 1000}},
 		"many records": many,
-		"timestamps": {{Timestamp: -5}, {Timestamp: 1<<31 - 1 - 5}, {Timestamp: -5 - 1<<31}, {Timestamp: 0}},
+		"timestamps":   {{Timestamp: -5}, {Timestamp: 1<<31 - 1 - 5}, {Timestamp: -5 - 1<<31}, {Timestamp: 0}},
 	}
 }
 
@@ -373,9 +373,9 @@ func TestZstdLimits(t *testing.T) {
 		want    []error
 		text    string
 	}{
-		"declared size over bound": {frame(MaxBatchBytes+1, rawBlock(recs)), []error{ErrCorrupt, ErrTooLarge}, "declares"},
-		"declared 1 TiB":           {frame(1<<40, rleBlock('x', 1<<20)), []error{ErrCorrupt, ErrTooLarge}, "declares"},
-		"no declared size":         {frame(-1, rawBlock(recs)), []error{ErrCorrupt}, "content size"},
+		"declared size over bound":  {frame(MaxBatchBytes+1, rawBlock(recs)), []error{ErrCorrupt, ErrTooLarge}, "declares"},
+		"declared 1 TiB":            {frame(1<<40, rleBlock('x', 1<<20)), []error{ErrCorrupt, ErrTooLarge}, "declares"},
+		"no declared size":          {frame(-1, rawBlock(recs)), []error{ErrCorrupt}, "content size"},
 		"declared less than actual": {frame(int64(len(recs)), rleBlock(0, 1<<20)), []error{ErrCorrupt}, "zstd"},
 		"declared more than actual": {frame(int64(len(recs))+100, rawBlock(recs)), []error{ErrCorrupt}, "zstd"},
 		"not zstd":                  {[]byte("this is not a zstd frame at all, no magic"), []error{ErrCorrupt}, "zstd frame header"},
