@@ -23,6 +23,8 @@ type window struct {
 	buf  []byte // holds file bytes [off, off+n)
 	off  int64
 	n    int
+	// progress, when set, is told the file position read up to.
+	progress func(done int64)
 }
 
 func newWindow(r io.ReaderAt, size int64, buf []byte) *window {
@@ -57,6 +59,9 @@ func (w *window) get(p int64, n int) ([]byte, error) {
 		return nil, fmt.Errorf("read [%d, %d): %w", p, p+int64(n), err)
 	}
 	w.off, w.n = p, kept+m
+	if w.progress != nil {
+		w.progress(w.off + int64(w.n))
+	}
 	return w.buf[:n], nil
 }
 
@@ -83,6 +88,31 @@ type scanInput struct {
 	disk        []indexEntry
 	lastIndexed int64
 	buf         []byte // reusable read buffer
+	// visit, when set, sees every batch and damaged region in file order;
+	// an error stops the scan (scanOutput.err).
+	visit func(Frame) error
+	// progress, when set, is told the bytes read so far.
+	progress func(done int64)
+}
+
+// Frame is one batch of a segment file, or one damaged region, as a file
+// check visits them.
+type Frame struct {
+	Position int64 // byte position in the file
+	Size     int64 // bytes: the whole batch, or the damaged region
+	// Header is the batch header; for a damaged region, the header at
+	// Position when it parsed (HeaderOK).
+	Header   codec.BatchHeader
+	HeaderOK bool
+	// Bytes is the whole batch (nil for a damaged region); valid only
+	// during the visit.
+	Bytes []byte
+	// NextOffset is the offset after the batch (or, for a damaged region,
+	// the first offset after it).
+	NextOffset int64
+	// Err is empty for a valid batch (header, CRC and offsets checked);
+	// otherwise why the bytes at Position were rejected.
+	Err string
 }
 
 // scanOutput is what scanning found.
@@ -101,6 +131,7 @@ type scanOutput struct {
 	batches      int64
 	bytes        int64
 	buf          []byte
+	err          error // from visit
 }
 
 // scanSegment checks every batch of one segment from in.startPos on: header,
@@ -108,6 +139,7 @@ type scanOutput struct {
 // segment's limit. It never writes.
 func scanSegment(in scanInput) scanOutput {
 	w := newWindow(in.r, in.size, in.buf)
+	w.progress = in.progress
 	out := scanOutput{next: in.startOff}
 	pos, next := in.startPos, in.startOff
 	j := 0 // next disk entry to match
@@ -151,6 +183,13 @@ func scanSegment(in scanInput) scanOutput {
 				forceIndex = false
 			}
 			size := hb.Size()
+			if in.visit != nil {
+				b, _ := w.get(pos, int(size))
+				if err := in.visit(Frame{Position: pos, Size: size, Header: hb, HeaderOK: true, Bytes: b, NextOffset: end}); err != nil {
+					out.err = err
+					break
+				}
+			}
 			out.batches++
 			out.bytes += size
 			pos += size
@@ -160,6 +199,22 @@ func scanSegment(in scanInput) scanOutput {
 		}
 		// Bad bytes at pos: is there a valid batch after them?
 		q, qBase, found := resync(w, pos+1, next, in.limit)
+		if in.visit != nil {
+			f := Frame{Position: pos, Size: in.size - pos, NextOffset: in.limit, Err: reason}
+			if found {
+				f.Size, f.NextOffset = q-pos, qBase
+			} else if !in.sealed {
+				f.NextOffset = next
+			}
+			if hb, err := w.get(pos, min(codec.HeaderLen, int(in.size-pos))); err == nil {
+				f.Header, err = codec.ParseHeader(hb)
+				f.HeaderOK = err == nil
+			}
+			if err := in.visit(f); err != nil {
+				out.err = err
+				break
+			}
+		}
 		if found {
 			out.corrupt = append(out.corrupt, CorruptRange{
 				Segment: in.path, StartPos: pos, EndPos: q,

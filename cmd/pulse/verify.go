@@ -1,0 +1,286 @@
+package main
+
+import (
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io"
+	"io/fs"
+	"os"
+	"path/filepath"
+	"sort"
+	"strconv"
+	"strings"
+
+	"github.com/spf13/cobra"
+
+	"github.com/pulselog/pulse/engine/recovery"
+)
+
+func init() { register(newVerifyCmd) }
+
+func newVerifyCmd() *cobra.Command {
+	var asJSON, quiet bool
+	cmd := &cobra.Command{
+		Use:   "verify [DIR]",
+		Short: "CRC-check every batch of every segment",
+		Long: `Verify reads every segment of every partition of a data directory (or of
+DIR: a data directory, a topic directory or one partition directory) and
+checks every batch: header, CRC and offsets. Progress goes to stderr. It
+exits non-zero and lists each problem (file, byte position, offsets, error)
+when anything is bad. Nothing is written.`,
+		Args: cobra.MaximumNArgs(1),
+	}
+	data := addDataFlag(cmd)
+	cmd.Flags().BoolVar(&asJSON, "json", false, "print the problems as JSON")
+	cmd.Flags().BoolVarP(&quiet, "quiet", "q", false, "no progress bar")
+	cmd.RunE = func(cmd *cobra.Command, args []string) error {
+		root := *data
+		if len(args) == 1 {
+			root = args[0]
+		}
+		var progress io.Writer
+		if !quiet {
+			progress = cmd.ErrOrStderr()
+		}
+		return runVerify(cmd.OutOrStdout(), progress, root, asJSON)
+	}
+	return cmd
+}
+
+// verifyProblem is one bad region found by `pulse verify`.
+type verifyProblem struct {
+	File        string `json:"file"`
+	Position    int64  `json:"position"`
+	EndPosition int64  `json:"end_position"`
+	FirstOffset int64  `json:"first_offset"`
+	EndOffset   int64  `json:"end_offset"` // exclusive
+	Kind        string `json:"kind"`       // "corrupt" or "torn-tail"
+	Error       string `json:"error"`
+}
+
+type verifySummary struct {
+	Root     string          `json:"root"`
+	Segments int             `json:"segments"`
+	Batches  int64           `json:"batches"`
+	Bytes    int64           `json:"bytes"`
+	OK       bool            `json:"ok"`
+	Problems []verifyProblem `json:"problems"`
+}
+
+func runVerify(w, progress io.Writer, root string, asJSON bool) error {
+	parts, err := findPartitions(root)
+	if err != nil {
+		return err
+	}
+	type job struct {
+		path  string
+		limit int64
+		size  int64
+	}
+	var jobs []job
+	var total int64
+	for _, p := range parts {
+		bases, err := segmentFiles(p.dir)
+		if err != nil {
+			return err
+		}
+		for i, b := range bases {
+			path := filepath.Join(p.dir, fmt.Sprintf("%020d.log", b))
+			fi, err := os.Stat(path)
+			if err != nil {
+				return err
+			}
+			var limit int64
+			if i+1 < len(bases) {
+				limit = bases[i+1]
+			}
+			jobs = append(jobs, job{path, limit, fi.Size()})
+			total += fi.Size()
+		}
+	}
+	bar := newProgressBar(progress, total)
+	sum := verifySummary{Root: root, Problems: []verifyProblem{}}
+	var done int64
+	for _, j := range jobs {
+		c, err := recovery.CheckSegmentFile(j.path, recovery.CheckOptions{
+			Limit:    j.limit,
+			Progress: func(n int64) { bar.set(done + n) },
+		})
+		if err != nil {
+			bar.finish()
+			return fmt.Errorf("verify: %w", err)
+		}
+		done += j.size
+		bar.set(done)
+		sum.Segments++
+		sum.Batches += c.Batches
+		sum.Bytes += c.Size
+		for _, r := range c.Corrupt {
+			sum.Problems = append(sum.Problems, verifyProblem{File: j.path, Position: r.StartPos, EndPosition: r.EndPos,
+				FirstOffset: r.FirstOffset, EndOffset: r.EndOffset, Kind: "corrupt", Error: r.Err})
+		}
+		if t := c.Torn; t != nil {
+			sum.Problems = append(sum.Problems, verifyProblem{File: j.path, Position: t.Position, EndPosition: t.Position + t.Bytes,
+				FirstOffset: c.NextOffset, EndOffset: c.NextOffset, Kind: "torn-tail", Error: t.Reason})
+		}
+	}
+	bar.finish()
+	sum.OK = len(sum.Problems) == 0
+	if asJSON {
+		enc := json.NewEncoder(w)
+		enc.SetIndent("", "  ")
+		if err := enc.Encode(sum); err != nil {
+			return err
+		}
+	} else {
+		for _, p := range sum.Problems {
+			fmt.Fprintf(w, "BAD %s position %d-%d offsets %d-%d (%s): %s\n", p.File, p.Position, p.EndPosition, p.FirstOffset, p.EndOffset, p.Kind, p.Error)
+		}
+		state := "all ok"
+		if !sum.OK {
+			state = fmt.Sprintf("%d problems", len(sum.Problems))
+		}
+		fmt.Fprintf(w, "verified %d partitions, %d segments, %d batches, %d bytes: %s\n", len(parts), sum.Segments, sum.Batches, sum.Bytes, state)
+	}
+	if !sum.OK {
+		return fmt.Errorf("verify: %d problems found in %s", len(sum.Problems), root)
+	}
+	return nil
+}
+
+// progressBar draws "verifying [#####     ] 52% 10.0 MiB / 19.2 MiB" on one
+// line, redrawn at most once per percent.
+type progressBar struct {
+	w     io.Writer // nil: no output
+	total int64
+	last  int // percent last drawn, -1 before the first draw
+	done  int64
+}
+
+func newProgressBar(w io.Writer, total int64) *progressBar {
+	return &progressBar{w: w, total: total, last: -1}
+}
+
+func (b *progressBar) set(done int64) {
+	if b.w == nil {
+		return
+	}
+	b.done = min(done, b.total)
+	pct := 100
+	if b.total > 0 {
+		pct = int(b.done * 100 / b.total)
+	}
+	if pct == b.last {
+		return
+	}
+	b.last = pct
+	const width = 30
+	fill := pct * width / 100
+	fmt.Fprintf(b.w, "\rverifying [%s%s] %3d%% %s / %s", strings.Repeat("#", fill), strings.Repeat(" ", width-fill),
+		pct, mib(b.done), mib(b.total))
+}
+
+func (b *progressBar) finish() {
+	if b.w == nil {
+		return
+	}
+	b.set(b.total)
+	fmt.Fprintln(b.w)
+}
+
+func mib(n int64) string { return fmt.Sprintf("%.1f MiB", float64(n)/(1<<20)) }
+
+// partitionDir is one partition directory found under a root.
+type partitionDir struct {
+	dir       string
+	topic     string // "" when unknown
+	partition int
+}
+
+// findPartitions resolves root to partition directories: root itself when it
+// holds segment files or is named pNNNNN, the pNNNNN directories of a topic
+// directory, or every <root>/topics/<topic>/pNNNNN of a data directory.
+func findPartitions(root string) ([]partitionDir, error) {
+	fi, err := os.Stat(root)
+	if err != nil {
+		return nil, err
+	}
+	if !fi.IsDir() {
+		return nil, fmt.Errorf("%s is not a directory", root)
+	}
+	abs, _ := filepath.Abs(root)
+	if n, ok := parsePartitionName(filepath.Base(abs)); ok || holdsSegments(root) {
+		return []partitionDir{{dir: root, topic: filepath.Base(filepath.Dir(abs)), partition: n}}, nil
+	}
+	topics := filepath.Join(root, "topics")
+	if _, err := os.Stat(topics); err == nil {
+		var all []partitionDir
+		ents, err := os.ReadDir(topics)
+		if err != nil {
+			return nil, err
+		}
+		for _, e := range ents {
+			if e.IsDir() {
+				ps, err := topicPartitions(filepath.Join(topics, e.Name()), e.Name())
+				if err != nil {
+					return nil, err
+				}
+				all = append(all, ps...)
+			}
+		}
+		return all, nil
+	} else if !errors.Is(err, fs.ErrNotExist) {
+		return nil, err
+	}
+	return topicPartitions(root, filepath.Base(abs))
+}
+
+func topicPartitions(dir, topic string) ([]partitionDir, error) {
+	ents, err := os.ReadDir(dir)
+	if err != nil {
+		return nil, err
+	}
+	var ps []partitionDir
+	for _, e := range ents {
+		if n, ok := parsePartitionName(e.Name()); ok && e.IsDir() {
+			ps = append(ps, partitionDir{dir: filepath.Join(dir, e.Name()), topic: topic, partition: n})
+		}
+	}
+	sort.Slice(ps, func(i, j int) bool { return ps[i].partition < ps[j].partition })
+	return ps, nil
+}
+
+// parsePartitionName parses "p00003".
+func parsePartitionName(name string) (int, bool) {
+	s, ok := strings.CutPrefix(name, "p")
+	if !ok || s == "" {
+		return 0, false
+	}
+	n, err := strconv.Atoi(s)
+	if err != nil || n < 0 {
+		return 0, false
+	}
+	return n, true
+}
+
+// segmentFiles lists the segment files of a partition directory by base.
+func segmentFiles(dir string) ([]int64, error) {
+	ents, err := os.ReadDir(dir)
+	if err != nil {
+		return nil, err
+	}
+	var bases []int64
+	for _, e := range ents {
+		if b, ok := recovery.ParseSegmentName(e.Name()); ok && e.Type().IsRegular() {
+			bases = append(bases, b)
+		}
+	}
+	sort.Slice(bases, func(i, j int) bool { return bases[i] < bases[j] })
+	return bases, nil
+}
+
+func holdsSegments(dir string) bool {
+	b, err := segmentFiles(dir)
+	return err == nil && len(b) > 0
+}
