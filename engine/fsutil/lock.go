@@ -1,0 +1,89 @@
+package fsutil
+
+import (
+	"errors"
+	"fmt"
+	"os"
+	"path/filepath"
+	"strconv"
+	"strings"
+	"syscall"
+)
+
+// LockFile is the name of the lock file Lock creates in a directory.
+const LockFile = "LOCK"
+
+// DirLock is an exclusive flock(2) on <dir>/LOCK. The kernel releases it
+// when the process exits, however it exits, so a crash never leaves a
+// directory locked.
+type DirLock struct {
+	dir string
+	f   *os.File
+}
+
+// Lock takes the exclusive lock of dir, creating <dir>/LOCK if needed and
+// writing the caller's pid into it. If another process (or another DirLock
+// of this process) holds it, Lock fails at once with an error wrapping
+// ErrLocked that names dir and the holder's pid.
+func Lock(dir string) (*DirLock, error) {
+	path := filepath.Join(dir, LockFile)
+	f, err := os.OpenFile(path, os.O_RDWR|os.O_CREATE, FileMode)
+	if err != nil {
+		return nil, fmt.Errorf("lock %s: %w", dir, err)
+	}
+	if err := flock(f, syscall.LOCK_EX|syscall.LOCK_NB); err != nil {
+		holder := readPID(f)
+		f.Close()
+		if errors.Is(err, syscall.EWOULDBLOCK) {
+			if holder > 0 {
+				return nil, fmt.Errorf("%w: %s (held by pid %d)", ErrLocked, dir, holder)
+			}
+			return nil, fmt.Errorf("%w: %s", ErrLocked, dir)
+		}
+		return nil, fmt.Errorf("lock %s: flock: %w", dir, err)
+	}
+	// The pid is information for the error above, not part of the lock:
+	// failing to write it does not fail Lock.
+	if f.Truncate(0) == nil {
+		f.WriteAt([]byte(strconv.Itoa(os.Getpid())+"\n"), 0)
+	}
+	return &DirLock{dir: dir, f: f}, nil
+}
+
+// Dir returns the locked directory.
+func (l *DirLock) Dir() string { return l.dir }
+
+// Unlock releases the lock. The LOCK file stays: removing it would let two
+// processes lock two different files of the same name.
+func (l *DirLock) Unlock() error {
+	if l == nil || l.f == nil {
+		return nil
+	}
+	uerr := flock(l.f, syscall.LOCK_UN)
+	cerr := l.f.Close()
+	l.f = nil
+	if err := errors.Join(uerr, cerr); err != nil {
+		return fmt.Errorf("unlock %s: %w", l.dir, err)
+	}
+	return nil
+}
+
+func flock(f *os.File, how int) error {
+	for {
+		err := syscall.Flock(int(f.Fd()), how)
+		if err != syscall.EINTR {
+			return err
+		}
+	}
+}
+
+// readPID returns the pid written in a LOCK file, or 0.
+func readPID(f *os.File) int {
+	b := make([]byte, 32)
+	n, _ := f.ReadAt(b, 0)
+	pid, err := strconv.Atoi(strings.TrimSpace(string(b[:n])))
+	if err != nil {
+		return 0
+	}
+	return pid
+}
