@@ -5,6 +5,8 @@ import (
 	"fmt"
 	"io"
 	"path/filepath"
+
+	"github.com/pulselog/pulse/engine/fsutil"
 )
 
 // HWMFile is the name of the persisted high-watermark inside a partition
@@ -44,7 +46,7 @@ func WriteHWM(dir string, v int64) error {
 	if err != nil {
 		return fmt.Errorf("write hwm in %s: %w", dir, err)
 	}
-	if err := writeFileAtomic(filepath.Join(dir, HWMFile), b); err != nil {
+	if err := fsutil.WriteFileAtomic(dir, HWMFile, b); err != nil {
 		return fmt.Errorf("write hwm: %w", err)
 	}
 	return nil

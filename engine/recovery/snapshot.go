@@ -6,6 +6,8 @@ import (
 	"hash/crc32"
 	"os"
 	"path/filepath"
+
+	"github.com/pulselog/pulse/engine/fsutil"
 )
 
 // Snapshot file layout (seed 002 §8). All integers big-endian.
@@ -121,7 +123,7 @@ func WriteSnapshot(dir string, s Snapshot) error {
 	if err != nil {
 		return fmt.Errorf("write snapshot in %s: %w", dir, err)
 	}
-	if err := writeFileAtomic(filepath.Join(dir, SnapshotFile), b); err != nil {
+	if err := fsutil.WriteFileAtomic(dir, SnapshotFile, b); err != nil {
 		return fmt.Errorf("write snapshot: %w", err)
 	}
 	return nil
