@@ -1,0 +1,474 @@
+// Package tui is Pulse's terminal UI: a bubbletea program with one model per
+// screen (topics, partitions, segments, tail, record detail, produce),
+// sharing one Common (styles, keys, size, the engine) and one KeyMap.
+//
+// The UI never touches the disk from Update or View: every engine call runs
+// in a tea.Cmd and its result comes back as a message addressed to the
+// screen that asked. The tail screen follows a partition with the engine's
+// long-poll (NotifyC), one re-arming command at a time, and keeps a bounded
+// window of records in memory.
+package tui
+
+import (
+	"strings"
+	"time"
+
+	"github.com/charmbracelet/bubbles/help"
+	"github.com/charmbracelet/bubbles/key"
+	"github.com/charmbracelet/bubbles/textinput"
+	tea "github.com/charmbracelet/bubbletea"
+	"github.com/charmbracelet/lipgloss"
+	"github.com/pulselog/pulse/themes"
+)
+
+// chrome is the number of lines around the body: header, breadcrumbs,
+// status line and help line.
+const chrome = 4
+
+type promptKind int
+
+const (
+	promptNone promptKind = iota
+	promptCommand
+	promptFilter
+	promptAsk // a screen's question (jump to offset, ...)
+)
+
+// askMsg asks the user for one line of text; on enter the app runs
+// onSubmit with it.
+type askMsg struct {
+	label    string
+	initial  string
+	onSubmit func(string) tea.Cmd
+}
+
+func ask(label, initial string, onSubmit func(string) tea.Cmd) tea.Cmd {
+	return func() tea.Msg { return askMsg{label: label, initial: initial, onSubmit: onSubmit} }
+}
+
+type refreshTickMsg struct{}
+
+// command is one ":" command.
+type command struct {
+	usage string
+	run   func(m *Model, args []string) tea.Cmd
+}
+
+// Model is the root bubbletea model: header, breadcrumbs, a stack of
+// screens, the prompt line, a confirmation dialog and the help overlay.
+type Model struct {
+	c     *Common
+	stack []Screen
+	help  help.Model
+
+	prompt      promptKind
+	input       textinput.Model
+	onAsk       func(string) tea.Cmd
+	filterSaved string // filter before "/" was pressed, restored by esc
+
+	confirming *confirmMsg
+	showHelp   bool
+	status     string
+	statusErr  bool
+
+	commands map[string]command
+
+	width, height int
+	quitting      bool
+}
+
+// New builds the UI on opts.Source.
+func New(opts Options) (*Model, error) {
+	if opts.Source == nil {
+		return nil, ErrNoSource
+	}
+	opts = opts.withDefaults()
+	st, err := themes.New(themes.Options{Name: opts.Theme, NoColor: opts.NoColor})
+	if err != nil {
+		return nil, err
+	}
+	c := &Common{Styles: &st, Keys: DefaultKeyMap(), Opts: opts, Src: opts.Source}
+	m := &Model{c: c, help: help.New(), input: textinput.New()}
+	m.input.Prompt = ""
+	m.help.Styles = st.Help
+	m.commands = defaultCommands()
+	m.stack = []Screen{newTopicsScreen(c)}
+	return m, nil
+}
+
+// Common returns the shared context (tests and embedding programs).
+func (m *Model) Common() *Common { return m.c }
+
+// Top returns the screen on top of the stack.
+func (m *Model) Top() Screen { return m.stack[len(m.stack)-1] }
+
+// Breadcrumbs returns the crumbs of the stack, e.g. "Topics / orders / p0 / segments".
+func (m *Model) Breadcrumbs() string {
+	parts := make([]string, len(m.stack))
+	for i, s := range m.stack {
+		parts[i] = s.Crumb()
+	}
+	return strings.Join(parts, " / ")
+}
+
+func (m *Model) Init() tea.Cmd {
+	cmds := []tea.Cmd{m.Top().Init(), m.tick()}
+	if m.c.Opts.StartTopic != "" {
+		cmds = append(cmds, func() tea.Msg { return gotoTopicMsg{m.c.Opts.StartTopic} })
+	}
+	return tea.Batch(cmds...)
+}
+
+func (m *Model) tick() tea.Cmd {
+	if m.c.Opts.Refresh < 0 {
+		return nil
+	}
+	return tea.Tick(m.c.Opts.Refresh, func(time.Time) tea.Msg { return refreshTickMsg{} })
+}
+
+func (m *Model) Update(msg tea.Msg) (tea.Model, tea.Cmd) {
+	switch msg := msg.(type) {
+	case tea.WindowSizeMsg:
+		m.width, m.height = msg.Width, msg.Height
+		m.c.Width, m.c.Height = msg.Width, max(msg.Height-chrome, 1)
+		m.help.Width = msg.Width
+		m.input.Width = max(msg.Width-4, 10)
+		for _, s := range m.stack {
+			s.SetSize(m.c.Width, m.c.Height)
+		}
+		return m, nil
+	case refreshTickMsg:
+		var cmds []tea.Cmd
+		if r, ok := m.Top().(refresher); ok {
+			cmds = append(cmds, r.Refresh())
+		}
+		if len(m.stack) > 1 {
+			if r, ok := m.stack[0].(refresher); ok {
+				cmds = append(cmds, r.Refresh())
+			}
+		}
+		return m, tea.Batch(append(cmds, m.tick())...)
+	case pushMsg:
+		return m, m.push(msg.s)
+	case popMsg:
+		m.pop()
+		return m, nil
+	case gotoTopicMsg:
+		for len(m.stack) > 1 {
+			m.pop()
+		}
+		return m, m.push(newPartitionsScreen(m.c, msg.topic))
+	case statusMsg:
+		m.status, m.statusErr = msg.text, msg.err
+		return m, nil
+	case confirmMsg:
+		m.confirming = &msg
+		return m, nil
+	case askMsg:
+		m.openPrompt(promptAsk, msg.initial)
+		m.input.Placeholder = ""
+		m.input.Prompt = msg.label + " "
+		m.onAsk = msg.onSubmit
+		return m, textinput.Blink
+	case themeMsg:
+		*m.c.Styles = msg.styles
+		m.help.Styles = msg.styles.Help
+		return m, status("theme %s", msg.styles.Name)
+	case tea.KeyMsg:
+		return m, m.key(msg)
+	case tea.MouseMsg:
+		if m.confirming != nil || m.showHelp {
+			return m, nil
+		}
+		return m, m.Top().Update(msg)
+	}
+	if t, ok := msg.(targeted); ok {
+		for _, s := range m.stack {
+			if s.ID() == t.target() {
+				return m, s.Update(msg)
+			}
+		}
+		return m, nil // the screen is gone: drop its result
+	}
+	// Anything else (cursor blinks, ...) goes to the prompt and the top screen.
+	var cmds []tea.Cmd
+	if m.prompt != promptNone {
+		var cmd tea.Cmd
+		m.input, cmd = m.input.Update(msg)
+		cmds = append(cmds, cmd)
+	}
+	cmds = append(cmds, m.Top().Update(msg))
+	return m, tea.Batch(cmds...)
+}
+
+func (m *Model) push(s Screen) tea.Cmd {
+	s.SetSize(m.c.Width, m.c.Height)
+	m.stack = append(m.stack, s)
+	m.status = ""
+	return s.Init()
+}
+
+func (m *Model) pop() {
+	if len(m.stack) == 1 {
+		return
+	}
+	top := m.Top()
+	if c, ok := top.(closer); ok {
+		c.Close()
+	}
+	m.stack = m.stack[:len(m.stack)-1]
+	m.status = ""
+}
+
+func (m *Model) quit() tea.Cmd {
+	m.quitting = true
+	for len(m.stack) > 0 {
+		if c, ok := m.Top().(closer); ok {
+			c.Close()
+		}
+		m.stack = m.stack[:len(m.stack)-1]
+	}
+	return tea.Quit
+}
+
+func (m *Model) openPrompt(kind promptKind, value string) {
+	m.prompt = kind
+	m.input.SetValue(value)
+	m.input.CursorEnd()
+	m.input.Focus()
+}
+
+func (m *Model) closePrompt() {
+	m.prompt = promptNone
+	m.input.Blur()
+	m.input.Prompt = ""
+	m.onAsk = nil
+}
+
+func (m *Model) key(msg tea.KeyMsg) tea.Cmd {
+	k := m.c.Keys
+	if key.Matches(msg, k.ForceQuit) {
+		return m.quit()
+	}
+	if m.confirming != nil {
+		switch {
+		case key.Matches(msg, k.Confirm):
+			yes := m.confirming.yes
+			m.confirming = nil
+			return yes
+		case key.Matches(msg, k.Cancel):
+			m.confirming = nil
+			return status("cancelled")
+		}
+		return nil
+	}
+	if m.prompt != promptNone {
+		return m.promptKey(msg)
+	}
+	if m.showHelp {
+		if key.Matches(msg, k.Help, k.Back, k.Quit) {
+			m.showHelp = false
+		}
+		return nil
+	}
+	if c, ok := m.Top().(capturer); ok && c.Capturing() {
+		if key.Matches(msg, k.Back) {
+			m.pop()
+			return nil
+		}
+		return m.Top().Update(msg)
+	}
+	switch {
+	case key.Matches(msg, k.Quit):
+		return m.quit()
+	case key.Matches(msg, k.Help):
+		m.showHelp = true
+		return nil
+	case key.Matches(msg, k.Command):
+		m.openPrompt(promptCommand, "")
+		m.input.Prompt = ":"
+		m.input.Placeholder = "topic NAME · tail NAME [P] · produce NAME · theme NAME · q"
+		return textinput.Blink
+	case key.Matches(msg, k.Filter):
+		f, ok := m.Top().(filterable)
+		if !ok {
+			return status("this screen has no filter")
+		}
+		m.filterSaved = f.Filter()
+		m.openPrompt(promptFilter, f.Filter())
+		m.input.Prompt = "/"
+		m.input.Placeholder = ""
+		return textinput.Blink
+	case key.Matches(msg, k.Refresh):
+		if r, ok := m.Top().(refresher); ok {
+			return r.Refresh()
+		}
+		return nil
+	case key.Matches(msg, k.Back):
+		if f, ok := m.Top().(filterable); ok && f.Filter() != "" {
+			f.SetFilter("")
+			return nil
+		}
+		m.pop()
+		return nil
+	}
+	return m.Top().Update(msg)
+}
+
+func (m *Model) promptKey(msg tea.KeyMsg) tea.Cmd {
+	switch msg.Type {
+	case tea.KeyEsc:
+		if m.prompt == promptFilter {
+			if f, ok := m.Top().(filterable); ok {
+				f.SetFilter(m.filterSaved)
+			}
+		}
+		m.closePrompt()
+		return nil
+	case tea.KeyEnter:
+		v := m.input.Value()
+		kind, onAsk := m.prompt, m.onAsk
+		m.closePrompt()
+		switch kind {
+		case promptCommand:
+			return m.runCommand(v)
+		case promptAsk:
+			if onAsk != nil {
+				return onAsk(v)
+			}
+		}
+		return nil
+	}
+	var cmd tea.Cmd
+	m.input, cmd = m.input.Update(msg)
+	if m.prompt == promptFilter {
+		if f, ok := m.Top().(filterable); ok {
+			f.SetFilter(m.input.Value())
+		}
+	}
+	return cmd
+}
+
+// View draws header, breadcrumbs, body, status and help, exactly the
+// terminal's size.
+func (m *Model) View() string {
+	if m.quitting || m.width == 0 {
+		return ""
+	}
+	st := m.c.Styles
+	body := m.Top().View()
+	if m.showHelp {
+		body = m.fullHelp()
+	}
+	body = fit(body, m.width, m.c.Height)
+	if m.confirming != nil {
+		box := st.Dialog.Render(st.DialogTitle.Render(m.confirming.question) + "\n\n" +
+			st.Muted.Render("y: yes   n/esc: no"))
+		body = fit(lipgloss.Place(m.width, m.c.Height, lipgloss.Center, lipgloss.Center, box), m.width, m.c.Height)
+	}
+	lines := []string{
+		fit(m.header(), m.width, 1),
+		fit(m.crumbs(), m.width, 1),
+		body,
+		fit(m.statusLine(), m.width, 1),
+		fit(m.help.ShortHelpView(m.shortHelp()), m.width, 1),
+	}
+	return strings.Join(lines, "\n")
+}
+
+func (m *Model) header() string {
+	st := m.c.Styles
+	o := m.c.Opts
+	ws := o.Listen
+	if ws == "" {
+		ws = "off"
+	}
+	field := func(label, value string) string {
+		return "  " + st.HeaderLabel.Render(label+" ") + st.HeaderValue.Render(value)
+	}
+	return st.HeaderTitle.Render("pulse") +
+		field("data", o.DataDirName) +
+		field("ws", ws) +
+		field("sync", o.SyncMode) +
+		field("theme", st.Name)
+}
+
+func (m *Model) crumbs() string {
+	st := m.c.Styles
+	parts := make([]string, len(m.stack))
+	for i, s := range m.stack {
+		if i == len(m.stack)-1 {
+			parts[i] = st.CrumbActive.Render(s.Crumb())
+		} else {
+			parts[i] = st.Crumb.Render(s.Crumb())
+		}
+	}
+	return " " + strings.Join(parts, st.CrumbSep.Render(" / "))
+}
+
+func (m *Model) statusLine() string {
+	st := m.c.Styles
+	if m.prompt != promptNone {
+		return m.input.View()
+	}
+	if f, ok := m.Top().(filterable); ok && f.Filter() != "" && m.status == "" {
+		return st.Prompt.Render("/") + st.Text.Render(f.Filter()) + st.Muted.Render("  (esc clears)")
+	}
+	if m.statusErr {
+		return st.StatusError.Render("✗ " + m.status)
+	}
+	return st.StatusBar.Render(m.status)
+}
+
+func (m *Model) shortHelp() []key.Binding {
+	k := m.c.Keys
+	switch {
+	case m.confirming != nil:
+		return []key.Binding{k.Confirm, k.Cancel}
+	case m.prompt != promptNone:
+		return []key.Binding{
+			key.NewBinding(key.WithKeys("enter"), key.WithHelp("enter", "ok")),
+			key.NewBinding(key.WithKeys("esc"), key.WithHelp("esc", "cancel")),
+		}
+	case m.showHelp:
+		return []key.Binding{k.Help, k.Back}
+	}
+	return append(m.Top().ShortHelp(), k.Help, k.Quit)
+}
+
+func (m *Model) fullHelp() string {
+	st := m.c.Styles
+	k := m.c.Keys
+	global := [][]key.Binding{
+		{k.Up, k.Down, k.PageUp, k.PageDown, k.Top, k.Bottom},
+		{k.Enter, k.Back, k.Filter, k.Command, k.Refresh, k.Help, k.Quit},
+	}
+	var b strings.Builder
+	b.WriteString(st.HelpSection.Render(m.Top().Crumb()) + "\n")
+	b.WriteString(m.help.FullHelpView(m.Top().FullHelp()) + "\n\n")
+	b.WriteString(st.HelpSection.Render("Everywhere") + "\n")
+	b.WriteString(m.help.FullHelpView(global) + "\n\n")
+	b.WriteString(st.HelpSection.Render("Commands") + "\n")
+	for _, name := range commandNames(m.commands) {
+		b.WriteString("  " + st.Help.FullKey.Render(":"+m.commands[name].usage) + "\n")
+	}
+	return b.String()
+}
+
+// fit makes s exactly h lines of at most w cells.
+func fit(s string, w, h int) string {
+	lines := strings.Split(s, "\n")
+	if len(lines) > h {
+		lines = lines[:h]
+	}
+	for len(lines) < h {
+		lines = append(lines, "")
+	}
+	trim := lipgloss.NewStyle().MaxWidth(w)
+	for i, l := range lines {
+		if lipgloss.Width(l) > w {
+			lines[i] = trim.Render(l)
+		}
+	}
+	return strings.Join(lines, "\n")
+}

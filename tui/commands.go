@@ -1,0 +1,93 @@
+package tui
+
+import (
+	"fmt"
+	"sort"
+	"strconv"
+	"strings"
+
+	tea "github.com/charmbracelet/bubbletea"
+	"github.com/pulselog/pulse/themes"
+)
+
+type themeMsg struct{ styles themes.Styles }
+
+// defaultCommands is the ":" command table. New screens register theirs here.
+func defaultCommands() map[string]command {
+	cmds := map[string]command{
+		"q": {usage: "q  quit", run: func(m *Model, _ []string) tea.Cmd { return m.quit() }},
+		"topics": {usage: "topics  back to the topic list", run: func(m *Model, _ []string) tea.Cmd {
+			for len(m.stack) > 1 {
+				m.pop()
+			}
+			return nil
+		}},
+		"topic": {usage: "topic NAME  open a topic's partitions", run: func(m *Model, args []string) tea.Cmd {
+			if len(args) != 1 {
+				return errStatus(fmt.Errorf("%w: usage :topic NAME", ErrBadInput))
+			}
+			return func() tea.Msg { return gotoTopicMsg{args[0]} }
+		}},
+		"tail": {usage: "tail NAME [PARTITION]  follow a partition", run: func(m *Model, args []string) tea.Cmd {
+			if len(args) < 1 || len(args) > 2 {
+				return errStatus(fmt.Errorf("%w: usage :tail NAME [PARTITION]", ErrBadInput))
+			}
+			p := 0
+			if len(args) == 2 {
+				n, err := strconv.Atoi(args[1])
+				if err != nil || n < 0 {
+					return errStatus(fmt.Errorf("%w: partition %q is not a number", ErrBadInput, args[1]))
+				}
+				p = n
+			}
+			return push(newTailScreen(m.c, args[0], p))
+		}},
+		"produce": {usage: "produce NAME  open the produce form", run: func(m *Model, args []string) tea.Cmd {
+			if len(args) != 1 {
+				return errStatus(fmt.Errorf("%w: usage :produce NAME", ErrBadInput))
+			}
+			return push(newProduceScreen(m.c, args[0], -1))
+		}},
+		"theme": {usage: "theme NAME  switch theme (" + strings.Join(themes.Names(), ", ") + ")", run: func(m *Model, args []string) tea.Cmd {
+			if len(args) != 1 {
+				return errStatus(fmt.Errorf("%w: usage :theme %s", ErrBadInput, strings.Join(themes.Names(), "|")))
+			}
+			st, err := themes.New(themes.Options{Name: args[0], NoColor: m.c.Opts.NoColor})
+			if err != nil {
+				return errStatus(err)
+			}
+			return func() tea.Msg { return themeMsg{st} }
+		}},
+		"help": {usage: "help  show every key", run: func(m *Model, _ []string) tea.Cmd {
+			m.showHelp = true
+			return nil
+		}},
+	}
+	cmds["quit"] = command{usage: "quit  quit", run: cmds["q"].run}
+	return cmds
+}
+
+func commandNames(cmds map[string]command) []string {
+	names := make([]string, 0, len(cmds))
+	for n := range cmds {
+		if n == "quit" {
+			continue
+		}
+		names = append(names, n)
+	}
+	sort.Strings(names)
+	return names
+}
+
+func (m *Model) runCommand(line string) tea.Cmd {
+	f := strings.Fields(line)
+	if len(f) == 0 {
+		return nil
+	}
+	name := strings.TrimPrefix(f[0], ":")
+	c, ok := m.commands[name]
+	if !ok {
+		return errStatus(fmt.Errorf("%w %q (try :help)", ErrUnknownCommand, name))
+	}
+	return c.run(m, f[1:])
+}

@@ -1,0 +1,155 @@
+package tui
+
+import (
+	"strings"
+
+	"github.com/charmbracelet/bubbles/key"
+	"github.com/charmbracelet/bubbles/textarea"
+	"github.com/charmbracelet/bubbles/textinput"
+	tea "github.com/charmbracelet/bubbletea"
+)
+
+// field is one input of a form: a single line, or a multi-line area.
+type field struct {
+	label string
+	hint  string
+	line  *textinput.Model
+	area  *textarea.Model
+}
+
+func (f *field) value() string {
+	if f.area != nil {
+		return f.area.Value()
+	}
+	return f.line.Value()
+}
+
+func (f *field) focus() tea.Cmd {
+	if f.area != nil {
+		return f.area.Focus()
+	}
+	return f.line.Focus()
+}
+
+func (f *field) blur() {
+	if f.area != nil {
+		f.area.Blur()
+		return
+	}
+	f.line.Blur()
+}
+
+// form is a column of fields with one focused; tab and shift+tab move.
+type form struct {
+	c      *Common
+	fields []*field
+	focus  int
+	width  int
+}
+
+func newLine(placeholder, value string) *textinput.Model {
+	in := textinput.New()
+	in.Prompt = ""
+	in.Placeholder = placeholder
+	in.SetValue(value)
+	return &in
+}
+
+func newArea(placeholder string) *textarea.Model {
+	a := textarea.New()
+	a.Placeholder = placeholder
+	a.ShowLineNumbers = false
+	a.Prompt = "│ "
+	a.CharLimit = 0
+	a.MaxHeight = 0
+	a.SetHeight(8)
+	return &a
+}
+
+func (f *form) init() tea.Cmd { return f.fields[f.focus].focus() }
+
+func (f *form) setWidth(w int) {
+	f.width = w
+	for _, fl := range f.fields {
+		if fl.area != nil {
+			fl.area.SetWidth(min(max(w-16, 20), 100))
+		} else {
+			fl.line.Width = min(max(w-50, 10), 48)
+		}
+	}
+}
+
+func (f *form) setAreaHeight(h int) {
+	for _, fl := range f.fields {
+		if fl.area != nil {
+			fl.area.SetHeight(min(max(h, 3), 10))
+		}
+	}
+}
+
+func (f *form) move(d int) tea.Cmd {
+	f.fields[f.focus].blur()
+	f.focus = (f.focus + d + len(f.fields)) % len(f.fields)
+	return f.fields[f.focus].focus()
+}
+
+// update handles focus keys and passes the rest to the focused field; it
+// reports whether enter was pressed on a single-line field (submit).
+func (f *form) update(msg tea.Msg) (tea.Cmd, bool) {
+	k := f.c.Keys
+	cur := f.fields[f.focus]
+	if km, ok := msg.(tea.KeyMsg); ok {
+		switch {
+		case key.Matches(km, k.Submit):
+			return nil, true
+		case key.Matches(km, k.NextField):
+			return f.move(1), false
+		case key.Matches(km, k.PrevField):
+			return f.move(-1), false
+		case km.Type == tea.KeyEnter && cur.area == nil:
+			return nil, true
+		}
+	}
+	var cmd tea.Cmd
+	if cur.area != nil {
+		*cur.area, cmd = cur.area.Update(msg)
+	} else {
+		*cur.line, cmd = cur.line.Update(msg)
+	}
+	return cmd, false
+}
+
+func (f *form) view() string {
+	st := f.c.Styles
+	var b strings.Builder
+	for i, fl := range f.fields {
+		lbl := st.FormLabel
+		mark := "  "
+		if i == f.focus {
+			lbl = st.FormFocused
+			mark = st.TableMarker.Render("▸ ")
+		}
+		input := ""
+		if fl.area != nil {
+			input = fl.area.View()
+		} else {
+			input = fl.line.View()
+		}
+		lines := strings.Split(input, "\n")
+		for j, l := range lines {
+			if j == 0 {
+				b.WriteString(mark + lbl.Render(pad(fl.label, 12, false)) + " " + l)
+				if fl.hint != "" && fl.area == nil {
+					b.WriteString("  " + st.FormHint.Render(fl.hint))
+				}
+			} else {
+				b.WriteString("\n" + strings.Repeat(" ", 15) + l)
+			}
+		}
+		if fl.hint != "" && fl.area != nil {
+			b.WriteString("\n" + strings.Repeat(" ", 15) + st.FormHint.Render(fl.hint))
+		}
+		b.WriteString("\n")
+	}
+	return b.String()
+}

@@ -1,0 +1,384 @@
+package tui
+
+import (
+	"context"
+	"fmt"
+	"strings"
+	"time"
+
+	"github.com/charmbracelet/bubbles/key"
+	tea "github.com/charmbracelet/bubbletea"
+	"github.com/charmbracelet/lipgloss"
+	"github.com/pulselog/pulse/engine"
+)
+
+type segmentsMsg struct {
+	to
+	segs []engine.SegmentInfo
+	info engine.TopicInfo
+	err  error
+}
+
+type maintenanceMsg struct {
+	to
+	m   Maintenance
+	err error
+}
+
+type passDoneMsg struct {
+	to
+	what string
+	took time.Duration
+	err  error
+}
+
+// segmentsScreen shows one partition's segments with the snapshot, retention
+// and compaction panels.
+type segmentsScreen struct {
+	c       *Common
+	id      int
+	topic   string
+	part    int
+	table   *table
+	segs    []engine.SegmentInfo
+	info    engine.TopicInfo
+	maint   *Maintenance
+	maintEr error
+	running string // "compaction" or "retention" while a pass runs
+	loaded  bool
+	err     error
+	w, h    int
+}
+
+// panelLines is the height of the panels under the segments table.
+const panelLines = 9
+
+func newSegmentsScreen(c *Common, topic string, p int) *segmentsScreen {
+	s := &segmentsScreen{c: c, id: c.newID(), topic: topic, part: p}
+	s.table = newTable(c, []column{
+		{Title: "BASE", Width: 11, Right: true},
+		{Title: "NEXT", Width: 11, Right: true},
+		{Title: "SIZE", Width: 10, Right: true},
+		{Title: "RECORDS", Width: 9, Right: true},
+		{Title: "BATCHES", Width: 8, Right: true},
+		{Title: "TIME RANGE", Width: 12, Flex: true},
+		{Title: "CODEC", Width: 5},
+		{Title: "RATIO", Width: 6, Right: true},
+		{Title: "STATE", Width: 6},
+		{Title: "SPARSE", Width: 6},
+	}, "no segments")
+	return s
+}
+
+func (s *segmentsScreen) ID() int          { return s.id }
+func (s *segmentsScreen) Crumb() string    { return fmt.Sprintf("p%d / segments", s.part) }
+func (s *segmentsScreen) Init() tea.Cmd    { return s.load() }
+func (s *segmentsScreen) Refresh() tea.Cmd { return s.load() }
+
+func (s *segmentsScreen) SetFilter(f string) { s.table.SetFilter(f) }
+func (s *segmentsScreen) Filter() string     { return s.table.Filter() }
+
+func (s *segmentsScreen) SetSize(w, h int) {
+	s.w, s.h = w, h
+	th := h - panelLines
+	if th < 4 {
+		th = h
+	}
+	s.table.SetSize(w, th)
+}
+
+func (s *segmentsScreen) load() tea.Cmd {
+	src, id, topic, p := s.c.Src, s.id, s.topic, s.part
+	cmds := []tea.Cmd{func() tea.Msg {
+		info, err := src.Describe(topic)
+		if err != nil {
+			return segmentsMsg{to: to{id}, err: err}
+		}
+		segs, err := src.Segments(topic, p)
+		return segmentsMsg{to: to{id}, segs: segs, info: info, err: err}
+	}}
+	if mr, ok := src.(MaintenanceReporter); ok {
+		cmds = append(cmds, func() tea.Msg {
+			m, err := mr.Maintenance(topic, p)
+			return maintenanceMsg{to: to{id}, m: m, err: err}
+		})
+	}
+	return tea.Batch(cmds...)
+}
+
+func (s *segmentsScreen) Update(msg tea.Msg) tea.Cmd {
+	switch msg := msg.(type) {
+	case segmentsMsg:
+		s.loaded, s.err = true, msg.err
+		if msg.err == nil {
+			s.segs, s.info = msg.segs, msg.info
+			s.rebuild()
+		}
+		return nil
+	case maintenanceMsg:
+		s.maintEr = msg.err
+		if msg.err == nil {
+			m := msg.m
+			s.maint = &m
+		}
+		return nil
+	case passDoneMsg:
+		s.running = ""
+		if msg.err != nil {
+			return tea.Batch(errStatus(fmt.Errorf("%s pass on %s p%d: %w", msg.what, s.topic, s.part, msg.err)), s.load())
+		}
+		return tea.Batch(status("%s pass on %s p%d done in %s", msg.what, s.topic, s.part, humanDuration(msg.took)), s.load())
+	case tea.KeyMsg:
+		return s.key(msg)
+	}
+	s.table.Update(msg)
+	return nil
+}
+
+func (s *segmentsScreen) key(msg tea.KeyMsg) tea.Cmd {
+	k := s.c.Keys
+	if s.table.Update(msg) {
+		return nil
+	}
+	switch {
+	case key.Matches(msg, k.CompactNow):
+		return s.runPass("compaction")
+	case key.Matches(msg, k.RetainNow):
+		return s.runPass("retention")
+	case key.Matches(msg, k.Tail):
+		return push(newTailScreen(s.c, s.topic, s.part))
+	case key.Matches(msg, k.Enter):
+		r, ok := s.table.Selected()
+		if !ok {
+			return nil
+		}
+		var base int64
+		fmt.Sscan(r.Key, &base)
+		return push(newTailScreenAt(s.c, s.topic, s.part, base))
+	}
+	return nil
+}
+
+func (s *segmentsScreen) runPass(what string) tea.Cmd {
+	mt, ok := s.c.Src.(MaintenanceTrigger)
+	if !ok {
+		return errStatus(fmt.Errorf("%s pass: %w", what, ErrNotAvailable))
+	}
+	if s.running != "" {
+		return status("a %s pass is already running", s.running)
+	}
+	s.running = what
+	id, topic, p, now := s.id, s.topic, s.part, s.c.Opts.Now
+	return tea.Batch(status("running a %s pass on %s p%d…", what, topic, p), func() tea.Msg {
+		start := now()
+		var err error
+		if what == "compaction" {
+			err = mt.CompactNow(context.Background(), topic, p)
+		} else {
+			err = mt.RetainNow(context.Background(), topic, p)
+		}
+		return passDoneMsg{to: to{id}, what: what, took: now().Sub(start), err: err}
+	})
+}
+
+func (s *segmentsScreen) rebuild() {
+	ft := s.c.Opts.FormatTime
+	rows := make([]row, 0, len(s.segs))
+	for _, sg := range s.segs {
+		state, stStyle := "active", func(c *Common) lipgloss.Style { return c.Styles.BadgeActive }
+		if sg.Sealed {
+			state, stStyle = "sealed", func(c *Common) lipgloss.Style { return c.Styles.BadgeSealed }
+		}
+		sparse := ""
+		if sg.Sparse {
+			sparse = "sparse"
+		}
+		tr := "-"
+		if sg.Records > 0 {
+			tr = timeRange(ft(sg.FirstTimestamp), ft(sg.LastTimestamp))
+		}
+		rows = append(rows, row{
+			Key: fmt.Sprint(sg.Base),
+			Cells: []string{
+				humanCount(sg.Base), humanCount(sg.Next), humanBytes(sg.Bytes),
+				humanCount(sg.Records), humanCount(sg.Batches), tr, sg.Codec,
+				ratio(sg.RawBytes, sg.Bytes), state, sparse,
+			},
+			Styles: map[int]func(*Common) lipgloss.Style{
+				8: stStyle,
+				9: func(c *Common) lipgloss.Style { return c.Styles.BadgeSparse },
+			},
+		})
+	}
+	s.table.SetRows(rows)
+}
+
+// timeRange shows "first → last", dropping last's date when it is first's.
+func timeRange(first, last string) string {
+	if i := strings.IndexByte(first, ' '); i > 0 && strings.HasPrefix(last, first[:i+1]) {
+		last = last[i+1:]
+	}
+	return first + " → " + last
+}
+
+func (s *segmentsScreen) View() string {
+	st := s.c.Styles
+	if s.err != nil {
+		return st.StatusError.Render("  " + s.err.Error())
+	}
+	if !s.loaded {
+		return st.Muted.Render(fmt.Sprintf("  loading %s p%d…", s.topic, s.part))
+	}
+	tbl := fit(s.table.View(), s.w, s.table.height+1)
+	pw := (s.w - 2) / 3
+	if pw < 24 {
+		return tbl
+	}
+	panels := lipgloss.JoinHorizontal(lipgloss.Top,
+		s.panel("Snapshot", s.snapshotLines(), pw),
+		s.panel("Retention", s.retentionLines(), pw),
+		s.panel("Compaction", s.compactionLines(), pw))
+	return tbl + "\n" + panels
+}
+
+func (s *segmentsScreen) panel(title string, lines []string, w int) string {
+	st := s.c.Styles
+	inner := w - 4 // border and padding
+	out := []string{st.PanelTitle.Render(title)}
+	for _, l := range lines {
+		out = append(out, truncate(l, inner))
+	}
+	for len(out) < panelLines-2 {
+		out = append(out, "")
+	}
+	return st.Panel.Width(w - 2).Render(strings.Join(out[:panelLines-2], "\n"))
+}
+
+func (s *segmentsScreen) snapshotLines() []string {
+	if s.maint == nil || s.maint.Snapshot == nil {
+		return []string{"not reported by this engine", "", "the snapshot lets recovery skip", "scanning sealed segments"}
+	}
+	sn := s.maint.Snapshot
+	valid := "valid"
+	if !sn.Valid {
+		valid = "stale: next open scans"
+	}
+	lines := []string{
+		"state   " + valid,
+		"active  segment " + humanCount(sn.ActiveBase),
+		"covers  " + humanBytes(sn.ActiveSize),
+		fmt.Sprintf("hwm     %s  leo %s", humanCount(sn.HWM), humanCount(sn.LEO)),
+	}
+	if !sn.Written.IsZero() {
+		lines = append(lines, "written "+s.c.Opts.FormatTime(sn.Written.UnixMilli()))
+	}
+	if sn.Description != "" {
+		lines = append(lines, sn.Description)
+	}
+	return lines
+}
+
+func (s *segmentsScreen) retentionLines() []string {
+	cfg := s.info.Config
+	ft := s.c.Opts.FormatTime
+	lines := []string{"limits  " + retention(cfg)}
+	var sealed []engine.SegmentInfo
+	var total int64
+	for _, sg := range s.segs {
+		total += sg.Bytes
+		if sg.Sealed {
+			sealed = append(sealed, sg)
+		}
+	}
+	lines = append(lines, fmt.Sprintf("sealed  %d of %d segments, %s", len(sealed), len(s.segs), humanBytes(total)))
+	next := "next    nothing due"
+	switch {
+	case len(sealed) == 0:
+		next = "next    none (the active segment stays)"
+	case cfg.RetentionMaxBytes > 0 && total > cfg.RetentionMaxBytes:
+		next = fmt.Sprintf("next    %s: over size by %s", humanCount(sealed[0].Base), humanBytes(total-cfg.RetentionMaxBytes))
+	case cfg.RetentionMaxAge > 0:
+		due := time.UnixMilli(sealed[0].LastTimestamp).Add(cfg.RetentionMaxAge)
+		when := "at " + ft(due.UnixMilli())
+		if !s.c.Opts.Now().Before(due) {
+			when = "due now"
+		}
+		next = fmt.Sprintf("next    %s %s", humanCount(sealed[0].Base), when)
+	}
+	lines = append(lines, next)
+	lines = append(lines, s.passLines(func(m *Maintenance) PassStatus { return m.Retention })...)
+	lines = append(lines, s.c.Keys.RetainNow.Help().Key+": run a retention pass now")
+	return lines
+}
+
+func (s *segmentsScreen) compactionLines() []string {
+	cfg := s.info.Config
+	if cfg.Cleanup != engine.CleanupCompact {
+		return []string{"cleanup " + string(cfg.Cleanup) + ": not compacted", "", "topics created with cleanup", "compact keep the newest value", "of every key"}
+	}
+	var dirty string
+	if s.maint != nil && s.maint.DirtyRatio >= 0 {
+		dirty = fmt.Sprintf("dirty   %.0f%%", s.maint.DirtyRatio*100)
+	} else {
+		var sealed, clean int64
+		for _, sg := range s.segs {
+			if sg.Sealed {
+				sealed += sg.Bytes
+				if sg.Sparse {
+					clean += sg.Bytes
+				}
+			}
+		}
+		dirty = "dirty   -"
+		if sealed > 0 {
+			dirty = fmt.Sprintf("dirty   ~%.0f%% (sealed, not yet compacted)", float64(sealed-clean)/float64(sealed)*100)
+		}
+	}
+	lines := []string{dirty}
+	lines = append(lines, s.passLines(func(m *Maintenance) PassStatus { return m.Compaction })...)
+	if s.maint != nil {
+		c := s.maint.Compaction
+		if c.BytesBefore > 0 {
+			lines = append(lines, fmt.Sprintf("reclaim %s  dropped %s recs, %s tombs",
+				humanBytes(c.BytesBefore-c.BytesAfter), humanCount(c.RecordsDropped), humanCount(c.TombstonesDropped)))
+		}
+	}
+	lines = append(lines, s.c.Keys.CompactNow.Help().Key+": run a compaction pass now")
+	return lines
+}
+
+// passLines renders the last and next run of one maintenance pass.
+func (s *segmentsScreen) passLines(pick func(*Maintenance) PassStatus) []string {
+	if s.maintEr != nil {
+		return []string{"status  " + s.maintEr.Error()}
+	}
+	if s.maint == nil {
+		return []string{"last    not reported by this engine"}
+	}
+	ps := pick(s.maint)
+	ft := s.c.Opts.FormatTime
+	last := "last    never since open"
+	if ps.Running {
+		last = "last    running now"
+	} else if !ps.LastRun.IsZero() {
+		last = fmt.Sprintf("last    %s (%s) %s", ft(ps.LastRun.UnixMilli()), humanDuration(ps.Duration), ps.Outcome)
+	}
+	lines := []string{last}
+	if ps.Err != "" {
+		lines = append(lines, "error   "+ps.Err)
+	}
+	if !ps.NextRun.IsZero() {
+		lines = append(lines, "next run "+ft(ps.NextRun.UnixMilli()))
+	}
+	return lines
+}
+
+func (s *segmentsScreen) ShortHelp() []key.Binding {
+	k := s.c.Keys
+	return []key.Binding{k.Enter, k.Tail, k.CompactNow, k.RetainNow, k.Back}
+}
+
+func (s *segmentsScreen) FullHelp() [][]key.Binding {
+	k := s.c.Keys
+	return [][]key.Binding{tableHelp(k), {k.Enter, k.Tail, k.CompactNow, k.RetainNow, k.Back}}
+}

@@ -1,0 +1,279 @@
+package tui
+
+import (
+	"strings"
+
+	"github.com/charmbracelet/bubbles/key"
+	tea "github.com/charmbracelet/bubbletea"
+	"github.com/charmbracelet/lipgloss"
+)
+
+// column is one table column. Width is in cells; a Flex column takes the
+// width the fixed ones leave.
+type column struct {
+	Title string
+	Width int
+	Flex  bool
+	Right bool
+}
+
+// row is one table row: plain-text cells (Style, when set, colours a cell)
+// and a Key that keeps the selection on the same row across reloads.
+type row struct {
+	Key    string
+	Cells  []string
+	Styles map[int]func(*Common) lipgloss.Style
+}
+
+// table is the list every screen uses: columns, a selection, scrolling, the
+// "/" filter, keys and mouse wheel.
+type table struct {
+	c      *Common
+	cols   []column
+	rows   []row
+	shown  []int // indexes of rows matching the filter
+	filter string
+	cursor int // index into shown
+	offset int // first shown row on screen
+	width  int
+	height int // rows of data, header excluded
+	empty  string
+	// passive tables (read-only listings) draw no selection.
+	passive bool
+}
+
+func newTable(c *Common, cols []column, empty string) *table {
+	return &table{c: c, cols: cols, empty: empty}
+}
+
+func (t *table) SetSize(w, h int) {
+	t.width, t.height = w, h-1
+	if t.height < 1 {
+		t.height = 1
+	}
+	t.clamp()
+}
+
+// SetRows replaces the rows, keeping the selection on the row with the same
+// key when there is one.
+func (t *table) SetRows(rows []row) {
+	sel := ""
+	if r, ok := t.Selected(); ok {
+		sel = r.Key
+	}
+	t.rows = rows
+	t.applyFilter()
+	if sel != "" {
+		for i, idx := range t.shown {
+			if t.rows[idx].Key == sel {
+				t.cursor = i
+				break
+			}
+		}
+	}
+	t.clamp()
+}
+
+func (t *table) SetFilter(f string) {
+	t.filter = f
+	t.applyFilter()
+	t.cursor, t.offset = 0, 0
+	t.clamp()
+}
+
+func (t *table) Filter() string { return t.filter }
+
+func (t *table) applyFilter() {
+	t.shown = t.shown[:0]
+	f := strings.ToLower(t.filter)
+	for i, r := range t.rows {
+		if f == "" || strings.Contains(strings.ToLower(strings.Join(r.Cells, "\x00")), f) {
+			t.shown = append(t.shown, i)
+		}
+	}
+}
+
+// Selected returns the selected row.
+func (t *table) Selected() (row, bool) {
+	if t.cursor < 0 || t.cursor >= len(t.shown) {
+		return row{}, false
+	}
+	return t.rows[t.shown[t.cursor]], true
+}
+
+// Len is the number of rows shown (after the filter).
+func (t *table) Len() int { return len(t.shown) }
+
+func (t *table) Select(key string) {
+	for i, idx := range t.shown {
+		if t.rows[idx].Key == key {
+			t.cursor = i
+			t.clamp()
+			return
+		}
+	}
+}
+
+func (t *table) move(d int) {
+	t.cursor += d
+	t.clamp()
+}
+
+func (t *table) clamp() {
+	if t.cursor >= len(t.shown) {
+		t.cursor = len(t.shown) - 1
+	}
+	if t.cursor < 0 {
+		t.cursor = 0
+	}
+	if t.cursor < t.offset {
+		t.offset = t.cursor
+	}
+	if t.height > 0 && t.cursor >= t.offset+t.height {
+		t.offset = t.cursor - t.height + 1
+	}
+	if max := len(t.shown) - t.height; t.offset > max {
+		t.offset = max
+	}
+	if t.offset < 0 {
+		t.offset = 0
+	}
+}
+
+// Update handles navigation keys and the mouse wheel; it reports whether it
+// used msg.
+func (t *table) Update(msg tea.Msg) bool {
+	k := t.c.Keys
+	switch msg := msg.(type) {
+	case tea.KeyMsg:
+		switch {
+		case key.Matches(msg, k.Up):
+			t.move(-1)
+		case key.Matches(msg, k.Down):
+			t.move(1)
+		case key.Matches(msg, k.PageUp):
+			t.move(-t.height)
+		case key.Matches(msg, k.PageDown):
+			t.move(t.height)
+		case key.Matches(msg, k.Top):
+			t.cursor = 0
+			t.clamp()
+		case key.Matches(msg, k.Bottom):
+			t.cursor = len(t.shown) - 1
+			t.clamp()
+		default:
+			return false
+		}
+		return true
+	case tea.MouseMsg:
+		switch msg.Button {
+		case tea.MouseButtonWheelUp:
+			t.move(-3)
+		case tea.MouseButtonWheelDown:
+			t.move(3)
+		default:
+			return false
+		}
+		return true
+	}
+	return false
+}
+
+// widths resolves the column widths for the table's width.
+func (t *table) widths() []int {
+	ws := make([]int, len(t.cols))
+	fixed, flex := 2, 0 // 2: selection marker
+	for i, c := range t.cols {
+		ws[i] = c.Width
+		fixed += c.Width + 1
+		if c.Flex {
+			flex++
+		}
+	}
+	if flex > 0 {
+		rest := t.width - fixed
+		if rest < 0 {
+			rest = 0
+		}
+		for i, c := range t.cols {
+			if c.Flex {
+				ws[i] += rest / flex
+			}
+		}
+	}
+	return ws
+}
+
+func (t *table) View() string {
+	st := t.c.Styles
+	ws := t.widths()
+	var b strings.Builder
+	hdr := make([]string, len(t.cols))
+	for i, c := range t.cols {
+		hdr[i] = pad(c.Title, ws[i], c.Right)
+	}
+	b.WriteString(st.TableHeader.Render(truncate("  "+strings.Join(hdr, " "), t.width)))
+	if len(t.shown) == 0 {
+		msg := t.empty
+		if t.filter != "" {
+			msg = "no rows match /" + t.filter
+		}
+		b.WriteString("\n" + st.TableEmpty.Render("  "+msg))
+	}
+	end := t.offset + t.height
+	if end > len(t.shown) {
+		end = len(t.shown)
+	}
+	for i := t.offset; i < end; i++ {
+		r := t.rows[t.shown[i]]
+		b.WriteByte('\n')
+		selected := i == t.cursor && !t.passive
+		if selected {
+			line := make([]string, len(t.cols))
+			for j := range t.cols {
+				line[j] = pad(cell(r, j), ws[j], t.cols[j].Right)
+			}
+			b.WriteString(st.TableMarker.Render("▸ "))
+			b.WriteString(st.TableSelected.Render(truncate(strings.Join(line, " "), t.width-2)))
+			continue
+		}
+		b.WriteString("  ")
+		used := 2
+		for j := range t.cols {
+			if j > 0 {
+				if used+1 >= t.width {
+					break
+				}
+				b.WriteByte(' ')
+				used++
+			}
+			w := ws[j]
+			if used+w > t.width {
+				w = t.width - used
+			}
+			if w <= 0 {
+				break
+			}
+			txt := pad(cell(r, j), w, t.cols[j].Right)
+			style := st.TableCell
+			if f, ok := r.Styles[j]; ok {
+				style = f(t.c)
+			}
+			b.WriteString(style.Render(txt))
+			used += w
+		}
+	}
+	return b.String()
+}
+
+func cell(r row, j int) string {
+	if j < len(r.Cells) {
+		return r.Cells[j]
+	}
+	return ""
+}
+
+// tableHelp is the help of a table's navigation keys.
+func tableHelp(k KeyMap) []key.Binding {
+	return []key.Binding{k.Up, k.Down, k.PageUp, k.PageDown, k.Top, k.Bottom}
+}

@@ -1,0 +1,716 @@
+package tui
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"strings"
+	"time"
+
+	"github.com/charmbracelet/bubbles/key"
+	tea "github.com/charmbracelet/bubbletea"
+	"github.com/pulselog/pulse/engine"
+)
+
+// tailReadBytes bounds the bytes of one read of the tail screen.
+const tailReadBytes = 4 << 20
+
+// recordOverhead is what the tail screen counts for one record besides its
+// key, value and headers.
+const recordOverhead = 96
+
+type readKind int
+
+const (
+	readFollow readKind = iota // the long-poll follower
+	readBack                   // a page before the buffer
+	readFwd                    // a page after the buffer
+	readJump                   // the first page after a jump
+)
+
+// tailStartMsg is where a (re)start of the tail lands.
+type tailStartMsg struct {
+	to
+	gen        int
+	from       int64
+	hwm        int64
+	logStart   int64
+	partitions int
+	live       bool
+	label      string // what was jumped to, for the status line
+	err        error
+}
+
+// tailRecordsMsg carries one read's records.
+type tailRecordsMsg struct {
+	to
+	gen  int
+	kind readKind
+	from int64
+	res  engine.ReadResult
+	err  error
+}
+
+// tailScreen follows one partition live, or browses it page by page. It
+// keeps at most Options.TailRecords records (and TailBytes of their data) in
+// memory; everything else is read again from the engine when scrolled to.
+type tailScreen struct {
+	c     *Common
+	id    int
+	topic string
+	part  int
+	parts int // partitions of the topic, once known
+
+	recs   []engine.Record // ascending offsets
+	bytes  int             // data held by recs, with recordOverhead each
+	filter string
+	shown  []int // indexes into recs matching the filter (nil: no filter)
+
+	cursor int // index into the rows (shown, or recs without a filter)
+	offset int // first row on screen
+
+	live    bool // following: new records are appended as they commit
+	gen     int  // generation of reads; results of older generations are dropped
+	cancel  context.CancelFunc
+	next    int64 // first offset after the buffer
+	atEnd   bool  // the last forward read came back empty: the buffer reaches the HWM
+	loading bool  // a page read is in flight
+	hwm     int64
+	start   int64 // log start
+	skipped int64
+	label   string
+	err     error
+
+	startAt  *int64 // initial offset (nil: latest)
+	received int64  // records received since open
+	rateAt   time.Time
+	rateN    int64
+	rate     float64
+
+	w, h int
+}
+
+func newTailScreen(c *Common, topic string, p int) *tailScreen {
+	return &tailScreen{c: c, id: c.newID(), topic: topic, part: p, live: true}
+}
+
+// newTailScreenAt opens the tail paused at offset from.
+func newTailScreenAt(c *Common, topic string, p int, from int64) *tailScreen {
+	s := newTailScreen(c, topic, p)
+	s.startAt = &from
+	s.live = false
+	return s
+}
+
+func (s *tailScreen) ID() int       { return s.id }
+func (s *tailScreen) Crumb() string { return fmt.Sprintf("p%d / tail", s.part) }
+
+func (s *tailScreen) Init() tea.Cmd {
+	if s.startAt != nil {
+		return s.jump(*s.startAt, "offset "+humanCount(*s.startAt))
+	}
+	return s.toLatest()
+}
+
+func (s *tailScreen) SetSize(w, h int) {
+	s.w, s.h = w, h
+	s.clamp()
+}
+
+// rowsHeight is the number of record rows on screen.
+func (s *tailScreen) rowsHeight() int {
+	if h := s.h - 2; h > 1 {
+		return h
+	}
+	return 1
+}
+
+// Close stops the follower.
+func (s *tailScreen) Close() { s.stop() }
+
+func (s *tailScreen) stop() {
+	if s.cancel != nil {
+		s.cancel()
+		s.cancel = nil
+	}
+}
+
+// reset drops the buffer and starts a new generation: results of reads
+// already in flight are ignored from now on.
+func (s *tailScreen) reset() {
+	s.stop()
+	s.gen++
+	s.recs, s.shown, s.bytes = nil, nil, 0
+	if s.filter != "" {
+		s.shown = []int{}
+	}
+	s.cursor, s.offset = 0, 0
+	s.atEnd, s.loading, s.err = false, false, nil
+}
+
+// toLatest restarts the tail live, with the last screenful already shown.
+func (s *tailScreen) toLatest() tea.Cmd {
+	s.reset()
+	s.live = true
+	back := int64(s.rowsHeight())
+	if back < 50 {
+		back = 50
+	}
+	return s.resolve("latest", true, func(src Source, info engine.PartitionInfo) (int64, error) {
+		return max(info.LogStart, info.HWM-back), nil
+	})
+}
+
+func (s *tailScreen) jump(off int64, label string) tea.Cmd {
+	s.reset()
+	s.live = false
+	return s.resolve(label, false, func(Source, engine.PartitionInfo) (int64, error) { return off, nil })
+}
+
+func (s *tailScreen) jumpEarliest() tea.Cmd {
+	s.reset()
+	s.live = false
+	return s.resolve("earliest", false, func(_ Source, info engine.PartitionInfo) (int64, error) { return info.LogStart, nil })
+}
+
+func (s *tailScreen) jumpTime(ms int64, label string) tea.Cmd {
+	s.reset()
+	s.live = false
+	topic, p := s.topic, s.part
+	return s.resolve(label, false, func(src Source, _ engine.PartitionInfo) (int64, error) {
+		return src.OffsetForTimestamp(topic, p, ms)
+	})
+}
+
+// resolve finds the partition's bounds and the offset to start from, in a
+// command.
+func (s *tailScreen) resolve(label string, live bool, where func(Source, engine.PartitionInfo) (int64, error)) tea.Cmd {
+	src, id, gen, topic, p := s.c.Src, s.id, s.gen, s.topic, s.part
+	s.loading = true
+	return func() tea.Msg {
+		msg := tailStartMsg{to: to{id}, gen: gen, live: live, label: label}
+		info, err := src.Describe(topic)
+		if err != nil {
+			msg.err = err
+			return msg
+		}
+		msg.partitions = len(info.Partitions)
+		if p < 0 || p >= len(info.Partitions) {
+			msg.err = fmt.Errorf("%w: %s has %d partitions", engine.ErrPartitionOutOfRange, topic, len(info.Partitions))
+			return msg
+		}
+		pi := info.Partitions[p]
+		msg.hwm, msg.logStart = pi.HWM, pi.LogStart
+		from, err := where(src, pi)
+		if err != nil {
+			msg.err = err
+			return msg
+		}
+		msg.from = min(max(from, pi.LogStart), pi.HWM)
+		return msg
+	}
+}
+
+// follow is the long-poll: take the channel, read, and either deliver
+// records or wait for the HWM to move (or the follower to be stopped).
+func (s *tailScreen) follow() tea.Cmd {
+	if s.cancel == nil {
+		ctx, cancel := context.WithCancel(context.Background())
+		s.cancel = cancel
+		return s.followCmd(ctx)
+	}
+	return nil
+}
+
+func (s *tailScreen) followCmd(ctx context.Context) tea.Cmd {
+	src, id, gen, topic, p, from, batch := s.c.Src, s.id, s.gen, s.topic, s.part, s.next, s.c.Opts.TailBatch
+	return func() tea.Msg {
+		for {
+			ch, err := src.NotifyC(topic, p)
+			if err != nil {
+				return tailRecordsMsg{to: to{id}, gen: gen, kind: readFollow, from: from, err: err}
+			}
+			res, err := src.Read(topic, p, from, batch, tailReadBytes)
+			if err != nil || len(res.Records) > 0 {
+				return tailRecordsMsg{to: to{id}, gen: gen, kind: readFollow, from: from, res: res, err: err}
+			}
+			if res.Next > from {
+				from = res.Next // a compacted or corrupt range was skipped
+			}
+			select {
+			case <-ch:
+			case <-ctx.Done():
+				return nil
+			}
+		}
+	}
+}
+
+// page reads one page before or after the buffer.
+func (s *tailScreen) page(kind readKind) tea.Cmd {
+	if s.loading {
+		return nil
+	}
+	n := max(s.rowsHeight()*2, 100)
+	var from int64
+	switch kind {
+	case readBack:
+		if len(s.recs) == 0 || s.recs[0].Offset <= s.start {
+			return nil
+		}
+		from = max(s.start, s.recs[0].Offset-int64(n))
+	default:
+		from = s.next
+	}
+	s.loading = true
+	src, id, gen, topic, p := s.c.Src, s.id, s.gen, s.topic, s.part
+	return func() tea.Msg {
+		res, err := src.Read(topic, p, from, n, tailReadBytes)
+		return tailRecordsMsg{to: to{id}, gen: gen, kind: kind, from: from, res: res, err: err}
+	}
+}
+
+func (s *tailScreen) Update(msg tea.Msg) tea.Cmd {
+	switch msg := msg.(type) {
+	case tailStartMsg:
+		if msg.gen != s.gen {
+			return nil
+		}
+		s.loading = false
+		if msg.err != nil {
+			s.err = msg.err
+			return nil
+		}
+		s.parts, s.hwm, s.start, s.label = msg.partitions, msg.hwm, msg.logStart, msg.label
+		s.next = msg.from
+		if msg.live {
+			return s.follow()
+		}
+		return s.page(readJump)
+	case tailRecordsMsg:
+		if msg.gen != s.gen {
+			return nil
+		}
+		return s.onRecords(msg)
+	case tea.KeyMsg:
+		return s.key(msg)
+	case tea.MouseMsg:
+		switch msg.Button {
+		case tea.MouseButtonWheelUp:
+			return s.move(-3)
+		case tea.MouseButtonWheelDown:
+			return s.move(3)
+		}
+	}
+	return nil
+}
+
+func (s *tailScreen) onRecords(msg tailRecordsMsg) tea.Cmd {
+	if msg.kind == readFollow {
+		s.cancel = nil // this follower's command has returned
+	} else {
+		s.loading = false
+	}
+	if msg.err != nil {
+		if errors.Is(msg.err, engine.ErrOffsetOutOfRange) {
+			// Retention removed what we were about to read: start over
+			// from what is left.
+			if s.live {
+				return tea.Batch(status("offset %s was deleted by retention; following from the log start", humanCount(msg.from)), s.restartFromStart())
+			}
+			return s.jumpEarliest()
+		}
+		s.err = msg.err
+		return nil
+	}
+	res := msg.res
+	s.hwm, s.start, s.skipped = res.HWM, res.LogStart, s.skipped+res.Skipped
+	switch msg.kind {
+	case readFollow:
+		s.appendRecs(res.Records)
+		s.next = max(s.next, res.Next)
+		s.countRate(len(res.Records))
+		if !s.live {
+			return nil
+		}
+		s.trimHead()
+		s.cursor = s.rowCount() - 1
+		s.clamp()
+		return s.follow()
+	case readJump, readFwd:
+		if len(res.Records) == 0 {
+			s.atEnd = true
+			s.next = max(s.next, res.Next)
+			return nil
+		}
+		s.atEnd = false
+		s.appendRecs(res.Records)
+		s.next = max(s.next, res.Next)
+		// Keep the cursor's record while making room.
+		if msg.kind == readFwd {
+			dropped := s.trimHead()
+			s.cursor -= dropped
+		} else {
+			s.trimTail()
+		}
+		s.clamp()
+		return nil
+	case readBack:
+		var head int64 = -1
+		if len(s.recs) > 0 {
+			head = s.recs[0].Offset
+		}
+		var older []engine.Record
+		for _, r := range res.Records {
+			if head < 0 || r.Offset < head {
+				older = append(older, r)
+			}
+		}
+		added := s.prependRecs(older)
+		s.cursor += added
+		s.offset += added
+		s.trimTail()
+		s.clamp()
+		return nil
+	}
+	return nil
+}
+
+func (s *tailScreen) restartFromStart() tea.Cmd {
+	s.reset()
+	s.live = true
+	return s.resolve("earliest", true, func(_ Source, info engine.PartitionInfo) (int64, error) { return info.LogStart, nil })
+}
+
+// countRate tracks records per second over roughly the last second.
+func (s *tailScreen) countRate(n int) {
+	s.received += int64(n)
+	now := s.c.Opts.Now()
+	if s.rateAt.IsZero() {
+		s.rateAt = now
+	}
+	s.rateN += int64(n)
+	if el := now.Sub(s.rateAt); el >= time.Second {
+		s.rate = float64(s.rateN) / el.Seconds()
+		s.rateAt, s.rateN = now, 0
+	}
+}
+
+// copyRecord copies r's key, value and headers into one allocation, so the
+// buffer never pins the engine's decoded batches.
+func copyRecord(r engine.Record) (engine.Record, int) {
+	n := len(r.Key) + len(r.Value)
+	for _, h := range r.Headers {
+		n += len(h.Key) + len(h.Value)
+	}
+	buf := make([]byte, 0, n)
+	cp := func(b []byte) []byte {
+		if b == nil {
+			return nil
+		}
+		start := len(buf)
+		buf = append(buf, b...)
+		return buf[start:len(buf):len(buf)]
+	}
+	out := engine.Record{Offset: r.Offset, Timestamp: r.Timestamp, Key: cp(r.Key), Value: cp(r.Value)}
+	if len(r.Headers) > 0 {
+		out.Headers = make([]engine.Header, len(r.Headers))
+		for i, h := range r.Headers {
+			out.Headers[i] = engine.Header{Key: h.Key, Value: cp(h.Value)}
+		}
+	}
+	return out, n + recordOverhead
+}
+
+func (s *tailScreen) appendRecs(rs []engine.Record) {
+	for _, r := range rs {
+		if len(s.recs) > 0 && r.Offset <= s.recs[len(s.recs)-1].Offset {
+			continue
+		}
+		cp, n := copyRecord(r)
+		s.recs = append(s.recs, cp)
+		s.bytes += n
+		if s.shown != nil && s.match(cp) {
+			s.shown = append(s.shown, len(s.recs)-1)
+		}
+	}
+}
+
+func (s *tailScreen) prependRecs(rs []engine.Record) int {
+	if len(rs) == 0 {
+		return 0
+	}
+	out := make([]engine.Record, 0, len(rs)+len(s.recs))
+	for _, r := range rs {
+		cp, n := copyRecord(r)
+		out = append(out, cp)
+		s.bytes += n
+	}
+	out = append(out, s.recs...)
+	s.recs = out
+	before := s.rowCount()
+	s.refilter()
+	return s.rowCount() - before
+}
+
+func recSize(r engine.Record) int {
+	n := len(r.Key) + len(r.Value) + recordOverhead
+	for _, h := range r.Headers {
+		n += len(h.Key) + len(h.Value)
+	}
+	return n
+}
+
+// trimHead drops the oldest records over the caps; it returns how many rows
+// (of the current view) went.
+func (s *tailScreen) trimHead() int {
+	drop := 0
+	bytes := s.bytes
+	for len(s.recs)-drop > s.c.Opts.TailRecords || (bytes > s.c.Opts.TailBytes && len(s.recs)-drop > 1) {
+		bytes -= recSize(s.recs[drop])
+		drop++
+	}
+	if drop == 0 {
+		return 0
+	}
+	s.bytes = bytes
+	// Copy to a fresh slice now and then so the dropped head is released.
+	s.recs = append(make([]engine.Record, 0, len(s.recs)-drop+s.c.Opts.TailBatch), s.recs[drop:]...)
+	if s.shown == nil {
+		return drop
+	}
+	rows := 0
+	kept := s.shown[:0]
+	for _, i := range s.shown {
+		if i < drop {
+			rows++
+			continue
+		}
+		kept = append(kept, i-drop)
+	}
+	s.shown = kept
+	return rows
+}
+
+// trimTail drops the newest records over the caps; reading forward starts
+// again after what is kept.
+func (s *tailScreen) trimTail() {
+	n := len(s.recs)
+	for n > s.c.Opts.TailRecords || (s.bytes > s.c.Opts.TailBytes && n > 1) {
+		n--
+		s.bytes -= recSize(s.recs[n])
+	}
+	if n == len(s.recs) {
+		return
+	}
+	s.next = s.recs[n].Offset
+	s.atEnd = false
+	s.recs = s.recs[:n:n]
+	if s.shown != nil {
+		kept := s.shown[:0]
+		for _, i := range s.shown {
+			if i < n {
+				kept = append(kept, i)
+			}
+		}
+		s.shown = kept
+	}
+}
+
+// match reports whether r's key, value or a header contains the filter.
+func (s *tailScreen) match(r engine.Record) bool {
+	f := strings.ToLower(s.filter)
+	if strings.Contains(strings.ToLower(string(r.Key)), f) || strings.Contains(strings.ToLower(string(r.Value)), f) {
+		return true
+	}
+	for _, h := range r.Headers {
+		if strings.Contains(strings.ToLower(h.Key), f) || strings.Contains(strings.ToLower(string(h.Value)), f) {
+			return true
+		}
+	}
+	return false
+}
+
+func (s *tailScreen) refilter() {
+	if s.filter == "" {
+		s.shown = nil
+		return
+	}
+	s.shown = s.shown[:0:0]
+	for i, r := range s.recs {
+		if s.match(r) {
+			s.shown = append(s.shown, i)
+		}
+	}
+}
+
+// SetFilter filters the buffered records by key, value or header substring.
+func (s *tailScreen) SetFilter(f string) {
+	s.filter = f
+	s.refilter()
+	s.cursor = s.rowCount() - 1
+	s.clamp()
+}
+
+func (s *tailScreen) Filter() string { return s.filter }
+
+func (s *tailScreen) rowCount() int {
+	if s.shown != nil {
+		return len(s.shown)
+	}
+	return len(s.recs)
+}
+
+func (s *tailScreen) rowRecord(i int) engine.Record {
+	if s.shown != nil {
+		return s.recs[s.shown[i]]
+	}
+	return s.recs[i]
+}
+
+func (s *tailScreen) clamp() {
+	n := s.rowCount()
+	s.cursor = min(max(s.cursor, 0), max(n-1, 0))
+	h := s.rowsHeight()
+	if s.cursor < s.offset {
+		s.offset = s.cursor
+	}
+	if s.cursor >= s.offset+h {
+		s.offset = s.cursor - h + 1
+	}
+	s.offset = max(min(s.offset, n-h), 0)
+}
+
+// move moves the cursor; moving off the newest row pauses a live tail (as
+// less +F does), and moving past either end of the buffer reads a page.
+func (s *tailScreen) move(d int) tea.Cmd {
+	n := s.rowCount()
+	target := s.cursor + d
+	s.cursor = target
+	s.clamp()
+	if s.live && d < 0 {
+		s.pause()
+	}
+	switch {
+	case target < 0:
+		return s.page(readBack)
+	case target >= n && !s.live:
+		return s.page(readFwd)
+	}
+	return nil
+}
+
+func (s *tailScreen) pause() {
+	s.live = false
+	s.stop()
+	s.gen++ // drop the in-flight follower's result: next says where to resume
+	s.loading = false
+}
+
+func (s *tailScreen) resume() tea.Cmd {
+	s.live = true
+	s.cursor = s.rowCount() - 1
+	s.trimHead()
+	s.clamp()
+	return s.follow()
+}
+
+func (s *tailScreen) key(msg tea.KeyMsg) tea.Cmd {
+	k := s.c.Keys
+	switch {
+	case key.Matches(msg, k.Up):
+		return s.move(-1)
+	case key.Matches(msg, k.Down):
+		return s.move(1)
+	case key.Matches(msg, k.PageUp):
+		return s.move(-s.rowsHeight())
+	case key.Matches(msg, k.PageDown):
+		return s.move(s.rowsHeight())
+	case key.Matches(msg, k.Top):
+		if s.live {
+			s.pause()
+		}
+		s.cursor = 0
+		s.clamp()
+		return s.page(readBack)
+	case key.Matches(msg, k.Bottom):
+		if s.live {
+			return nil
+		}
+		if s.atEnd {
+			return s.resume()
+		}
+		s.cursor = s.rowCount() - 1
+		s.clamp()
+		return s.page(readFwd)
+	case key.Matches(msg, k.Pause):
+		if s.live {
+			s.pause()
+			return status("paused: space resumes following")
+		}
+		return s.resume()
+	case key.Matches(msg, k.Latest):
+		return s.toLatest()
+	case key.Matches(msg, k.Earliest):
+		return s.jumpEarliest()
+	case key.Matches(msg, k.JumpOffset):
+		return ask("offset:", "", func(v string) tea.Cmd {
+			var off int64
+			if _, err := fmt.Sscan(strings.ReplaceAll(v, ",", ""), &off); err != nil || off < 0 {
+				return errStatus(fmt.Errorf("%w: offset %q is not a non-negative number", ErrBadInput, v))
+			}
+			return s.jump(off, "offset "+humanCount(off))
+		})
+	case key.Matches(msg, k.JumpTime):
+		return ask("time (2006-01-02 15:04:05, 15:04, -5m, unix ms):", "", func(v string) tea.Cmd {
+			ms, err := parseWhen(v, s.c.Opts.Now())
+			if err != nil {
+				return errStatus(err)
+			}
+			return s.jumpTime(ms, "time "+s.c.Opts.FormatTime(ms))
+		})
+	case key.Matches(msg, k.NextPart, k.PrevPart):
+		if s.parts <= 1 {
+			return status("%s has one partition", s.topic)
+		}
+		d := 1
+		if key.Matches(msg, k.PrevPart) {
+			d = s.parts - 1
+		}
+		s.part = (s.part + d) % s.parts
+		return s.toLatest()
+	case key.Matches(msg, k.Enter):
+		if s.rowCount() == 0 {
+			return nil
+		}
+		return push(newDetailScreen(s.c, s.topic, s.part, s.rowRecord(s.cursor)))
+	case key.Matches(msg, k.Produce):
+		return push(newProduceScreen(s.c, s.topic, s.part))
+	}
+	return nil
+}
+
+// parseWhen reads a time for the jump prompt: a date and time, a time of
+// today, a duration ago ("-5m" or "5m"), or Unix milliseconds.
+func parseWhen(v string, now time.Time) (int64, error) {
+	v = strings.TrimSpace(v)
+	for _, layout := range []string{time.RFC3339Nano, "2006-01-02 15:04:05.000", "2006-01-02 15:04:05", "2006-01-02 15:04", "2006-01-02"} {
+		if t, err := time.ParseInLocation(layout, v, now.Location()); err == nil {
+			return t.UnixMilli(), nil
+		}
+	}
+	for _, layout := range []string{"15:04:05", "15:04"} {
+		if t, err := time.ParseInLocation(layout, v, now.Location()); err == nil {
+			y, m, d := now.Date()
+			return time.Date(y, m, d, t.Hour(), t.Minute(), t.Second(), 0, now.Location()).UnixMilli(), nil
+		}
+	}
+	if d, err := time.ParseDuration(strings.TrimSuffix(strings.TrimPrefix(v, "-"), " ago")); err == nil && d >= 0 {
+		return now.Add(-d).UnixMilli(), nil
+	}
+	var ms int64
+	if _, err := fmt.Sscan(v, &ms); err == nil && ms > 0 && fmt.Sprint(ms) == v {
+		return ms, nil
+	}
+	return 0, fmt.Errorf("%w: time %q (want 2006-01-02 15:04:05, 15:04, -5m or unix ms)", ErrBadInput, v)
+}
