@@ -47,6 +47,41 @@ func (s *Store) CommitCursor(consumer, topic string, partition int, offset int64
 	return nil
 }
 
+// CommitCursors stores several cursors in one synced commit: all of them or,
+// when any is invalid (same checks as CommitCursor), none.
+func (s *Store) CommitCursors(cs []Cursor) error {
+	for _, c := range cs {
+		if err := ValidateConsumerName(c.Consumer); err != nil {
+			return err
+		}
+		if err := validatePartition(c.Partition); err != nil {
+			return err
+		}
+		if c.Offset < 0 {
+			return fmt.Errorf("%w: %s/%s/%d: %d is negative", ErrInvalidOffset, c.Consumer, c.Topic, c.Partition, c.Offset)
+		}
+	}
+	err := s.update(func(tx *bolt.Tx) error {
+		b, err := bucket(tx, BucketCursors)
+		if err != nil {
+			return err
+		}
+		for _, c := range cs {
+			if _, err := activeTopic(tx, c.Topic, c.Partition); err != nil {
+				return fmt.Errorf("%s/%s/%d: %w", c.Consumer, c.Topic, c.Partition, err)
+			}
+			if err := b.Put(cursorKey(c.Consumer, c.Topic, c.Partition), encodeInt64(c.Offset)); err != nil {
+				return err
+			}
+		}
+		return nil
+	})
+	if err != nil {
+		return fmt.Errorf("meta: commit %d cursors: %w", len(cs), err)
+	}
+	return nil
+}
+
 // Cursor returns consumer's committed offset on topic/partition; ok is false
 // when it never committed one.
 func (s *Store) Cursor(consumer, topic string, partition int) (offset int64, ok bool, err error) {

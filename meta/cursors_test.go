@@ -2,8 +2,10 @@ package meta
 
 import (
 	"errors"
+	"fmt"
 	"reflect"
 	"strings"
+	"sync"
 	"testing"
 )
 
@@ -178,6 +180,95 @@ func TestReports(t *testing.T) {
 	after, _ := s.Dump()
 	if !reflect.DeepEqual(before, after) {
 		t.Fatal("bad report input changed the store")
+	}
+	mustClean(t, s)
+}
+
+func TestCommitCursorsIsAllOrNothing(t *testing.T) {
+	dir := t.TempDir()
+	s := openStore(t, dir)
+	if err := s.PutTopic(Topic{Name: "t", Partitions: 2}); err != nil {
+		t.Fatal(err)
+	}
+	good := []Cursor{{"c", "t", 0, 10}, {"c", "t", 1, 20}, {"d", "t", 1, 5}}
+	if err := s.CommitCursors(good); err != nil {
+		t.Fatal(err)
+	}
+	// The last one names a partition the topic lacks: nothing is written.
+	bad := []Cursor{{"c", "t", 0, 11}, {"c", "t", 1, 21}, {"c", "t", 2, 1}}
+	if err := s.CommitCursors(bad); !errors.Is(err, ErrInvalidPartition) || !strings.Contains(err.Error(), "c/t/2") {
+		t.Fatalf("bad batch: %v", err)
+	}
+	if err := s.CommitCursors([]Cursor{{"c", "t", 0, 12}, {"c", "gone", 0, 1}}); !errors.Is(err, ErrTopicNotFound) {
+		t.Fatalf("batch with missing topic: %v", err)
+	}
+	if err := s.CommitCursors([]Cursor{{"c", "t", 0, 12}, {"c/x", "t", 0, 1}}); !errors.Is(err, ErrInvalidConsumer) {
+		t.Fatalf("batch with bad consumer: %v", err)
+	}
+	s.Close()
+	s = openStore(t, dir)
+	got, err := s.ListCursors("t")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !reflect.DeepEqual(got, good) {
+		t.Fatalf("after failed batches: %+v, want %+v", got, good)
+	}
+}
+
+// TestConcurrentUse runs writers and readers together (meant for -race):
+// every committed cursor is read back, and the store checks clean.
+func TestConcurrentUse(t *testing.T) {
+	s := openStore(t, t.TempDir())
+	if err := s.PutTopic(Topic{Name: "shared", Partitions: 3}); err != nil {
+		t.Fatal(err)
+	}
+	const workers, rounds = 4, 25
+	var wg sync.WaitGroup
+	errs := make(chan error, workers*3)
+	for w := 0; w < workers; w++ {
+		wg.Add(2)
+		go func() { // cursors
+			defer wg.Done()
+			c := fmt.Sprintf("c%d", w)
+			for i := 0; i < rounds; i++ {
+				if err := s.CommitCursor(c, "shared", i%3, int64(i)); err != nil {
+					errs <- err
+					return
+				}
+				if off, ok, err := s.Cursor(c, "shared", i%3); err != nil || !ok || off != int64(i) {
+					errs <- fmt.Errorf("%s read back %d %v %v, want %d", c, off, ok, err, i)
+					return
+				}
+			}
+		}()
+		go func() { // topic churn beside them
+			defer wg.Done()
+			for i := 0; i < rounds/5; i++ {
+				name := fmt.Sprintf("w%d-%d", w, i)
+				for _, step := range []func() error{
+					func() error { return s.PutTopic(Topic{Name: name, Partitions: 2}) },
+					func() error { return s.CommitCursor("x", name, 1, 1) },
+					func() error { _, err := s.ListTopics(); return err },
+					func() error { return s.MarkTopicDeleting(name) },
+					func() error { return s.DeleteTopic(name) },
+				} {
+					if err := step(); err != nil {
+						errs <- fmt.Errorf("%s: %w", name, err)
+						return
+					}
+				}
+			}
+		}()
+	}
+	wg.Wait()
+	close(errs)
+	for err := range errs {
+		t.Error(err)
+	}
+	cs, err := s.ListCursors("")
+	if err != nil || len(cs) != workers*3 {
+		t.Fatalf("cursors %+v, %v", cs, err)
 	}
 	mustClean(t, s)
 }
