@@ -7,12 +7,15 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"io/fs"
 	"os"
 	"path/filepath"
 	"time"
 
 	bolt "go.etcd.io/bbolt"
 	berrors "go.etcd.io/bbolt/errors"
+
+	"github.com/pulselog/pulse/engine/fsutil"
 )
 
 // FileName is the name of the metadata file inside a data directory.
@@ -84,12 +87,12 @@ func Open(dataDir string, opts Options) (*Store, error) {
 		return nil, fmt.Errorf("meta: negative open timeout %s", opts.OpenTimeout)
 	}
 	path := Path(dataDir)
-	if opts.ReadOnly {
+	_, statErr := os.Stat(path)
+	if opts.ReadOnly && statErr != nil {
 		// Inspecting a data dir must not create meta.db: say it is missing.
-		if _, err := os.Stat(path); err != nil {
-			return nil, fmt.Errorf("meta: %w", err)
-		}
+		return nil, fmt.Errorf("meta: %w", statErr)
 	}
+	created := errors.Is(statErr, fs.ErrNotExist)
 	timeout := opts.OpenTimeout
 	if timeout == 0 {
 		timeout = time.Nanosecond // one attempt: bbolt treats 0 as forever
@@ -110,6 +113,14 @@ func Open(dataDir string, opts Options) (*Store, error) {
 	if err := s.init(); err != nil {
 		db.Close()
 		return nil, err
+	}
+	if created {
+		// A new file's directory entry is durable only once the
+		// directory is synced.
+		if err := fsutil.SyncDir(dataDir); err != nil {
+			db.Close()
+			return nil, fmt.Errorf("meta: %w", err)
+		}
 	}
 	return s, nil
 }
@@ -136,6 +147,10 @@ func (s *Store) init() error {
 		return err
 	})
 	if err != nil {
+		if s.opts.ReadOnly && errors.Is(err, ErrCorrupt) {
+			// Let inspection open it: Check reports the version.
+			return nil
+		}
 		return err
 	}
 	if version > SchemaVersion {

@@ -188,6 +188,18 @@ func TestSchemaVersionGarbageIsCorrupt(t *testing.T) {
 	if !errors.As(err, &ce) || !errors.Is(err, ErrCorrupt) || ce.Bucket != BucketSchema || ce.Key != keySchemaVersion {
 		t.Fatalf("open with garbage version: %v, want CorruptError at schema/version", err)
 	}
+	// Read-only inspection still opens it, and Check names the problem.
+	opts := DefaultOptions()
+	opts.ReadOnly = true
+	r, err := Open(dir, opts)
+	if err != nil {
+		t.Fatalf("read-only open with garbage version: %v", err)
+	}
+	defer r.Close()
+	problems, err := r.Check()
+	if err != nil || len(problems) != 1 || !errors.As(problems[0], &ce) || ce.Key != keySchemaVersion {
+		t.Fatalf("check: %v %v", problems, err)
+	}
 }
 
 func TestReadOnly(t *testing.T) {
