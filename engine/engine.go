@@ -1,0 +1,445 @@
+// Package engine is Pulse's storage facade: it owns one data directory
+// (locked against a second process), its metadata store, and the topics and
+// partition logs in it, and routes produces and reads to partitions.
+package engine
+
+import (
+	"encoding/json"
+	"errors"
+	"fmt"
+	"log/slog"
+	"os"
+	"path/filepath"
+	"sort"
+	"strconv"
+	"sync"
+	"time"
+
+	"github.com/pulselog/pulse/engine/codec"
+	"github.com/pulselog/pulse/engine/fsutil"
+	plog "github.com/pulselog/pulse/engine/log"
+	"github.com/pulselog/pulse/engine/recovery"
+	"github.com/pulselog/pulse/meta"
+)
+
+// Engine is an open data directory. All methods are safe for concurrent use.
+type Engine struct {
+	opts Options
+	lock *fsutil.DirLock
+	meta *meta.Store
+
+	// mu guards topics, reports, problems and closed. It is held for
+	// reading on every produce and read, for writing while a topic is
+	// created or deleted.
+	mu       sync.RWMutex
+	topics   map[string]*topic
+	reports  map[string]recovery.Report // by "topic/partition"
+	problems []string                   // what startup found inconsistent, and what it did
+	closed   bool
+
+	bg sync.WaitGroup // background work that Close waits for
+}
+
+// topic is one open topic.
+type topic struct {
+	name      string
+	createdAt time.Time
+	parts     []*plog.Log
+	part      partitioner
+
+	// cfgMu guards cfg, which AlterTopic may change while the topic serves.
+	cfgMu sync.Mutex
+	cfg   TopicConfig
+}
+
+// config returns the topic's current configuration.
+func (t *topic) config() TopicConfig {
+	t.cfgMu.Lock()
+	defer t.cfgMu.Unlock()
+	return t.cfg
+}
+
+// Open opens (creating if needed) the data directory opts.Dir: takes its
+// LOCK, opens meta.db, finishes interrupted topic deletes, reconciles
+// meta.db with the partition directories on disk, and recovers every
+// partition. A second process on the same directory gets ErrLocked.
+func Open(opts Options) (*Engine, error) {
+	opts = opts.withDefaults()
+	if opts.Dir == "" {
+		return nil, errors.New("engine: no data directory given")
+	}
+	if err := os.MkdirAll(filepath.Join(opts.Dir, topicsDir), 0o755); err != nil {
+		return nil, fmt.Errorf("data directory %s: %w", opts.Dir, err)
+	}
+	lock, err := fsutil.Lock(opts.Dir)
+	if err != nil {
+		if errors.Is(err, fsutil.ErrLocked) {
+			return nil, fmt.Errorf("%w: %w", ErrLocked, err)
+		}
+		return nil, fmt.Errorf("data directory %s: %w", opts.Dir, err)
+	}
+	store, err := meta.Open(opts.Dir, meta.DefaultOptions())
+	if err != nil {
+		lock.Unlock()
+		return nil, fmt.Errorf("data directory %s: %w", opts.Dir, err)
+	}
+	e := &Engine{opts: opts, lock: lock, meta: store, topics: map[string]*topic{}, reports: map[string]recovery.Report{}}
+	if err := e.load(); err != nil {
+		e.closeAll()
+		return nil, err
+	}
+	return e, nil
+}
+
+const topicsDir = "topics"
+
+func (o Options) withDefaults() Options {
+	d := DefaultOptions(o.Dir)
+	if o.FlushBytes <= 0 {
+		o.FlushBytes = d.FlushBytes
+	}
+	if o.FlushRecords <= 0 {
+		o.FlushRecords = d.FlushRecords
+	}
+	if o.FlushInterval <= 0 {
+		o.FlushInterval = d.FlushInterval
+	}
+	if o.SyncInterval <= 0 {
+		o.SyncInterval = d.SyncInterval
+	}
+	if o.SyncBytes <= 0 {
+		o.SyncBytes = d.SyncBytes
+	}
+	if o.IndexIntervalBytes <= 0 {
+		o.IndexIntervalBytes = d.IndexIntervalBytes
+	}
+	if o.HWMInterval <= 0 {
+		o.HWMInterval = d.HWMInterval
+	}
+	if o.HiddenTail == "" {
+		o.HiddenTail = d.HiddenTail
+	}
+	if o.Logger == nil {
+		o.Logger = slog.New(slog.DiscardHandler)
+	}
+	return o
+}
+
+// Dir is the data directory.
+func (e *Engine) Dir() string { return e.opts.Dir }
+
+// Meta is the metadata store.
+func (e *Engine) Meta() *meta.Store { return e.meta }
+
+// partitionDir is where partition p of topic keeps its files.
+func (e *Engine) partitionDir(topic string, p int) string {
+	return filepath.Join(e.opts.Dir, topicsDir, topic, fmt.Sprintf("p%05d", p))
+}
+
+// load finishes interrupted deletes, reconciles meta.db with the disk and
+// opens every active topic.
+func (e *Engine) load() error {
+	stored, err := e.meta.ListTopics()
+	if err != nil {
+		return fmt.Errorf("data directory %s: %w", e.opts.Dir, err)
+	}
+	var active []meta.Topic
+	for _, t := range stored {
+		if t.State == meta.TopicDeleting {
+			if err := e.finishDelete(t.Name); err != nil {
+				return err
+			}
+			e.problems = append(e.problems, fmt.Sprintf("topic %s: finished a delete interrupted by a crash", t.Name))
+			continue
+		}
+		active = append(active, t)
+	}
+	disk, err := e.scanDisk()
+	if err != nil {
+		return err
+	}
+	for _, m := range meta.Reconcile(active, disk) {
+		if m.Kind == meta.OrphanTopicDir && e.holdsNoData(m.Topic) {
+			// A create interrupted before its meta.db commit leaves
+			// empty partition directories and nothing else.
+			if err := os.RemoveAll(filepath.Join(e.opts.Dir, topicsDir, m.Topic)); err != nil {
+				return fmt.Errorf("topic directory %s: %w", m.Topic, err)
+			}
+			e.problems = append(e.problems, fmt.Sprintf("topic directory %s: removed, empty, left by an interrupted create", m.Topic))
+			continue
+		}
+		e.problems = append(e.problems, describeMismatch(m))
+	}
+	for _, p := range e.problems {
+		e.opts.Logger.Warn("data directory", "dir", e.opts.Dir, "found", p)
+	}
+
+	type job struct {
+		t *topic
+		p int
+	}
+	var jobs []job
+	for _, mt := range active {
+		cfg := DefaultTopicConfig()
+		if err := json.Unmarshal(mt.Config, &cfg); err != nil {
+			return fmt.Errorf("topic %s: stored config: %w", mt.Name, err)
+		}
+		cfg.Partitions = mt.Partitions
+		t := &topic{name: mt.Name, cfg: cfg, createdAt: mt.CreatedAt, parts: make([]*plog.Log, mt.Partitions)}
+		e.topics[mt.Name] = t
+		for p := range mt.Partitions {
+			jobs = append(jobs, job{t, p})
+		}
+	}
+	// Partitions recover in parallel: each is independent, and a data dir
+	// with hundreds of partitions should open in a blink.
+	errs := make([]error, len(jobs))
+	sem := make(chan struct{}, 8)
+	var wg sync.WaitGroup
+	for i, j := range jobs {
+		wg.Add(1)
+		sem <- struct{}{}
+		go func() {
+			defer wg.Done()
+			defer func() { <-sem }()
+			j.t.parts[j.p], errs[i] = e.openPartition(j.t.name, j.p, j.t.cfg)
+		}()
+	}
+	wg.Wait()
+	if err := errors.Join(errs...); err != nil {
+		return err
+	}
+	for _, j := range jobs {
+		r := j.t.parts[j.p].Report()
+		e.reports[r.Name()] = r
+	}
+	e.storeReports()
+	return nil
+}
+
+// describeMismatch says what startup found and what Pulse does about it.
+func describeMismatch(m meta.Mismatch) string {
+	switch m.Kind {
+	case meta.MissingTopicDir, meta.MissingPartitionDirs:
+		return fmt.Sprintf("topic %s: partition directories %v missing on disk; they start empty", m.Topic, m.Partitions)
+	case meta.ExtraPartitionDirs:
+		return fmt.Sprintf("topic %s: partition directories %v beyond its %d partitions; left untouched, not served", m.Topic, m.Partitions, m.Want)
+	case meta.OrphanTopicDir:
+		return fmt.Sprintf("topic directory %s is not in meta.db; left untouched, not served (create the topic to adopt it)", m.Topic)
+	}
+	return fmt.Sprintf("topic %s: %s", m.Topic, m.Kind)
+}
+
+// scanDisk lists the partition directories under topics/.
+func (e *Engine) scanDisk() (map[string][]int, error) {
+	root := filepath.Join(e.opts.Dir, topicsDir)
+	ents, err := os.ReadDir(root)
+	if err != nil {
+		return nil, fmt.Errorf("data directory %s: %w", e.opts.Dir, err)
+	}
+	disk := map[string][]int{}
+	for _, te := range ents {
+		if !te.IsDir() || ValidateTopicName(te.Name()) != nil {
+			continue
+		}
+		parts := []int{}
+		pents, err := os.ReadDir(filepath.Join(root, te.Name()))
+		if err != nil {
+			return nil, fmt.Errorf("topic directory %s: %w", te.Name(), err)
+		}
+		for _, pe := range pents {
+			if p, ok := parsePartitionDir(pe.Name()); ok && pe.IsDir() {
+				parts = append(parts, p)
+			}
+		}
+		disk[te.Name()] = parts
+	}
+	return disk, nil
+}
+
+// holdsNoData reports whether the directory of topic name contains nothing
+// but empty directories.
+func (e *Engine) holdsNoData(name string) bool {
+	empty := true
+	filepath.WalkDir(filepath.Join(e.opts.Dir, topicsDir, name), func(_ string, d os.DirEntry, err error) error {
+		if err != nil || !d.IsDir() {
+			empty = false
+			return filepath.SkipAll
+		}
+		return nil
+	})
+	return empty
+}
+
+func parsePartitionDir(name string) (int, bool) {
+	if len(name) != 6 || name[0] != 'p' {
+		return 0, false
+	}
+	p, err := strconv.Atoi(name[1:])
+	return p, err == nil && p >= 0
+}
+
+// openPartition creates (if needed) and recovers one partition directory.
+func (e *Engine) openPartition(topicName string, p int, cfg TopicConfig) (*plog.Log, error) {
+	dir := e.partitionDir(topicName, p)
+	if err := os.MkdirAll(dir, 0o755); err != nil {
+		return nil, fmt.Errorf("topic %s partition %d: %w", topicName, p, err)
+	}
+	c, _ := codec.ParseCodec(cfg.Codec)
+	return plog.Open(dir, plog.Options{
+		Topic:              topicName,
+		Partition:          p,
+		Codec:              c,
+		SegmentMaxBytes:    cfg.SegmentMaxBytes,
+		IndexIntervalBytes: e.opts.IndexIntervalBytes,
+		FlushBytes:         e.opts.FlushBytes,
+		FlushRecords:       e.opts.FlushRecords,
+		FlushInterval:      e.opts.FlushInterval,
+		SyncMode:           plog.SyncMode(cfg.SyncMode),
+		SyncInterval:       e.opts.SyncInterval,
+		SyncBytes:          e.opts.SyncBytes,
+		HWMInterval:        e.opts.HWMInterval,
+		HiddenTail:         string(e.opts.HiddenTail),
+		Logger:             e.opts.Logger,
+	})
+}
+
+// storeReports saves the recovery reports of this open in meta.db, in the
+// background so that opening never waits for hundreds of synced commits.
+func (e *Engine) storeReports() {
+	reports := make([]recovery.Report, 0, len(e.reports))
+	for _, r := range e.reports {
+		reports = append(reports, r)
+	}
+	e.bg.Add(1)
+	go func() {
+		defer e.bg.Done()
+		for _, r := range reports {
+			data, err := json.Marshal(r)
+			if err == nil {
+				err = e.meta.PutReport(ReportRecovery, r.Topic, r.Partition, data)
+			}
+			if err != nil {
+				e.opts.Logger.Error("store recovery report", "partition", r.Name(), "err", err)
+			}
+		}
+	}()
+}
+
+// ReportRecovery is the meta.db report kind of recovery reports.
+const ReportRecovery = "recovery"
+
+// RecoveryReports returns the recovery report of every partition opened by
+// this engine, sorted by topic and partition.
+func (e *Engine) RecoveryReports() []recovery.Report {
+	e.mu.RLock()
+	defer e.mu.RUnlock()
+	out := make([]recovery.Report, 0, len(e.reports))
+	for _, r := range e.reports {
+		out = append(out, r)
+	}
+	sort.Slice(out, func(i, j int) bool {
+		if out[i].Topic != out[j].Topic {
+			return out[i].Topic < out[j].Topic
+		}
+		return out[i].Partition < out[j].Partition
+	})
+	return out
+}
+
+// Problems lists what opening found inconsistent between meta.db and the
+// disk, and what was done about each.
+func (e *Engine) Problems() []string {
+	e.mu.RLock()
+	defer e.mu.RUnlock()
+	return append([]string(nil), e.problems...)
+}
+
+// Close flushes and fsyncs every partition, persists HWMs and snapshots,
+// closes meta.db and releases the data directory.
+func (e *Engine) Close() error {
+	e.mu.Lock()
+	if e.closed {
+		e.mu.Unlock()
+		return ErrClosed
+	}
+	e.closed = true
+	e.mu.Unlock()
+	return e.closeAll()
+}
+
+func (e *Engine) closeAll() error {
+	var (
+		mu   sync.Mutex
+		errs []error
+		wg   sync.WaitGroup
+	)
+	for _, t := range e.topics {
+		for _, l := range t.parts {
+			if l == nil {
+				continue
+			}
+			wg.Add(1)
+			go func() {
+				defer wg.Done()
+				if err := l.Close(); err != nil {
+					mu.Lock()
+					errs = append(errs, err)
+					mu.Unlock()
+				}
+			}()
+		}
+	}
+	wg.Wait()
+	e.bg.Wait()
+	if err := e.meta.Close(); err != nil {
+		errs = append(errs, err)
+	}
+	if err := e.lock.Unlock(); err != nil {
+		errs = append(errs, err)
+	}
+	return errors.Join(errs...)
+}
+
+// partition returns partition p of topic name.
+func (e *Engine) partition(name string, p int) (*plog.Log, error) {
+	t, err := e.topic(name)
+	if err != nil {
+		return nil, err
+	}
+	if p < 0 || p >= len(t.parts) {
+		return nil, fmt.Errorf("%w: topic %s has %d partitions, asked for %d", ErrPartitionOutOfRange, name, len(t.parts), p)
+	}
+	return t.parts[p], nil
+}
+
+func (e *Engine) topic(name string) (*topic, error) {
+	e.mu.RLock()
+	defer e.mu.RUnlock()
+	if e.closed {
+		return nil, ErrClosed
+	}
+	t, ok := e.topics[name]
+	if !ok {
+		if err := ValidateTopicName(name); err != nil {
+			return nil, err
+		}
+		return nil, fmt.Errorf("%w: %s", ErrTopicNotFound, name)
+	}
+	return t, nil
+}
+
+// mapLogErr translates partition-log errors to the engine's sentinels.
+func mapLogErr(err error) error {
+	switch {
+	case err == nil:
+		return nil
+	case errors.Is(err, plog.ErrRecordTooLarge):
+		return fmt.Errorf("%w: %w", ErrRecordTooLarge, err)
+	case errors.Is(err, plog.ErrOffsetOutOfRange):
+		return fmt.Errorf("%w: %w", ErrOffsetOutOfRange, err)
+	case errors.Is(err, plog.ErrClosed):
+		return fmt.Errorf("%w: %w", ErrClosed, err)
+	}
+	return err
+}

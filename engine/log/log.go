@@ -1,0 +1,458 @@
+// Package log is one partition of a Pulse topic: a sequence of segments, an
+// append buffer drained by a flusher into batches, group commit, the
+// high-watermark (HWM), long-poll notification and cached reads.
+//
+// Concurrency contract: any number of goroutines may call Append, Read,
+// NotifyC and the accessors at once. Two goroutines belong to the log: the
+// writer drains the append buffer into batches and writes them to the active
+// segment; the syncer fsyncs what was written, re-reads and CRC-verifies it,
+// advances the HWM and acknowledges strict appends. The writer keeps writing
+// the next batches while the syncer waits on fsync, so many producers cost
+// about one fsync per drain.
+package log
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"sync"
+	"sync/atomic"
+	"time"
+
+	"github.com/pulselog/pulse/engine/codec"
+	"github.com/pulselog/pulse/engine/recovery"
+	"github.com/pulselog/pulse/engine/segment"
+)
+
+// Log is one partition log. See the package comment for its concurrency contract.
+type Log struct {
+	dir  string
+	opts Options
+
+	// mu guards the append buffer and everything assigned under it: the next
+	// offset, the last commit timestamp, the closed flag and the sticky error.
+	mu           sync.Mutex
+	pending      []*appendReq
+	pendingBytes int
+	nextOffset   int64 // next offset to assign, including buffered records
+	lastTS       int64 // last commit timestamp assigned (Unix ms)
+	closing      bool
+	failed       error // sticky: the first write, fsync or verify failure
+
+	wakeWriter chan struct{} // cap 1: the append buffer has records
+	wakeSyncer chan struct{} // cap 1: written batches wait for fsync
+	stop       chan struct{} // closed by Close once the buffer is drained
+	done       sync.WaitGroup
+
+	// segMu guards segs. The writer takes it for writing to add a segment;
+	// retention and compaction take it to remove or swap one; readers hold it
+	// for reading only while they pick a segment.
+	segMu  sync.RWMutex
+	segs   []*segState
+	nextID uint64 // segment identities for cache keys, guarded by segMu
+
+	// wmu guards the written-but-not-durable state shared by writer and syncer.
+	wmu         sync.Mutex
+	written     int64         // offset after the last batch written to the OS
+	unverified  []pendingSync // batches written since the last fsync
+	syncWaiters []*appendReq  // strict appends waiting for their batches to be durable
+	unsynced    int64         // bytes written since the last fsync
+	lastSync    time.Time
+
+	// syncMu serialises fsync+verify passes (syncer, roll, Sync, Close).
+	syncMu sync.Mutex
+
+	hwm      atomic.Int64 // exclusive bound of what readers may see
+	durable  atomic.Int64 // offset after the last fsynced, verified batch
+	logStart atomic.Int64
+
+	// notifyMu guards notifyC and watched.
+	notifyMu sync.Mutex
+	notifyC  chan struct{} // closed and replaced on every HWM advance
+	watched  bool          // NotifyC was called since the last advance
+
+	// hwmMu guards the persisted hwm bookkeeping.
+	hwmMu        sync.Mutex
+	persistedHWM int64
+	persistedAt  time.Time
+
+	syncPasses atomic.Int64 // sync passes that made new batches durable
+
+	report   recovery.Report
+	corrupt  corruptSet
+	skipped  atomic.Int64 // records skipped by reads because they sit in corrupt ranges
+	cache    *readCache
+	degraded atomic.Bool
+
+	maint maintState // retention and compaction passes, see maintenance.go
+}
+
+// segState is one segment and what the log tracks about it.
+type segState struct {
+	seg     *segment.Segment
+	id      uint64
+	durable atomic.Int64 // bytes fsynced and verified; readers never read past it
+	stats   segStats     // for Segments(); guarded by its own mutex
+}
+
+// appendReq is one Append call waiting for its acknowledgement.
+type appendReq struct {
+	recs   []codec.Record // offsets and timestamps assigned
+	bytes  int
+	strict bool
+	end    int64      // offset after the last record
+	done   chan error // buffered(1): nil once the sync mode's promise holds
+}
+
+// pendingSync is a batch written to the OS and not yet fsynced and verified.
+type pendingSync struct {
+	st  *segState
+	pos int64
+	len int64
+	end int64 // offset after the batch
+}
+
+// Open recovers the partition in dir (see package recovery) and starts its
+// writer and syncer.
+func Open(dir string, opts Options) (*Log, error) {
+	opts = opts.withDefaults()
+	res, err := recovery.Run(dir, recovery.Options{
+		Topic:              opts.Topic,
+		Partition:          opts.Partition,
+		IndexIntervalBytes: opts.IndexIntervalBytes,
+		HiddenTail:         opts.HiddenTail,
+	})
+	if err != nil {
+		return nil, fmt.Errorf("partition %s: %w", dir, err)
+	}
+	l := &Log{
+		dir:        dir,
+		opts:       opts,
+		wakeWriter: make(chan struct{}, 1),
+		wakeSyncer: make(chan struct{}, 1),
+		stop:       make(chan struct{}),
+		notifyC:    make(chan struct{}),
+		report:     res.Report,
+		cache:      newReadCache(opts.CacheBatches),
+		lastSync:   time.Now(),
+	}
+	for _, s := range res.Segments {
+		st := l.newSegState(s)
+		st.durable.Store(s.Size())
+		l.segs = append(l.segs, st)
+	}
+	if len(l.segs) == 0 {
+		return nil, fmt.Errorf("partition %s: recovery returned no segment", dir)
+	}
+	l.corrupt.add(res.Corrupt...)
+	l.degraded.Store(len(res.Corrupt) > 0)
+	l.nextOffset = res.LEO
+	l.written = res.LEO
+	l.durable.Store(res.LEO)
+	l.hwm.Store(res.HWM)
+	l.logStart.Store(l.segs[0].seg.Base())
+	l.persistedHWM = res.HWM
+	l.persistedAt = time.Now()
+	l.lastTS = l.lastTimestamp()
+	if res.Report.NeedsWork() {
+		opts.Logger.Warn("recovery", "partition", res.Report.Name(), "summary", res.Report.Summary())
+	}
+
+	l.done.Add(2)
+	go l.writeLoop()
+	go l.syncLoop()
+	return l, nil
+}
+
+func (l *Log) newSegState(s *segment.Segment) *segState {
+	l.nextID++
+	return &segState{seg: s, id: l.nextID}
+}
+
+// Dir is the partition directory.
+func (l *Log) Dir() string { return l.dir }
+
+// HWM is the high-watermark: readers see offsets below it.
+func (l *Log) HWM() int64 { return l.hwm.Load() }
+
+// LEO is the log end offset: the offset after the last batch written.
+func (l *Log) LEO() int64 {
+	l.wmu.Lock()
+	defer l.wmu.Unlock()
+	return l.written
+}
+
+// LogStart is the first offset still stored.
+func (l *Log) LogStart() int64 { return l.logStart.Load() }
+
+// Degraded reports whether the log holds corrupt ranges that reads skip.
+func (l *Log) Degraded() bool { return l.degraded.Load() }
+
+// SkippedRecords counts the records reads skipped over corrupt ranges.
+func (l *Log) SkippedRecords() int64 { return l.skipped.Load() }
+
+// CorruptRanges returns the corrupt ranges known to the log.
+func (l *Log) CorruptRanges() []recovery.CorruptRange { return l.corrupt.list() }
+
+// Report is the recovery report of the open that produced l.
+func (l *Log) Report() recovery.Report { return l.report }
+
+// Options returns the options l runs with.
+func (l *Log) Options() Options { return l.opts }
+
+// NotifyC returns a channel that is closed at the next HWM advance. Take it
+// before reading, then wait on it if the read came back empty: an advance
+// between the read and the wait closes the channel already held.
+func (l *Log) NotifyC() <-chan struct{} {
+	l.notifyMu.Lock()
+	defer l.notifyMu.Unlock()
+	if !l.watched {
+		l.watched = true
+		// In interval mode a waiting reader makes the syncer fsync what
+		// was written, so it becomes visible without waiting for the timer.
+		if l.opts.SyncMode == SyncInterval {
+			l.kick(l.wakeSyncer)
+		}
+	}
+	return l.notifyC
+}
+
+// advanceHWM moves the HWM forward to end (never back) and wakes readers.
+func (l *Log) advanceHWM(end int64) {
+	for {
+		cur := l.hwm.Load()
+		if end <= cur {
+			return
+		}
+		if l.hwm.CompareAndSwap(cur, end) {
+			break
+		}
+	}
+	l.notifyMu.Lock()
+	close(l.notifyC)
+	l.notifyC = make(chan struct{})
+	l.watched = false
+	l.notifyMu.Unlock()
+}
+
+func (l *Log) watching() bool {
+	l.notifyMu.Lock()
+	defer l.notifyMu.Unlock()
+	return l.watched
+}
+
+// kick wakes a loop without blocking.
+func (l *Log) kick(c chan struct{}) {
+	select {
+	case c <- struct{}{}:
+	default:
+	}
+}
+
+// Sync drains the append buffer, fsyncs and verifies everything written and
+// advances the HWM over it.
+func (l *Log) Sync() error {
+	req, err := l.enqueue(nil, true)
+	if err != nil {
+		return err
+	}
+	return <-req.done
+}
+
+// Close drains the append buffer, makes everything durable, persists the
+// HWM and the recovery snapshot, and closes the segment files. Appends after
+// Close fail with ErrClosed.
+func (l *Log) Close() error {
+	l.mu.Lock()
+	if l.closing {
+		l.mu.Unlock()
+		return ErrClosed
+	}
+	l.closing = true
+	l.mu.Unlock()
+	l.kick(l.wakeWriter)
+	close(l.stop)
+	l.done.Wait()
+
+	var errs []error
+	if err := l.syncNow(); err != nil {
+		errs = append(errs, err)
+	}
+	l.failAll(ErrClosed)
+	if l.failedErr() == nil {
+		if err := l.persistHWM(true); err != nil {
+			errs = append(errs, err)
+		}
+		if err := l.writeSnapshot(); err != nil {
+			errs = append(errs, err)
+		}
+	}
+	l.segMu.Lock()
+	for _, st := range l.segs {
+		if err := st.seg.Close(); err != nil {
+			errs = append(errs, err)
+		}
+	}
+	l.segMu.Unlock()
+	l.closeRetired(true)
+	return errors.Join(errs...)
+}
+
+func (l *Log) failedErr() error {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	return l.failed
+}
+
+// fail makes err the log's sticky error and fails every waiting append.
+func (l *Log) fail(err error) {
+	l.mu.Lock()
+	if l.failed == nil {
+		l.failed = fmt.Errorf("%w: %w", ErrFailed, err)
+		l.opts.Logger.Error("partition failed", "dir", l.dir, "err", err)
+	}
+	l.mu.Unlock()
+	l.failAll(l.failedErr())
+}
+
+// failAll fails every append still waiting, buffered or written.
+func (l *Log) failAll(err error) {
+	l.mu.Lock()
+	pending := l.pending
+	l.pending = nil
+	l.pendingBytes = 0
+	l.mu.Unlock()
+	l.wmu.Lock()
+	waiters := l.syncWaiters
+	l.syncWaiters = nil
+	l.wmu.Unlock()
+	for _, r := range append(pending, waiters...) {
+		r.done <- err
+	}
+}
+
+// persistHWM writes the hwm file if the HWM moved and the last write is
+// older than HWMInterval (or force is set).
+func (l *Log) persistHWM(force bool) error {
+	l.hwmMu.Lock()
+	defer l.hwmMu.Unlock()
+	h := l.hwm.Load()
+	if h == l.persistedHWM || (!force && time.Since(l.persistedAt) < l.opts.HWMInterval) {
+		return nil
+	}
+	if err := recovery.WriteHWM(l.dir, h); err != nil {
+		return fmt.Errorf("partition %s: persist hwm: %w", l.dir, err)
+	}
+	l.persistedHWM = h
+	l.persistedAt = time.Now()
+	return nil
+}
+
+// writeSnapshot records the durable state of the active segment.
+func (l *Log) writeSnapshot() error {
+	l.segMu.RLock()
+	active := l.segs[len(l.segs)-1]
+	l.segMu.RUnlock()
+	end := l.durable.Load()
+	snap := recovery.Snapshot{
+		LEO:        end,
+		ActiveBase: active.seg.Base(),
+		ActiveSize: active.durable.Load(),
+		ActiveNext: end,
+	}
+	if err := recovery.WriteSnapshot(l.dir, snap); err != nil {
+		return fmt.Errorf("partition %s: write snapshot: %w", l.dir, err)
+	}
+	return nil
+}
+
+// lastTimestamp is the last commit timestamp stored, so timestamps stay
+// monotonic across restarts.
+func (l *Log) lastTimestamp() int64 {
+	var last int64
+	for i := len(l.segs) - 1; i >= 0 && last == 0; i-- {
+		st := l.segs[i]
+		_ = scanHeaders(st.seg, st.seg.Lookup(st.seg.Base()+(1<<62)), st.durable.Load(), func(_ int64, h codec.BatchHeader) bool {
+			last = max(last, h.LastTimestamp)
+			return true
+		})
+	}
+	return last
+}
+
+// Append adds recs to the log as one contiguous run of offsets and waits
+// until the sync mode's promise holds: fsynced and verified (every-write) or
+// written to the OS (interval). It returns the first offset and the commit
+// timestamp shared by all of recs. Offset and Timestamp of recs are ignored.
+// If ctx ends first, Append returns its error and the records may or may not
+// have been stored.
+func (l *Log) Append(ctx context.Context, recs []codec.Record) (base int64, ts int64, err error) {
+	if len(recs) == 0 {
+		return 0, 0, fmt.Errorf("%w: no records", ErrInvalid)
+	}
+	req, err := l.enqueue(recs, l.opts.SyncMode == SyncEveryWrite)
+	if err != nil {
+		return 0, 0, err
+	}
+	select {
+	case err = <-req.done:
+	case <-ctx.Done():
+		return 0, 0, ctx.Err()
+	}
+	if err != nil {
+		return 0, 0, err
+	}
+	return req.recs[0].Offset, req.recs[0].Timestamp, nil
+}
+
+// enqueue assigns offsets and a commit timestamp to recs under the writer
+// lock and hands them to the writer. A nil recs is a barrier: it is acked
+// once everything enqueued before it is durable.
+func (l *Log) enqueue(recs []codec.Record, strict bool) (*appendReq, error) {
+	size := 0
+	for i := range recs {
+		n := recordSize(&recs[i])
+		if n > l.opts.MaxRecordBytes {
+			return nil, fmt.Errorf("%w: record %d is %d bytes encoded, the limit is %d", ErrRecordTooLarge, i, n, l.opts.MaxRecordBytes)
+		}
+		size += n
+	}
+	req := &appendReq{bytes: size, strict: strict, done: make(chan error, 1)}
+	l.mu.Lock()
+	if l.failed != nil {
+		err := l.failed
+		l.mu.Unlock()
+		return nil, err
+	}
+	if l.closing {
+		l.mu.Unlock()
+		return nil, ErrClosed
+	}
+	ts := max(time.Now().UnixMilli(), l.lastTS)
+	l.lastTS = ts
+	if len(recs) > 0 {
+		owned := make([]codec.Record, len(recs))
+		copy(owned, recs)
+		for i := range owned {
+			owned[i].Offset = l.nextOffset + int64(i)
+			owned[i].Timestamp = ts
+		}
+		req.recs = owned
+		l.nextOffset += int64(len(recs))
+	}
+	req.end = l.nextOffset
+	l.pending = append(l.pending, req)
+	l.pendingBytes += size
+	l.mu.Unlock()
+	l.kick(l.wakeWriter)
+	return req, nil
+}
+
+// recordSize is the encoded size of r inside a batch's records section.
+func recordSize(r *codec.Record) int {
+	n := 4 + 1 + 4 + 4 + 4 + len(r.Key) + 4 + len(r.Value) + 4
+	for _, h := range r.Headers {
+		n += 8 + len(h.Key) + len(h.Value)
+	}
+	return n
+}

@@ -1,0 +1,307 @@
+package log
+
+import (
+	"errors"
+	"fmt"
+	"io/fs"
+	"os"
+	"sync"
+	"sync/atomic"
+	"time"
+
+	"github.com/pulselog/pulse/engine/fsutil"
+	"github.com/pulselog/pulse/engine/segment"
+)
+
+// This file holds the hooks retention (engine/retention) and compaction
+// (engine/compact) use to delete and replace sealed segments.
+//
+// # Locking
+//
+// A maintenance pass runs between BeginMaintenance and Pass.End and holds
+// the log's maintenance lock (maintState.mu) the whole time, so retention and
+// compaction of one partition never overlap: a segment can never be trimmed
+// away while a compaction is rewriting it. Every change to the segment list
+// (TrimOldest, RemoveSegment, SwapSegment) additionally takes segMu for
+// writing, as log.go's contract says; the writer only ever appends to the
+// active segment and a roll only adds one, so neither conflicts with a pass,
+// and the active segment is never touched.
+//
+// # Readers in flight
+//
+// Read, Segments and OffsetForTimestamp pick a *segState under segMu and then
+// use its segment without the lock. A pass therefore never closes a file a
+// reader may still hold: a trimmed segment's files are unlinked and a swapped
+// segment's files are renamed over, but the old descriptors stay open on the
+// old inodes, so a reader that picked the old segState keeps reading exactly
+// the bytes its in-memory index describes (the old, still consistent data).
+// The old segment is retired: it is closed by the first pass that begins at
+// least retireGrace after it was retired, or by Close. A read is bounded by
+// its byte and record limits and finishes in far less than retireGrace. Its
+// read-cache entries are dropped under segMu when it leaves the list, and the
+// segment that replaces it has a new identity, so no stale entry is ever hit.
+
+// retireGrace is how long a segment taken out of the list by a pass stays
+// open for readers that picked it before.
+const retireGrace = time.Minute
+
+// Errors of the maintenance hooks, matched with errors.Is.
+var (
+	// ErrNoSegment: the sealed segment a hook names is not in the log (a
+	// concurrent change removed it, or it never existed).
+	ErrNoSegment = errors.New("no such sealed segment")
+	// ErrActiveSegment: a hook was asked to change the active segment,
+	// which only the writer touches.
+	ErrActiveSegment = errors.New("the active segment is never trimmed or rewritten")
+	// ErrNotOldest: TrimOldest was given a segment that is not the oldest.
+	ErrNotOldest = errors.New("segment is not the oldest")
+	// ErrPassEnded: a hook was called on a Pass after End.
+	ErrPassEnded = errors.New("maintenance pass has ended")
+)
+
+// maintState is the maintenance side of a Log.
+type maintState struct {
+	// mu is the maintenance lock, held from BeginMaintenance to Pass.End.
+	mu         sync.Mutex
+	compacting atomic.Bool // a compaction pass holds mu
+
+	// retiredMu guards retired.
+	retiredMu sync.Mutex
+	retired   []retiredSegment
+}
+
+// retiredSegment is a segment taken out of the list, kept open for readers.
+type retiredSegment struct {
+	seg *segment.Segment
+	at  time.Time
+}
+
+// PassKind says what a maintenance pass does.
+type PassKind int
+
+const (
+	PassRetention PassKind = iota
+	PassCompaction
+)
+
+// Pass is one maintenance pass over the log. Its hooks may only be used by
+// the goroutine that began it, until End.
+type Pass struct {
+	l     *Log
+	kind  PassKind
+	ended bool
+}
+
+// BeginMaintenance waits until no other pass runs on l and starts one.
+// Compacting reports true while a PassCompaction pass runs.
+func (l *Log) BeginMaintenance(kind PassKind) *Pass {
+	l.maint.mu.Lock()
+	if kind == PassCompaction {
+		l.maint.compacting.Store(true)
+	}
+	l.closeRetired(false)
+	return &Pass{l: l, kind: kind}
+}
+
+// End finishes the pass and releases the maintenance lock. Calling it twice
+// is harmless.
+func (p *Pass) End() {
+	if p.ended {
+		return
+	}
+	p.ended = true
+	if p.kind == PassCompaction {
+		p.l.maint.compacting.Store(false)
+	}
+	p.l.maint.mu.Unlock()
+}
+
+// Compacting reports whether a compaction pass is running on the log.
+func (l *Log) Compacting() bool { return l.maint.compacting.Load() }
+
+// Log is the partition log the pass works on.
+func (p *Pass) Log() *Log { return p.l }
+
+// ActiveSegment describes the durable prefix of the active segment.
+type ActiveSegment struct {
+	Base int64
+	Path string
+	// Durable is the length of the prefix that is fsynced and verified: it
+	// ends on a batch boundary and its bytes never change.
+	Durable int64
+}
+
+// Active returns the active segment's durable prefix, for compaction's
+// dedupe pass. Appends may grow the segment (or roll a new one) while the
+// caller reads the prefix; the prefix itself stays as it is.
+func (p *Pass) Active() ActiveSegment {
+	p.l.segMu.RLock()
+	st := p.l.segs[len(p.l.segs)-1]
+	p.l.segMu.RUnlock()
+	return ActiveSegment{Base: st.seg.Base(), Path: st.seg.Path(), Durable: st.durable.Load()}
+}
+
+// Sealed describes the sealed segments, oldest first (Log.Segments without
+// the active one). Their files never change while the pass holds the
+// maintenance lock, so the caller may read them through Path.
+func (p *Pass) Sealed() ([]SegmentInfo, error) {
+	all, err := p.l.Segments()
+	if err != nil {
+		return nil, fmt.Errorf("partition %s: %w", p.l.dir, err)
+	}
+	return all[:len(all)-1], nil
+}
+
+// TrimOldest deletes the oldest segment, which must have base offset base
+// and be sealed (retention). Surviving offsets do not change; the log start
+// moves to the next segment's base and the recovery snapshot is rewritten.
+func (p *Pass) TrimOldest(base int64) error {
+	if p.ended {
+		return ErrPassEnded
+	}
+	l := p.l
+	l.segMu.RLock()
+	oldest := l.segs[0].seg.Base()
+	l.segMu.RUnlock()
+	if oldest != base {
+		return fmt.Errorf("partition %s: trim segment %d: %w (the oldest is %d)", l.dir, base, ErrNotOldest, oldest)
+	}
+	return p.remove(base)
+}
+
+// RemoveSegment deletes the sealed segment with base offset base, wherever
+// it is in the log: compaction uses it for a segment it emptied. Offsets
+// before and after it keep their meaning; reads pass over the gap. The
+// recovery snapshot is rewritten.
+func (p *Pass) RemoveSegment(base int64) error {
+	if p.ended {
+		return ErrPassEnded
+	}
+	return p.remove(base)
+}
+
+func (p *Pass) remove(base int64) error {
+	l := p.l
+	l.segMu.Lock()
+	i, err := l.sealedIndexLocked(base)
+	if err != nil {
+		l.segMu.Unlock()
+		return err
+	}
+	st := l.segs[i]
+	// The .log goes first: once it is gone the segment is gone for
+	// recovery too (segment.List lists .log files); an .index left by a
+	// crash right after is ignored.
+	if err := os.Remove(st.seg.Path()); err != nil && !errors.Is(err, fs.ErrNotExist) {
+		l.segMu.Unlock()
+		return fmt.Errorf("partition %s: delete segment %d: %w", l.dir, base, err)
+	}
+	ierr := os.Remove(st.seg.IndexPath())
+	if errors.Is(ierr, fs.ErrNotExist) {
+		ierr = nil
+	}
+	l.segs = append(l.segs[:i:i], l.segs[i+1:]...)
+	if i == 0 {
+		l.logStart.Store(l.segs[0].seg.Base())
+	}
+	l.cache.invalidate(st.id)
+	l.retire(st.seg)
+	l.segMu.Unlock()
+
+	if ierr != nil {
+		ierr = fmt.Errorf("partition %s: delete index of segment %d: %w", l.dir, base, ierr)
+	}
+	return errors.Join(ierr, fsutil.SyncDir(l.dir), l.writeSnapshot())
+}
+
+// SwapSegment replaces the sealed segment with base offset base by a
+// rewritten copy (seed 002 §8's copy-and-swap commit). tmpLog and tmpIndex
+// are complete, fsynced files in the partition directory whose names start
+// with fsutil.TempPrefix (recovery deletes them if a crash comes first). The
+// rewrite must hold the same offset range [base, next segment's base) with
+// fewer records.
+//
+// Under segMu it re-checks that the segment is still there, renames the data
+// file and then the index file over the originals, fsyncs the directory,
+// opens the new files and puts them in the old segment's place with a new
+// identity, dropping the old one's cache entries. A crash between the two
+// renames leaves new data under the old index, which recovery's per-entry
+// index check rejects and rebuilds from the data. On an error before the
+// data rename nothing changed and the caller still owns the temp files.
+func (p *Pass) SwapSegment(base int64, tmpLog, tmpIndex string) error {
+	if p.ended {
+		return ErrPassEnded
+	}
+	l := p.l
+	l.segMu.Lock()
+	defer l.segMu.Unlock()
+	i, err := l.sealedIndexLocked(base)
+	if err != nil {
+		return err
+	}
+	old := l.segs[i]
+	if err := os.Rename(tmpLog, old.seg.Path()); err != nil {
+		return fmt.Errorf("partition %s: swap segment %d: %w", l.dir, base, err)
+	}
+	// From here on the old segment keeps serving reads from its open
+	// descriptors whatever happens, so the log stays consistent in memory.
+	if err := os.Rename(tmpIndex, old.seg.IndexPath()); err != nil {
+		return fmt.Errorf("partition %s: swap segment %d: data replaced, index not (recovery rebuilds it): %w", l.dir, base, err)
+	}
+	if err := fsutil.SyncDir(l.dir); err != nil {
+		return fmt.Errorf("partition %s: swap segment %d: %w", l.dir, base, err)
+	}
+	seg, err := segment.Open(l.dir, base, segment.Options{IndexIntervalBytes: l.opts.IndexIntervalBytes})
+	if err != nil {
+		return fmt.Errorf("partition %s: swap segment %d: reopen: %w", l.dir, base, err)
+	}
+	if ierr := seg.IndexErr(); ierr != nil {
+		seg.Close()
+		return fmt.Errorf("partition %s: swap segment %d: rewritten index: %w", l.dir, base, ierr)
+	}
+	st := l.newSegState(seg)
+	st.durable.Store(seg.Size())
+	l.segs[i] = st
+	l.cache.invalidate(old.id)
+	l.retire(old.seg)
+	return nil
+}
+
+// sealedIndexLocked returns the position in l.segs of the sealed segment
+// with base offset base. The caller holds segMu.
+func (l *Log) sealedIndexLocked(base int64) (int, error) {
+	for i, st := range l.segs {
+		if st.seg.Base() != base {
+			continue
+		}
+		if i == len(l.segs)-1 {
+			return 0, fmt.Errorf("partition %s: segment %d: %w", l.dir, base, ErrActiveSegment)
+		}
+		return i, nil
+	}
+	return 0, fmt.Errorf("partition %s: segment %d: %w", l.dir, base, ErrNoSegment)
+}
+
+// retire keeps seg open for readers that may still hold it.
+func (l *Log) retire(seg *segment.Segment) {
+	l.maint.retiredMu.Lock()
+	defer l.maint.retiredMu.Unlock()
+	l.maint.retired = append(l.maint.retired, retiredSegment{seg: seg, at: time.Now()})
+}
+
+// closeRetired closes the retired segments older than retireGrace, or all
+// of them with all set (Close).
+func (l *Log) closeRetired(all bool) {
+	l.maint.retiredMu.Lock()
+	defer l.maint.retiredMu.Unlock()
+	kept := l.maint.retired[:0]
+	for _, r := range l.maint.retired {
+		if all || time.Since(r.at) >= retireGrace {
+			r.seg.Close() // unlinked or renamed over: nothing left to lose
+			continue
+		}
+		kept = append(kept, r)
+	}
+	clear(l.maint.retired[len(kept):])
+	l.maint.retired = kept
+}

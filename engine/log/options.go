@@ -1,0 +1,135 @@
+package log
+
+import (
+	"log/slog"
+	"time"
+
+	"github.com/pulselog/pulse/engine/codec"
+)
+
+// SyncMode says when an append is acknowledged (SPEC §4).
+type SyncMode string
+
+const (
+	// SyncEveryWrite acks an append only after the batch holding it was
+	// fsynced and re-read with a verified CRC. Concurrent appends share one
+	// batch and one fsync (group commit).
+	SyncEveryWrite SyncMode = "every-write"
+	// SyncInterval acks an append once it was written to the OS; fsync runs
+	// every SyncInterval or SyncBytes, on roll, on Close, on Sync, and as soon
+	// as a reader waits for new records (records become visible only once
+	// fsynced, in every mode).
+	SyncInterval SyncMode = "interval"
+)
+
+// Options configure one partition log. DefaultOptions documents the defaults.
+type Options struct {
+	// Topic and Partition label errors and the recovery report.
+	Topic     string
+	Partition int
+
+	// Codec compresses each batch's records section.
+	Codec codec.Codec // default zstd
+
+	// SegmentMaxBytes rolls the active segment once a batch would take it
+	// past this size.
+	SegmentMaxBytes int64 // default 64 MiB
+
+	// IndexIntervalBytes is the spacing of sparse index entries.
+	IndexIntervalBytes int // default 4 KiB
+
+	// FlushBytes and FlushRecords bound one batch: the flusher drains the
+	// append buffer whenever it is free, cutting what it drains into batches
+	// no larger than these.
+	FlushBytes   int // default 1 MiB
+	FlushRecords int // default 1000
+
+	// FlushInterval is how often an idle flusher wakes to run time-based
+	// work: interval-mode fsync and hwm persistence.
+	FlushInterval time.Duration // default 100ms
+
+	SyncMode     SyncMode      // default every-write
+	SyncInterval time.Duration // interval mode: fsync at least this often; default 1s
+	SyncBytes    int64         // interval mode: fsync once this much is unsynced; default 8 MiB
+
+	// HWMInterval bounds how far the persisted hwm file may lag the HWM.
+	HWMInterval time.Duration // default 1s
+
+	// HiddenTail is the recovery policy for records past the persisted HWM:
+	// "expose" (default) or "hide".
+	HiddenTail string
+
+	// MaxRecordBytes refuses a record whose encoding is larger.
+	MaxRecordBytes int // default 16 MiB
+
+	// CacheBatches is how many decoded batches reads keep cached.
+	CacheBatches int // default 64
+
+	// Logger receives recovery and failure lines. Nil discards.
+	Logger *slog.Logger
+}
+
+// DefaultOptions returns the options a partition runs with unless its
+// topic or the engine says otherwise.
+func DefaultOptions() Options {
+	return Options{
+		Codec:              codec.CodecZstd,
+		SegmentMaxBytes:    64 << 20,
+		IndexIntervalBytes: 4 << 10,
+		FlushBytes:         1 << 20,
+		FlushRecords:       1000,
+		FlushInterval:      100 * time.Millisecond,
+		SyncMode:           SyncEveryWrite,
+		SyncInterval:       time.Second,
+		SyncBytes:          8 << 20,
+		HWMInterval:        time.Second,
+		HiddenTail:         "expose",
+		MaxRecordBytes:     16 << 20,
+		CacheBatches:       64,
+	}
+}
+
+// withDefaults fills zero fields from DefaultOptions.
+func (o Options) withDefaults() Options {
+	d := DefaultOptions()
+	if o.SegmentMaxBytes <= 0 {
+		o.SegmentMaxBytes = d.SegmentMaxBytes
+	}
+	if o.IndexIntervalBytes <= 0 {
+		o.IndexIntervalBytes = d.IndexIntervalBytes
+	}
+	if o.FlushBytes <= 0 {
+		o.FlushBytes = d.FlushBytes
+	}
+	if o.FlushRecords <= 0 {
+		o.FlushRecords = d.FlushRecords
+	}
+	if o.FlushInterval <= 0 {
+		o.FlushInterval = d.FlushInterval
+	}
+	if o.SyncMode == "" {
+		o.SyncMode = d.SyncMode
+	}
+	if o.SyncInterval <= 0 {
+		o.SyncInterval = d.SyncInterval
+	}
+	if o.SyncBytes <= 0 {
+		o.SyncBytes = d.SyncBytes
+	}
+	if o.HWMInterval <= 0 {
+		o.HWMInterval = d.HWMInterval
+	}
+	if o.HiddenTail == "" {
+		o.HiddenTail = d.HiddenTail
+	}
+	if o.MaxRecordBytes <= 0 {
+		o.MaxRecordBytes = d.MaxRecordBytes
+	}
+	if o.CacheBatches <= 0 {
+		o.CacheBatches = d.CacheBatches
+	}
+	if o.Logger == nil {
+		o.Logger = slog.New(slog.DiscardHandler)
+	}
+	return o
+}

@@ -1,0 +1,278 @@
+package log
+
+import (
+	"errors"
+	"fmt"
+	"time"
+
+	"github.com/pulselog/pulse/engine/codec"
+	"github.com/pulselog/pulse/engine/segment"
+)
+
+// writeLoop is the writer goroutine: it drains the append buffer into
+// batches and writes them to the active segment until Close.
+func (l *Log) writeLoop() {
+	defer l.done.Done()
+	w := &batchWriter{l: l}
+	for {
+		select {
+		case <-l.wakeWriter:
+			w.drain()
+		case <-l.stop:
+			w.drain()
+			return
+		}
+	}
+}
+
+// batchWriter holds the writer goroutine's reusable buffers.
+type batchWriter struct {
+	l      *Log
+	buf    []byte
+	recs   []codec.Record
+	strict []*appendReq
+	lax    []*appendReq
+}
+
+// drain writes everything buffered, repeating until the buffer is empty.
+func (w *batchWriter) drain() {
+	l := w.l
+	for {
+		l.mu.Lock()
+		reqs := l.pending
+		l.pending = nil
+		l.pendingBytes = 0
+		failed := l.failed
+		l.mu.Unlock()
+		if len(reqs) == 0 {
+			return
+		}
+		if failed != nil {
+			for _, r := range reqs {
+				r.done <- failed
+			}
+			continue
+		}
+		if err := w.write(reqs); err != nil {
+			l.fail(err)
+			for _, r := range reqs {
+				select {
+				case r.done <- l.failedErr():
+				default: // already answered
+				}
+			}
+		}
+	}
+}
+
+// write cuts the records of reqs into batches of at most FlushRecords
+// records and FlushBytes bytes, writes them, then acks interval-mode
+// appends (written to the OS) and hands strict ones to the syncer.
+func (w *batchWriter) write(reqs []*appendReq) error {
+	l := w.l
+	w.recs = w.recs[:0]
+	bytes := 0
+	for _, r := range reqs {
+		for i := range r.recs {
+			n := recordSize(&r.recs[i])
+			if len(w.recs) > 0 && (len(w.recs) >= l.opts.FlushRecords || bytes+n > l.opts.FlushBytes) {
+				if err := w.writeBatch(); err != nil {
+					return err
+				}
+				bytes = 0
+			}
+			w.recs = append(w.recs, r.recs[i])
+			bytes += n
+		}
+	}
+	if len(w.recs) > 0 {
+		if err := w.writeBatch(); err != nil {
+			return err
+		}
+	}
+
+	w.strict, w.lax = w.strict[:0], w.lax[:0]
+	for _, r := range reqs {
+		if r.strict {
+			w.strict = append(w.strict, r)
+		} else {
+			w.lax = append(w.lax, r)
+		}
+	}
+	l.wmu.Lock()
+	l.syncWaiters = append(l.syncWaiters, w.strict...)
+	needSync := len(l.syncWaiters) > 0 ||
+		(l.unsynced > 0 && (l.unsynced >= l.opts.SyncBytes || time.Since(l.lastSync) >= l.opts.SyncInterval))
+	l.wmu.Unlock()
+	for _, r := range w.lax {
+		r.done <- nil
+	}
+	if needSync || l.watching() {
+		l.kick(l.wakeSyncer)
+	}
+	return nil
+}
+
+// writeBatch encodes w.recs as one batch and writes it to the active
+// segment, rolling first if it would not fit.
+func (w *batchWriter) writeBatch() error {
+	l := w.l
+	base := w.recs[0].Offset
+	var err error
+	w.buf, err = codec.AppendBatch(w.buf[:0], base, w.recs, codec.EncodeOptions{Codec: l.opts.Codec})
+	w.recs = w.recs[:0]
+	if err != nil {
+		return fmt.Errorf("encode batch at offset %d: %w", base, err)
+	}
+	hdr, err := codec.ParseHeader(w.buf)
+	if err != nil {
+		return fmt.Errorf("encode batch at offset %d: %w", base, err)
+	}
+	l.segMu.RLock()
+	active := l.segs[len(l.segs)-1]
+	l.segMu.RUnlock()
+	if size := active.seg.Size(); size > 0 && size+int64(len(w.buf)) > l.opts.SegmentMaxBytes {
+		if active, err = l.roll(base); err != nil {
+			return err
+		}
+	}
+	pos, err := active.seg.Append(w.buf, hdr)
+	if err != nil {
+		return fmt.Errorf("partition %s: append batch at offset %d: %w", l.dir, base, err)
+	}
+	end := base + int64(hdr.RecordCount)
+	l.wmu.Lock()
+	l.written = end
+	l.unverified = append(l.unverified, pendingSync{st: active, pos: pos, len: int64(len(w.buf)), end: end})
+	l.unsynced += int64(len(w.buf))
+	l.wmu.Unlock()
+	return nil
+}
+
+// roll seals the active segment and starts a new one at base. Everything
+// written so far is made durable first, so a sealed segment is always fully
+// fsynced and verified; the recovery snapshot is rewritten afterwards.
+// Only the writer goroutine rolls.
+func (l *Log) roll(base int64) (*segState, error) {
+	if err := l.syncNow(); err != nil {
+		return nil, err
+	}
+	seg, err := segment.Create(l.dir, base, segment.Options{IndexIntervalBytes: l.opts.IndexIntervalBytes})
+	if err != nil {
+		return nil, fmt.Errorf("partition %s: roll at offset %d: %w", l.dir, base, err)
+	}
+	l.segMu.Lock()
+	st := l.newSegState(seg)
+	l.segs = append(l.segs, st)
+	l.segMu.Unlock()
+	if err := l.writeSnapshot(); err != nil {
+		return nil, err
+	}
+	return st, nil
+}
+
+// syncLoop is the syncer goroutine: it runs a sync pass whenever the writer
+// asks for one, and on its timer for interval mode and hwm persistence.
+func (l *Log) syncLoop() {
+	defer l.done.Done()
+	t := time.NewTicker(l.opts.FlushInterval)
+	defer t.Stop()
+	for {
+		select {
+		case <-l.wakeSyncer:
+			_ = l.syncNow() // a failure is sticky and answered to every waiter
+		case <-t.C:
+			l.wmu.Lock()
+			due := l.unsynced > 0 && time.Since(l.lastSync) >= l.opts.SyncInterval
+			l.wmu.Unlock()
+			if due {
+				_ = l.syncNow()
+			}
+			if err := l.persistHWM(false); err != nil {
+				l.opts.Logger.Error("persist hwm", "dir", l.dir, "err", err)
+			}
+		case <-l.stop:
+			return
+		}
+	}
+}
+
+// syncNow fsyncs every segment written since the last pass, re-reads and
+// CRC-verifies the new batches, advances the HWM over them and acks the
+// strict appends they hold. The HWM therefore only ever covers data that is
+// both fsynced and verified.
+func (l *Log) syncNow() error {
+	l.syncMu.Lock()
+	defer l.syncMu.Unlock()
+	l.wmu.Lock()
+	batches := l.unverified
+	l.unverified = nil
+	waiters := l.syncWaiters
+	l.syncWaiters = nil
+	end := l.written
+	l.unsynced = 0
+	l.lastSync = time.Now()
+	l.wmu.Unlock()
+
+	if err := l.failedErr(); err != nil {
+		for _, r := range waiters {
+			r.done <- err
+		}
+		return err
+	}
+	if len(batches) > 0 {
+		if err := l.syncAndVerify(batches); err != nil {
+			l.fail(err)
+			err = l.failedErr()
+			for _, r := range waiters {
+				r.done <- err
+			}
+			return err
+		}
+		l.syncPasses.Add(1)
+		l.durable.Store(end)
+		l.advanceHWM(end)
+	}
+	for _, r := range waiters {
+		r.done <- nil
+	}
+	if err := l.persistHWM(false); err != nil {
+		l.opts.Logger.Error("persist hwm", "dir", l.dir, "err", err)
+	}
+	return nil
+}
+
+// syncAndVerify fsyncs the segments holding batches, then re-reads each
+// batch from the file and checks its header and CRC (seed 000's
+// VerifyDurable) before the caller exposes it.
+func (l *Log) syncAndVerify(batches []pendingSync) error {
+	var last *segState
+	for _, b := range batches {
+		if b.st == last {
+			continue
+		}
+		last = b.st
+		if err := b.st.seg.Sync(); err != nil {
+			return fmt.Errorf("fsync %s: %w", b.st.seg.Path(), err)
+		}
+	}
+	var buf []byte
+	for _, b := range batches {
+		raw, hdr, err := b.st.seg.ReadBatch(b.pos, buf)
+		if err == nil && int64(len(raw)) != b.len {
+			err = fmt.Errorf("%w: re-read %d bytes, wrote %d", codec.ErrCorrupt, len(raw), b.len)
+		}
+		if err == nil {
+			_, err = codec.VerifyBatch(raw)
+		}
+		if err == nil && hdr.BaseOffset+int64(hdr.RecordCount) != b.end {
+			err = fmt.Errorf("%w: re-read batch ends at offset %d, wrote %d", codec.ErrCorrupt, hdr.BaseOffset+int64(hdr.RecordCount), b.end)
+		}
+		if err != nil {
+			return fmt.Errorf("verify %s at position %d: %w", b.st.seg.Path(), b.pos, errors.Join(ErrVerify, err))
+		}
+		buf = raw[:0]
+		b.st.durable.Store(b.pos + b.len)
+	}
+	return nil
+}

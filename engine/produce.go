@@ -1,0 +1,163 @@
+package engine
+
+import (
+	"context"
+	"fmt"
+	"sync"
+
+	plog "github.com/pulselog/pulse/engine/log"
+)
+
+// Produce appends recs to topic and returns one Ack per record, in order.
+// With partition >= 0 every record goes there; with partition < 0 keyed
+// records go to murmur2(key) (Kafka's default partitioner) and keyless ones
+// round-robin. Produce returns once the topic's sync mode promise holds for
+// every record. Records sent to different partitions are not atomic
+// together: on error some partitions may have stored theirs.
+func (e *Engine) Produce(ctx context.Context, topicName string, partition int, recs []Record) ([]Ack, error) {
+	t, err := e.topic(topicName)
+	if err != nil {
+		return nil, err
+	}
+	if len(recs) == 0 {
+		return nil, nil
+	}
+	if partition >= len(t.parts) {
+		return nil, fmt.Errorf("%w: topic %s has %d partitions, asked for %d", ErrPartitionOutOfRange, topicName, len(t.parts), partition)
+	}
+	acks := make([]Ack, len(recs))
+	if partition >= 0 || len(t.parts) == 1 {
+		partition = max(partition, 0)
+		return acks, e.appendTo(ctx, t, partition, recs, nil, acks)
+	}
+
+	// Group by partition, keeping each group in produce order.
+	groups := map[int][]int{}
+	for i := range recs {
+		p := t.part.partition(recs[i].Key, len(t.parts))
+		groups[p] = append(groups[p], i)
+	}
+	if len(groups) == 1 {
+		for p, idx := range groups {
+			return acks, e.appendTo(ctx, t, p, recs, idx, acks)
+		}
+	}
+	var wg sync.WaitGroup
+	errs := make(chan error, len(groups))
+	for p, idx := range groups {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			if err := e.appendTo(ctx, t, p, recs, idx, acks); err != nil {
+				errs <- err
+			}
+		}()
+	}
+	wg.Wait()
+	close(errs)
+	if err := <-errs; err != nil {
+		return nil, err
+	}
+	return acks, nil
+}
+
+// appendTo appends recs[idx] (all of recs when idx is nil) to partition p
+// and fills their acks.
+func (e *Engine) appendTo(ctx context.Context, t *topic, p int, recs []Record, idx []int, acks []Ack) error {
+	batch := recs
+	if idx != nil {
+		batch = make([]Record, len(idx))
+		for i, j := range idx {
+			batch[i] = recs[j]
+		}
+	}
+	base, ts, err := t.parts[p].Append(ctx, batch)
+	if err != nil {
+		return fmt.Errorf("topic %s partition %d: %w", t.name, p, mapLogErr(err))
+	}
+	for i := range batch {
+		j := i
+		if idx != nil {
+			j = idx[i]
+		}
+		acks[j] = Ack{Partition: p, Offset: base + int64(i), Timestamp: ts}
+	}
+	return nil
+}
+
+// Read returns records of one partition with offsets in [from, HWM): see
+// log.Log.Read. The records are read-only.
+func (e *Engine) Read(topic string, partition int, from int64, maxRecords, maxBytes int) (ReadResult, error) {
+	l, err := e.partition(topic, partition)
+	if err != nil {
+		return ReadResult{}, err
+	}
+	r, err := l.Read(from, maxRecords, maxBytes)
+	if err != nil {
+		return ReadResult{}, fmt.Errorf("topic %s partition %d: %w", topic, partition, mapLogErr(err))
+	}
+	return ReadResult{Records: r.Records, Next: r.Next, HWM: r.HWM, LogStart: r.LogStart, Skipped: r.Skipped}, nil
+}
+
+// NotifyC returns a channel closed at the partition's next HWM advance; take
+// it before reading (see docs/architecture.md).
+func (e *Engine) NotifyC(topic string, partition int) (<-chan struct{}, error) {
+	l, err := e.partition(topic, partition)
+	if err != nil {
+		return nil, err
+	}
+	return l.NotifyC(), nil
+}
+
+// OffsetForTimestamp returns the first visible offset committed at or after
+// ms (Unix milliseconds), or the HWM when there is none.
+func (e *Engine) OffsetForTimestamp(topic string, partition int, ms int64) (int64, error) {
+	l, err := e.partition(topic, partition)
+	if err != nil {
+		return 0, err
+	}
+	off, err := l.OffsetForTimestamp(ms)
+	if err != nil {
+		return 0, fmt.Errorf("topic %s partition %d: %w", topic, partition, err)
+	}
+	return off, nil
+}
+
+// Segments describes the segments of one partition, oldest first.
+func (e *Engine) Segments(topic string, partition int) ([]SegmentInfo, error) {
+	l, err := e.partition(topic, partition)
+	if err != nil {
+		return nil, err
+	}
+	segs, err := l.Segments()
+	if err != nil {
+		return nil, fmt.Errorf("topic %s partition %d: %w", topic, partition, err)
+	}
+	out := make([]SegmentInfo, len(segs))
+	for i, s := range segs {
+		out[i] = segmentInfo(s)
+	}
+	return out, nil
+}
+
+func segmentInfo(s plog.SegmentInfo) SegmentInfo {
+	return SegmentInfo{
+		Base: s.Base, Next: s.Next, Bytes: s.Bytes, Records: s.Records, Batches: s.Batches,
+		FirstTimestamp: s.FirstTimestamp, LastTimestamp: s.LastTimestamp, Codec: s.Codec,
+		RawBytes: s.RawBytes, Sealed: s.Sealed, Sparse: s.Sparse,
+	}
+}
+
+// Sync makes everything appended to topic durable and visible now.
+func (e *Engine) Sync(topic string) error {
+	t, err := e.topic(topic)
+	if err != nil {
+		return err
+	}
+	for p, l := range t.parts {
+		if err := l.Sync(); err != nil {
+			return fmt.Errorf("topic %s partition %d: %w", topic, p, err)
+		}
+	}
+	return nil
+}

@@ -1,0 +1,248 @@
+package engine
+
+import (
+	"encoding/json"
+	"errors"
+	"fmt"
+	"os"
+	"path/filepath"
+	"sort"
+	"time"
+
+	"github.com/pulselog/pulse/engine/codec"
+	"github.com/pulselog/pulse/engine/fsutil"
+	plog "github.com/pulselog/pulse/engine/log"
+	"github.com/pulselog/pulse/meta"
+)
+
+// Limits on topic configuration.
+const (
+	MaxPartitions      = meta.MaxPartitions
+	MinSegmentMaxBytes = 1 << 20
+	MaxSegmentMaxBytes = 1 << 30 // index positions are 32-bit; stay well inside
+)
+
+// normalize fills zero fields of cfg with the defaults and checks the rest.
+func normalize(cfg TopicConfig) (TopicConfig, error) {
+	d := DefaultTopicConfig()
+	if cfg.Partitions == 0 {
+		cfg.Partitions = d.Partitions
+	}
+	if cfg.Codec == "" {
+		cfg.Codec = d.Codec
+	}
+	if cfg.SegmentMaxBytes == 0 {
+		cfg.SegmentMaxBytes = d.SegmentMaxBytes
+	}
+	if cfg.SyncMode == "" {
+		cfg.SyncMode = d.SyncMode
+	}
+	if cfg.Cleanup == "" {
+		cfg.Cleanup = d.Cleanup
+	}
+	if cfg.TombstoneRetention == 0 {
+		cfg.TombstoneRetention = d.TombstoneRetention
+	}
+	switch {
+	case cfg.Partitions < 1 || cfg.Partitions > MaxPartitions:
+		return cfg, fmt.Errorf("%w: partitions %d, want 1..%d", ErrInvalidConfig, cfg.Partitions, MaxPartitions)
+	case cfg.SegmentMaxBytes < MinSegmentMaxBytes || cfg.SegmentMaxBytes > MaxSegmentMaxBytes:
+		return cfg, fmt.Errorf("%w: segment size %d bytes, want %d..%d", ErrInvalidConfig, cfg.SegmentMaxBytes, MinSegmentMaxBytes, MaxSegmentMaxBytes)
+	case cfg.SyncMode != SyncEveryWrite && cfg.SyncMode != SyncInterval:
+		return cfg, fmt.Errorf("%w: sync mode %q, want %q or %q", ErrInvalidConfig, cfg.SyncMode, SyncEveryWrite, SyncInterval)
+	case cfg.Cleanup != CleanupDelete && cfg.Cleanup != CleanupCompact:
+		return cfg, fmt.Errorf("%w: cleanup %q, want %q or %q", ErrInvalidConfig, cfg.Cleanup, CleanupDelete, CleanupCompact)
+	case cfg.RetentionMaxAge < 0 || cfg.RetentionMaxBytes < 0 || cfg.TombstoneRetention < 0:
+		return cfg, fmt.Errorf("%w: negative retention", ErrInvalidConfig)
+	}
+	if _, ok := codec.ParseCodec(cfg.Codec); !ok {
+		return cfg, fmt.Errorf("%w: codec %q, want zstd or none", ErrInvalidConfig, cfg.Codec)
+	}
+	return cfg, nil
+}
+
+// CreateTopic creates a topic. Zero fields of cfg take DefaultTopicConfig's
+// values. The partition directories are made first and the meta.db commit
+// is the point of no return, so a crash leaves either no topic or a whole one.
+func (e *Engine) CreateTopic(name string, cfg TopicConfig) error {
+	if err := ValidateTopicName(name); err != nil {
+		return err
+	}
+	cfg, err := normalize(cfg)
+	if err != nil {
+		return fmt.Errorf("topic %s: %w", name, err)
+	}
+	e.mu.Lock()
+	defer e.mu.Unlock()
+	if e.closed {
+		return ErrClosed
+	}
+	if _, ok := e.topics[name]; ok {
+		return fmt.Errorf("%w: %s", ErrTopicExists, name)
+	}
+	for p := range cfg.Partitions {
+		if err := os.MkdirAll(e.partitionDir(name, p), 0o755); err != nil {
+			return fmt.Errorf("topic %s: %w", name, err)
+		}
+	}
+	if err := fsutil.SyncDir(filepath.Join(e.opts.Dir, topicsDir)); err != nil {
+		return fmt.Errorf("topic %s: %w", name, err)
+	}
+	raw, err := json.Marshal(cfg)
+	if err != nil {
+		return fmt.Errorf("topic %s: %w", name, err)
+	}
+	now := time.Now().UTC()
+	if err := e.meta.PutTopic(meta.Topic{Name: name, Partitions: cfg.Partitions, Config: raw, CreatedAt: now, State: meta.TopicActive}); err != nil {
+		return fmt.Errorf("topic %s: %w", name, mapMetaErr(err))
+	}
+	t := &topic{name: name, cfg: cfg, createdAt: now, parts: make([]*plog.Log, cfg.Partitions)}
+	for p := range cfg.Partitions {
+		l, err := e.openPartition(name, p, cfg)
+		if err != nil {
+			for _, o := range t.parts[:p] {
+				o.Close()
+			}
+			return err
+		}
+		t.parts[p] = l
+		r := l.Report()
+		e.reports[r.Name()] = r
+	}
+	e.topics[name] = t
+	return nil
+}
+
+// DeleteTopic deletes a topic and all its data. The topic is first marked
+// deleting in meta.db; its files are removed only after that commit, and the
+// record last, so a crash at any point is finished by the next open.
+func (e *Engine) DeleteTopic(name string) error {
+	if err := ValidateTopicName(name); err != nil {
+		return err
+	}
+	e.mu.Lock()
+	defer e.mu.Unlock()
+	if e.closed {
+		return ErrClosed
+	}
+	t, ok := e.topics[name]
+	if !ok {
+		return fmt.Errorf("%w: %s", ErrTopicNotFound, name)
+	}
+	if err := e.meta.MarkTopicDeleting(name); err != nil {
+		return fmt.Errorf("topic %s: %w", name, mapMetaErr(err))
+	}
+	delete(e.topics, name)
+	for p, l := range t.parts {
+		l.Close()
+		delete(e.reports, fmt.Sprintf("%s/%d", name, p))
+	}
+	return e.finishDelete(name)
+}
+
+// finishDelete removes a topic's files and then its meta.db record.
+func (e *Engine) finishDelete(name string) error {
+	dir := filepath.Join(e.opts.Dir, topicsDir, name)
+	if err := os.RemoveAll(dir); err != nil {
+		return fmt.Errorf("topic %s: remove files: %w", name, err)
+	}
+	if err := fsutil.SyncDir(filepath.Join(e.opts.Dir, topicsDir)); err != nil {
+		return fmt.Errorf("topic %s: %w", name, err)
+	}
+	if err := e.meta.DeleteTopic(name); err != nil {
+		return fmt.Errorf("topic %s: %w", name, mapMetaErr(err))
+	}
+	return nil
+}
+
+// AlterTopic changes a topic's retention, cleanup and tombstone settings.
+// The partition count, codec, segment size and sync mode are fixed at
+// creation (as the partition count is in Kafka): changing them is
+// ErrInvalidConfig.
+func (e *Engine) AlterTopic(name string, cfg TopicConfig) error {
+	t, err := e.topic(name)
+	if err != nil {
+		return err
+	}
+	cfg, err = normalize(cfg)
+	if err != nil {
+		return fmt.Errorf("topic %s: %w", name, err)
+	}
+	t.cfgMu.Lock()
+	defer t.cfgMu.Unlock()
+	old := t.cfg
+	if cfg.Partitions != old.Partitions || cfg.Codec != old.Codec || cfg.SegmentMaxBytes != old.SegmentMaxBytes || cfg.SyncMode != old.SyncMode {
+		return fmt.Errorf("%w: topic %s: partitions, codec, segment size and sync mode cannot change", ErrInvalidConfig, name)
+	}
+	raw, err := json.Marshal(cfg)
+	if err != nil {
+		return fmt.Errorf("topic %s: %w", name, err)
+	}
+	if err := e.meta.UpdateTopicConfig(name, raw); err != nil {
+		return fmt.Errorf("topic %s: %w", name, mapMetaErr(err))
+	}
+	t.cfg = cfg
+	return nil
+}
+
+// Topics describes every topic, sorted by name.
+func (e *Engine) Topics() ([]TopicInfo, error) {
+	e.mu.RLock()
+	if e.closed {
+		e.mu.RUnlock()
+		return nil, ErrClosed
+	}
+	ts := make([]*topic, 0, len(e.topics))
+	for _, t := range e.topics {
+		ts = append(ts, t)
+	}
+	e.mu.RUnlock()
+	sort.Slice(ts, func(i, j int) bool { return ts[i].name < ts[j].name })
+	out := make([]TopicInfo, 0, len(ts))
+	for _, t := range ts {
+		out = append(out, t.info())
+	}
+	return out, nil
+}
+
+// Describe describes one topic.
+func (e *Engine) Describe(name string) (TopicInfo, error) {
+	t, err := e.topic(name)
+	if err != nil {
+		return TopicInfo{}, err
+	}
+	return t.info(), nil
+}
+
+func (t *topic) info() TopicInfo {
+	info := TopicInfo{Name: t.name, Config: t.config(), CreatedAt: t.createdAt, Partitions: make([]PartitionInfo, len(t.parts))}
+	for p, l := range t.parts {
+		info.Partitions[p] = partitionInfo(t.name, p, l)
+	}
+	return info
+}
+
+func partitionInfo(topic string, p int, l *plog.Log) PartitionInfo {
+	hwm := l.HWM()
+	pi := PartitionInfo{
+		Topic: topic, Partition: p,
+		LogStart: l.LogStart(), HWM: hwm, LEO: l.LEO(),
+		Degraded: l.Degraded(), SkippedRecords: l.SkippedRecords(),
+	}
+	if end := l.Report().RecoveredEnd; end > hwm {
+		pi.HiddenTail = end - hwm
+	}
+	pi.Segments, pi.Bytes = l.Size()
+	return pi
+}
+
+// mapMetaErr translates meta.db errors to the engine's sentinels.
+func mapMetaErr(err error) error {
+	switch {
+	case errors.Is(err, meta.ErrTopicNotFound):
+		return fmt.Errorf("%w: %w", ErrTopicNotFound, err)
+	case errors.Is(err, meta.ErrTopicExists):
+		return fmt.Errorf("%w: %w", ErrTopicExists, err)
+	}
+	return err
+}
