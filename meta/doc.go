@@ -41,6 +41,16 @@
 // start the engine finds it with ListTopics and finishes the delete. A name
 // is not reusable until DeleteTopic committed.
 //
+// Cursors and reports can only be written for an existing partition of an
+// active topic, checked in the same transaction as the write, so none can
+// outlive its topic. Check verifies this and the rest of the key space.
+//
+// # Startup reconciliation
+//
+// Reconcile compares the topics with the partition directories the engine
+// found on disk and returns every mismatch; it reads no files, and the
+// engine decides what to do and reports it.
+//
 // # Concurrency
 //
 // A Store is safe for concurrent use: bbolt serialises writers and lets
