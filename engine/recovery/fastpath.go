@@ -1,0 +1,194 @@
+package recovery
+
+import (
+	"fmt"
+	"path/filepath"
+
+	"github.com/pulselog/pulse/engine/codec"
+)
+
+// fastPath restores the log from a snapshot that names the active segment on
+// disk: the checkpointed prefix of the active segment is checked only at its
+// index entries and its last few batch headers, sealed segments are restored
+// from their index files after every entry's batch header is checked (a
+// segment that fails is scanned), and only the active segment's growth past
+// the checkpoint is scanned.
+func (r *runner) fastPath(snap Snapshot) error {
+	active := r.segs[len(r.segs)-1]
+	prefix, why := r.checkActivePrefix(active, snap)
+	if why != "" {
+		r.rep.SnapshotNote = "snapshot does not match the active segment: " + why
+		r.rep.Path = PathFullScan
+		for _, s := range r.segs {
+			if err := r.scan(s, 0, s.base, -1, nil); err != nil {
+				return err
+			}
+		}
+		return nil
+	}
+	for _, s := range r.segs[:len(r.segs)-1] {
+		if why := r.checkSealed(s); why != "" {
+			r.note("%s: %s: segment scanned", filepath.Base(s.seg.Path()), why)
+			if err := r.scan(s, 0, s.base, -1, nil); err != nil {
+				return err
+			}
+			continue
+		}
+		r.rep.SegmentsChecked++
+		s.end = s.limit
+	}
+	if active.size == snap.ActiveSize {
+		r.rep.Path = PathSnapshot
+		r.rep.SegmentsChecked++
+		active.end = snap.LEO
+		return nil
+	}
+	r.rep.Path = PathDelta
+	lastIndexed := int64(-1)
+	if len(prefix) > 0 {
+		lastIndexed = prefix[len(prefix)-1].pos
+	}
+	return r.scan(active, snap.ActiveSize, snap.LEO, lastIndexed, prefix)
+}
+
+// checkActivePrefix checks that [0, snap.ActiveSize) of the active segment
+// is what the snapshot says: its index entries point at batch headers with
+// the right offsets, and the batches after the last entry chain exactly to
+// ActiveSize and end at snap.LEO. It returns the index entries of the prefix.
+func (r *runner) checkActivePrefix(s *segState, snap Snapshot) ([]indexEntry, string) {
+	if s.diskProblem != "" {
+		return nil, s.diskProblem
+	}
+	var entries []indexEntry
+	for _, e := range s.disk {
+		if e.pos < snap.ActiveSize {
+			entries = append(entries, e)
+		}
+	}
+	if snap.ActiveSize == 0 {
+		return nil, ""
+	}
+	if why := r.checkEntries(s, entries, snap.ActiveSize); why != "" {
+		return nil, why
+	}
+	end, why := r.walkTail(s, entries[len(entries)-1], snap.ActiveSize)
+	if why != "" {
+		return nil, why
+	}
+	if end != snap.LEO {
+		return nil, fmt.Sprintf("the checkpointed bytes end at offset %d, the snapshot says %d", end, snap.LEO)
+	}
+	return entries, ""
+}
+
+// checkSealed checks a sealed segment's index against its data without
+// reading the records: every entry's batch header, then the headers after
+// the last entry up to the file end. It returns why the segment must be
+// scanned, or "".
+func (r *runner) checkSealed(s *segState) string {
+	if s.diskProblem != "" {
+		return s.diskProblem
+	}
+	if s.size == 0 {
+		if len(s.disk) > 0 {
+			return "index entries for an empty segment"
+		}
+		return ""
+	}
+	if why := r.checkEntries(s, s.disk, s.size); why != "" {
+		return why
+	}
+	_, why := r.walkTail(s, s.disk[len(s.disk)-1], s.size)
+	return why
+}
+
+// checkEntries reads the batch header at every index entry and checks it
+// against the entry: ascending, the first at position 0, each header
+// parsing, holding the entry's offset, within [base, limit) and ending by end.
+func (r *runner) checkEntries(s *segState, entries []indexEntry, end int64) string {
+	if len(entries) == 0 {
+		return "index is empty"
+	}
+	if entries[0].pos != 0 {
+		return fmt.Sprintf("first index entry at position %d, not 0", entries[0].pos)
+	}
+	hb := make([]byte, codec.HeaderLen)
+	for i, e := range entries {
+		if i > 0 && (e.pos <= entries[i-1].pos || e.offset <= entries[i-1].offset) {
+			return fmt.Sprintf("index entry %d (position %d, offset %d) does not ascend", i, e.pos, e.offset)
+		}
+		if e.offset < s.base || e.offset >= s.limit {
+			return fmt.Sprintf("index entry %d names offset %d outside the segment [%d, %d)", i, e.offset, s.base, s.limit)
+		}
+		h, why := readHeader(s, hb, e.pos, end)
+		if why != "" {
+			return fmt.Sprintf("index entry %d: %s", i, why)
+		}
+		if h.BaseOffset != e.offset {
+			return fmt.Sprintf("index entry %d says offset %d, the batch at position %d holds %d", i, e.offset, e.pos, h.BaseOffset)
+		}
+	}
+	return ""
+}
+
+// walkTail follows the batch headers from the last index entry to end and
+// checks that they chain exactly to end, that no batch past the interval
+// went unindexed, and that every base offset lies in the segment. It returns
+// the offset after the last batch.
+func (r *runner) walkTail(s *segState, last indexEntry, end int64) (int64, string) {
+	hb := make([]byte, codec.HeaderLen)
+	pos, next := last.pos, last.offset
+	for pos < end {
+		h, why := readHeader(s, hb, pos, end)
+		if why != "" {
+			return 0, why
+		}
+		if pos != last.pos {
+			if pos-last.pos >= int64(r.opts.IndexIntervalBytes) {
+				return 0, fmt.Sprintf("index is short: no entry for the batch at position %d", pos)
+			}
+			if h.BaseOffset < next {
+				return 0, fmt.Sprintf("batch at position %d has offset %d below %d", pos, h.BaseOffset, next)
+			}
+		}
+		if h.BaseOffset >= s.limit {
+			return 0, fmt.Sprintf("batch at position %d has offset %d past the segment end %d", pos, h.BaseOffset, s.limit)
+		}
+		if n, ok := h.NextOffset(); ok {
+			next = n
+		} else {
+			b := make([]byte, h.Size())
+			if _, err := s.seg.ReadAt(b, pos); err != nil {
+				return 0, fmt.Sprintf("read batch at position %d: %v", pos, err)
+			}
+			lastOff, err := codec.LastOffset(b)
+			if err != nil {
+				return 0, fmt.Sprintf("batch at position %d: %v", pos, err)
+			}
+			next = lastOff + 1
+		}
+		if next > s.limit {
+			return 0, fmt.Sprintf("batch at position %d ends at offset %d, past the segment end %d", pos, next, s.limit)
+		}
+		pos += h.Size()
+	}
+	return next, ""
+}
+
+// readHeader reads and parses the batch header at pos, which must end by end.
+func readHeader(s *segState, hb []byte, pos, end int64) (codec.BatchHeader, string) {
+	if pos+codec.HeaderLen > end {
+		return codec.BatchHeader{}, fmt.Sprintf("batch header at position %d overruns %d", pos, end)
+	}
+	if _, err := s.seg.ReadAt(hb, pos); err != nil {
+		return codec.BatchHeader{}, fmt.Sprintf("read header at position %d: %v", pos, err)
+	}
+	h, err := codec.ParseHeader(hb)
+	if err != nil {
+		return h, fmt.Sprintf("header at position %d: %v", pos, err)
+	}
+	if pos+h.Size() > end {
+		return h, fmt.Sprintf("batch at position %d overruns %d", pos, end)
+	}
+	return h, ""
+}

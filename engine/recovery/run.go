@@ -1,0 +1,366 @@
+package recovery
+
+import (
+	"errors"
+	"fmt"
+	"io/fs"
+	"os"
+	"path/filepath"
+	"time"
+
+	"github.com/pulselog/pulse/engine/fsutil"
+	"github.com/pulselog/pulse/engine/segment"
+)
+
+// Result is a recovered partition, ready for the log to append to.
+type Result struct {
+	// Segments are open for append (read-only never: empty then), in
+	// ascending base order; the last one is the active segment.
+	Segments []*segment.Segment
+	LEO      int64 // log end offset: the next offset to assign
+	HWM      int64 // the high-watermark the log starts with
+	LogStart int64 // first offset still stored
+	// Corrupt are the damaged ranges reads must skip (and count).
+	Corrupt []CorruptRange
+	Report  Report
+}
+
+// segState is one segment while Run works on it.
+type segState struct {
+	seg    *segment.Segment
+	base   int64
+	limit  int64 // next segment's base, or maxOffset for the active one
+	sealed bool
+	size   int64 // .log size at open
+	// disk is the on-disk index; diskProblem says why it cannot be trusted
+	// whatever the data says (missing file, partial entry).
+	disk        []indexEntry
+	diskProblem string
+	end         int64 // offset after the segment's last record (sealed: limit)
+}
+
+// runner carries one Run.
+type runner struct {
+	dir  string
+	opts Options
+	rep  Report
+	segs []*segState
+	buf  []byte // scan buffer, reused across segments
+}
+
+// Run recovers the partition directory dir (SPEC §5): deletes temp files,
+// restores from the snapshot when it matches the disk or scans every segment,
+// truncates a torn tail, reports mid-file corruption without truncating it,
+// rebuilds bad indexes and settles the high-watermark. With opts.ReadOnly it
+// computes the same report without changing a byte.
+//
+// Damage is never an error: it is in the report. Errors are I/O failures and
+// a directory Run cannot read.
+func Run(dir string, opts Options) (*Result, error) {
+	start := time.Now()
+	opts, err := opts.withDefaults()
+	if err != nil {
+		return nil, err
+	}
+	r := &runner{
+		dir:  dir,
+		opts: opts,
+		rep: Report{
+			Topic: opts.Topic, Partition: opts.Partition, Dir: dir, ReadOnly: opts.ReadOnly,
+			PersistedHWM: -1, HiddenTailPolicy: opts.HiddenTail,
+		},
+	}
+	res, err := r.run()
+	if err != nil {
+		r.closeAll()
+		return nil, fmt.Errorf("recover %s: %w", dir, err)
+	}
+	r.rep.Duration = time.Since(start)
+	res.Report = r.rep
+	if opts.ReadOnly {
+		r.closeAll()
+	}
+	return res, nil
+}
+
+func (r *runner) closeAll() {
+	for _, s := range r.segs {
+		if s.seg != nil {
+			s.seg.Close()
+		}
+	}
+}
+
+func (r *runner) note(format string, a ...any) {
+	r.rep.Notes = append(r.rep.Notes, fmt.Sprintf(format, a...))
+}
+
+func (r *runner) run() (*Result, error) {
+	if fi, err := os.Stat(r.dir); err != nil {
+		if !errors.Is(err, fs.ErrNotExist) || r.opts.ReadOnly {
+			return nil, err
+		}
+		if err := os.MkdirAll(r.dir, 0o755); err != nil {
+			return nil, err
+		}
+	} else if !fi.IsDir() {
+		return nil, fmt.Errorf("%s is not a directory", r.dir)
+	}
+	if err := r.removeTemps(); err != nil {
+		return nil, err
+	}
+	r.readHWM()
+	bases, err := segment.List(r.dir)
+	if err != nil {
+		return nil, err
+	}
+	snap, snapErr := ReadSnapshot(r.dir)
+	if len(bases) == 0 {
+		return r.newLog(snap, snapErr)
+	}
+	if err := r.openSegments(bases); err != nil {
+		return nil, err
+	}
+	if r.useSnapshot(snap, snapErr) {
+		if err := r.fastPath(snap); err != nil {
+			return nil, err
+		}
+	} else {
+		r.rep.Path = PathFullScan
+		for _, s := range r.segs {
+			if err := r.scan(s, 0, s.base, -1, nil); err != nil {
+				return nil, err
+			}
+		}
+	}
+	return r.finish()
+}
+
+// removeTemps deletes every .tmp-* file (only lists them when read-only).
+func (r *runner) removeTemps() error {
+	ents, err := os.ReadDir(r.dir)
+	if err != nil {
+		return err
+	}
+	for _, e := range ents {
+		if !fsutil.IsTemp(e.Name()) || e.IsDir() {
+			continue
+		}
+		if !r.opts.ReadOnly {
+			if err := os.Remove(filepath.Join(r.dir, e.Name())); err != nil && !errors.Is(err, fs.ErrNotExist) {
+				return fmt.Errorf("remove temp file: %w", err)
+			}
+		}
+		r.rep.TempFilesRemoved = append(r.rep.TempFilesRemoved, e.Name())
+	}
+	if len(r.rep.TempFilesRemoved) > 0 && !r.opts.ReadOnly {
+		return fsutil.SyncDir(r.dir)
+	}
+	return nil
+}
+
+// readHWM sets Report.PersistedHWM (-1 when missing or unreadable).
+func (r *runner) readHWM() {
+	v, err := ReadHWM(r.dir)
+	switch {
+	case err == nil:
+		r.rep.PersistedHWM = v
+	case errors.Is(err, fs.ErrNotExist):
+	default:
+		r.note("hwm file unreadable, treated as missing: %v", err)
+	}
+}
+
+// newLog handles a directory without segments: a fresh segment, based past
+// any offset the hwm or snapshot says was handed out, so none is reused.
+func (r *runner) newLog(snap Snapshot, snapErr error) (*Result, error) {
+	r.rep.Path = PathNew
+	base := max(r.rep.PersistedHWM, 0)
+	if snapErr == nil {
+		base = max(base, snap.LEO)
+	}
+	if base > 0 {
+		r.note("no segment files, but the hwm/snapshot say offsets up to %d were used: the log restarts at %d", base, base)
+	}
+	r.rep.RecoveredEnd, r.rep.HWM, r.rep.LogStart = base, base, base
+	r.rep.HiddenTail = 0
+	res := &Result{LEO: base, HWM: base, LogStart: base}
+	if r.opts.ReadOnly {
+		r.note("a new segment at base %d would be created", base)
+		return res, nil
+	}
+	seg, err := segment.Create(r.dir, base, r.segOptions())
+	if err != nil {
+		return nil, err
+	}
+	res.Segments = []*segment.Segment{seg}
+	if r.rep.PersistedHWM != base {
+		if err := WriteHWM(r.dir, base); err != nil {
+			seg.Close()
+			return nil, err
+		}
+	}
+	return res, nil
+}
+
+// openSegments opens every segment (read-only when asked) and loads the
+// on-disk indexes, noting index files that are missing or hold a partial entry.
+func (r *runner) openSegments(bases []int64) error {
+	for i, b := range bases {
+		s := &segState{base: b, limit: maxOffset, sealed: i < len(bases)-1}
+		if s.sealed {
+			s.limit = bases[i+1]
+		}
+		disk, problem, err := readIndexFile(filepath.Join(r.dir, segment.IndexFile(b)), b)
+		if err != nil {
+			return err
+		}
+		s.disk, s.diskProblem = disk, problem
+		if r.opts.ReadOnly {
+			s.seg, err = segment.OpenReadOnly(r.dir, b)
+		} else {
+			s.seg, err = segment.Open(r.dir, b, r.segOptions())
+		}
+		if err != nil {
+			return err
+		}
+		r.segs = append(r.segs, s)
+		s.size = s.seg.Size()
+	}
+	r.rep.LogStart = bases[0]
+	return nil
+}
+
+// useSnapshot decides whether the snapshot describes the active segment on
+// disk; when not, it records why in Report.SnapshotNote.
+func (r *runner) useSnapshot(snap Snapshot, err error) bool {
+	active := r.segs[len(r.segs)-1]
+	switch {
+	case errors.Is(err, fs.ErrNotExist):
+		r.rep.SnapshotNote = "no snapshot"
+	case err != nil:
+		r.rep.SnapshotNote = fmt.Sprintf("snapshot unreadable: %v", err)
+	case snap.ActiveBase != active.base:
+		r.rep.SnapshotNote = fmt.Sprintf("snapshot names active segment %d, the disk has %d", snap.ActiveBase, active.base)
+	case snap.ActiveSize > active.size:
+		r.rep.SnapshotNote = fmt.Sprintf("snapshot is ahead of the log: %d bytes checkpointed, the active segment holds %d", snap.ActiveSize, active.size)
+	default:
+		return true
+	}
+	return false
+}
+
+// scan checks one segment from startPos (full scan: 0) and applies what it
+// found: truncation of a torn tail, corrupt ranges, index rebuild.
+// lastIndexed is the last on-disk index position before startPos (-1: none)
+// and prefix the index entries kept before startPos.
+func (r *runner) scan(s *segState, startPos, startOff, lastIndexed int64, prefix []indexEntry) error {
+	out := scanSegment(scanInput{
+		path: s.seg.Path(), r: s.seg, size: s.size, base: s.base, limit: s.limit, sealed: s.sealed,
+		startPos: startPos, startOff: startOff, interval: int64(r.opts.IndexIntervalBytes),
+		disk: s.disk, lastIndexed: lastIndexed, buf: r.buf,
+	})
+	r.buf = out.buf
+	r.rep.SegmentsChecked++
+	r.rep.BytesScanned += out.bytes
+	r.rep.BatchesChecked += out.batches
+	if len(out.corrupt) > 0 {
+		r.rep.Corrupt = append(r.rep.Corrupt, out.corrupt...)
+		r.rep.Degraded = true
+	}
+	if out.torn != nil {
+		r.rep.Truncations = append(r.rep.Truncations, *out.torn)
+		if !r.opts.ReadOnly {
+			if err := s.seg.Truncate(out.torn.Position); err != nil {
+				return err
+			}
+		}
+		s.size = out.torn.Position
+		kept := s.disk[:0:0]
+		for _, e := range s.disk {
+			if e.pos < out.torn.Position {
+				kept = append(kept, e)
+			}
+		}
+		s.disk = kept
+	}
+	if s.sealed {
+		s.end = s.limit
+	} else {
+		s.end = out.next
+	}
+	problem := s.diskProblem
+	if problem == "" {
+		problem = out.indexProblem
+	}
+	if problem != "" {
+		idx := append(append([]indexEntry(nil), prefix...), out.index...)
+		if err := r.rebuildIndex(s, idx, problem); err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+// rebuildIndex replaces a segment's index with entries (only reports it when
+// read-only).
+func (r *runner) rebuildIndex(s *segState, entries []indexEntry, why string) error {
+	r.rep.IndexesRebuilt = append(r.rep.IndexesRebuilt, s.seg.IndexPath())
+	r.note("%s: %s", filepath.Base(s.seg.IndexPath()), why)
+	s.disk = entries
+	s.diskProblem = ""
+	if r.opts.ReadOnly {
+		return nil
+	}
+	return setIndex(s.seg, s.base, entries)
+}
+
+// finish settles the high-watermark and builds the result.
+func (r *runner) finish() (*Result, error) {
+	active := r.segs[len(r.segs)-1]
+	leo := active.end
+	logStart := r.rep.LogStart
+	persisted := r.rep.PersistedHWM
+	if persisted < 0 {
+		if leo > logStart {
+			r.note("no hwm file: treating the persisted hwm as %d", logStart)
+		}
+		persisted = logStart
+	}
+	clamped := min(max(persisted, logStart), leo)
+	if persisted > leo {
+		r.note("persisted hwm %d is ahead of the recovered end %d: clamped", persisted, leo)
+	}
+	if r.rep.PersistedHWM > leo && len(r.rep.Truncations) > 0 {
+		r.note("offsets [%d, %d) were visible before the crash and did not survive it", leo, r.rep.PersistedHWM)
+	}
+	hidden := leo - clamped
+	hwm := clamped
+	if r.opts.HiddenTail == HiddenTailExpose {
+		hwm = leo
+		if hidden > 0 && !r.opts.ReadOnly {
+			for _, s := range r.segs {
+				if s.end > clamped {
+					if err := s.seg.Sync(); err != nil {
+						return nil, err
+					}
+				}
+			}
+		}
+	}
+	if !r.opts.ReadOnly && r.rep.PersistedHWM != hwm {
+		if err := WriteHWM(r.dir, hwm); err != nil {
+			return nil, err
+		}
+	}
+	r.rep.RecoveredEnd = leo
+	r.rep.HiddenTail = hidden
+	r.rep.HWM = hwm
+	res := &Result{LEO: leo, HWM: hwm, LogStart: logStart, Corrupt: r.rep.Corrupt}
+	if !r.opts.ReadOnly {
+		for _, s := range r.segs {
+			res.Segments = append(res.Segments, s.seg)
+		}
+	}
+	return res, nil
+}
