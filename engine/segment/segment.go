@@ -63,7 +63,8 @@ type Segment struct {
 	// syncMu serializes Sync with Truncate, SetIndex, Close and Remove (the
 	// operations that replace or close the index file Sync writes). Taken
 	// before wmu.
-	syncMu sync.Mutex
+	syncMu      sync.Mutex
+	idxUnsynced bool // the .index file was written since its last fsync; guarded by syncMu
 
 	// wmu guards the writer's state: the fields below and the order of
 	// writes to both files. Taken before mu.
@@ -320,15 +321,25 @@ func (s *Segment) Sync() error {
 	if err != nil {
 		return err
 	}
+	return s.syncIndex()
+}
+
+// syncIndex fsyncs the .index file if it was written since the last fsync
+// (most Syncs add no index entry and skip this). The caller holds syncMu.
+func (s *Segment) syncIndex() error {
+	if !s.idxUnsynced {
+		return nil
+	}
 	if err := s.idx.Sync(); err != nil {
 		return fmt.Errorf("segment %s: fsync: %w", s.IndexPath(), err)
 	}
+	s.idxUnsynced = false
 	return nil
 }
 
 // writeIndexLocked writes the in-memory entries not yet in the .index file
 // whose batches start before limit, and cuts off anything stale after them.
-// The caller holds wmu.
+// The caller holds syncMu and wmu.
 func (s *Segment) writeIndexLocked(limit int64) error {
 	s.mu.RLock()
 	entries := s.index
@@ -343,12 +354,14 @@ func (s *Segment) writeIndexLocked(limit int64) error {
 		}
 		s.written = k
 		s.idxLen = max(s.idxLen, int64(k)*IndexEntryLen)
+		s.idxUnsynced = true
 	}
 	if want := int64(s.written) * IndexEntryLen; s.idxLen > want {
 		if err := s.idx.Truncate(want); err != nil {
 			return fmt.Errorf("segment %s: truncate index: %w", s.IndexPath(), err)
 		}
 		s.idxLen = want
+		s.idxUnsynced = true
 	}
 	return nil
 }
@@ -451,10 +464,8 @@ func (s *Segment) Truncate(size int64) error {
 	if err := s.writeIndexLocked(size); err != nil {
 		return err
 	}
-	if err := s.idx.Sync(); err != nil {
-		return fmt.Errorf("segment %s: fsync: %w", s.IndexPath(), err)
-	}
-	return nil
+	s.idxUnsynced = true // the file may be unchanged, but make sure
+	return s.syncIndex()
 }
 
 // SetIndex replaces the index, in memory and on disk, with entries (after
@@ -490,7 +501,7 @@ func (s *Segment) SetIndex(entries []IndexEntry) error {
 	s.index = append([]IndexEntry(nil), entries...)
 	s.indexErr = nil
 	s.mu.Unlock()
-	s.written, s.idxLen = len(entries), int64(len(data))
+	s.written, s.idxLen, s.idxUnsynced = len(entries), int64(len(data)), false
 	s.sinceIndex, s.lastRel = s.sinceLastEntry(), s.lastIndexedRel()
 	return nil
 }
