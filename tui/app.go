@@ -114,7 +114,7 @@ func (m *Model) Breadcrumbs() string {
 func (m *Model) Init() tea.Cmd {
 	cmds := []tea.Cmd{m.Top().Init(), m.tick()}
 	if m.c.Opts.StartTopic != "" {
-		cmds = append(cmds, func() tea.Msg { return gotoTopicMsg{m.c.Opts.StartTopic} })
+		cmds = append(cmds, func() tea.Msg { return gotoTopicMsg{topic: m.c.Opts.StartTopic} })
 	}
 	return tea.Batch(cmds...)
 }
@@ -149,7 +149,11 @@ func (m *Model) Update(msg tea.Msg) (tea.Model, tea.Cmd) {
 		}
 		return m, tea.Batch(append(cmds, m.tick())...)
 	case pushMsg:
-		return m, m.push(msg.s)
+		cmds := make([]tea.Cmd, len(msg.s))
+		for i, s := range msg.s {
+			cmds[i] = m.push(s)
+		}
+		return m, tea.Batch(cmds...)
 	case popMsg:
 		m.pop()
 		return m, nil
@@ -157,7 +161,11 @@ func (m *Model) Update(msg tea.Msg) (tea.Model, tea.Cmd) {
 		for len(m.stack) > 1 {
 			m.pop()
 		}
-		return m, m.push(newPartitionsScreen(m.c, msg.topic))
+		cmds := []tea.Cmd{m.push(newPartitionsScreen(m.c, msg.topic))}
+		for _, s := range msg.then {
+			cmds = append(cmds, m.push(s))
+		}
+		return m, tea.Batch(cmds...)
 	case statusMsg:
 		m.status, m.statusErr = msg.text, msg.err
 		return m, nil
@@ -222,13 +230,18 @@ func (m *Model) pop() {
 
 func (m *Model) quit() tea.Cmd {
 	m.quitting = true
-	for len(m.stack) > 0 {
-		if c, ok := m.Top().(closer); ok {
+	m.Close()
+	return tea.Quit
+}
+
+// Close stops the background work of every screen (the tail's long-poll).
+// Call it after the program returns; quitting from the UI does it too.
+func (m *Model) Close() {
+	for _, s := range m.stack {
+		if c, ok := s.(closer); ok {
 			c.Close()
 		}
-		m.stack = m.stack[:len(m.stack)-1]
 	}
-	return tea.Quit
 }
 
 func (m *Model) openPrompt(kind promptKind, value string) {

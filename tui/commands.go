@@ -26,7 +26,7 @@ func defaultCommands() map[string]command {
 			if len(args) != 1 {
 				return errStatus(fmt.Errorf("%w: usage :topic NAME", ErrBadInput))
 			}
-			return func() tea.Msg { return gotoTopicMsg{args[0]} }
+			return func() tea.Msg { return gotoTopicMsg{topic: args[0]} }
 		}},
 		"tail": {usage: "tail NAME [PARTITION]  follow a partition", run: func(m *Model, args []string) tea.Cmd {
 			if len(args) < 1 || len(args) > 2 {
@@ -40,13 +40,15 @@ func defaultCommands() map[string]command {
 				}
 				p = n
 			}
-			return push(newTailScreen(m.c, args[0], p))
+			return func() tea.Msg { return gotoTopicMsg{topic: args[0], then: []Screen{newTailScreen(m.c, args[0], p)}} }
 		}},
 		"produce": {usage: "produce NAME  open the produce form", run: func(m *Model, args []string) tea.Cmd {
 			if len(args) != 1 {
 				return errStatus(fmt.Errorf("%w: usage :produce NAME", ErrBadInput))
 			}
-			return push(newProduceScreen(m.c, args[0], -1))
+			return func() tea.Msg {
+				return gotoTopicMsg{topic: args[0], then: []Screen{newProduceScreen(m.c, args[0], -1)}}
+			}
 		}},
 		"theme": {usage: "theme NAME  switch theme (" + strings.Join(themes.Names(), ", ") + ")", run: func(m *Model, args []string) tea.Cmd {
 			if len(args) != 1 {

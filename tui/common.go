@@ -67,7 +67,7 @@ func (t to) target() int { return t.id }
 
 // Messages from screens to the app.
 type (
-	pushMsg   struct{ s Screen }
+	pushMsg   struct{ s []Screen }
 	popMsg    struct{}
 	statusMsg struct {
 		text string
@@ -78,12 +78,15 @@ type (
 		question string
 		yes      tea.Cmd
 	}
-	// gotoTopicMsg resets the stack to Topics / name.
-	gotoTopicMsg struct{ topic string }
+	// gotoTopicMsg resets the stack to Topics / topic, then pushes then.
+	gotoTopicMsg struct {
+		topic string
+		then  []Screen
+	}
 )
 
-func push(s Screen) tea.Cmd { return func() tea.Msg { return pushMsg{s} } }
-func pop() tea.Msg          { return popMsg{} }
+func push(s ...Screen) tea.Cmd { return func() tea.Msg { return pushMsg{s} } }
+func pop() tea.Msg             { return popMsg{} }
 
 func status(format string, args ...any) tea.Cmd {
 	return func() tea.Msg { return statusMsg{text: fmt.Sprintf(format, args...)} }

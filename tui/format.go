@@ -36,11 +36,11 @@ func parseBytes(s string) (int64, error) {
 			break
 		}
 	}
-	n, err := strconv.ParseInt(t, 10, 64)
-	if err != nil || n < 0 {
-		return 0, fmt.Errorf("%w: size %q (want e.g. 64MiB, 512KiB, 1048576)", ErrBadInput, s)
+	f, err := strconv.ParseFloat(t, 64)
+	if err != nil || f < 0 || f*float64(mult) > 1<<62 {
+		return 0, fmt.Errorf("%w: size %q (want e.g. 64MiB, 1.5GiB, 1048576)", ErrBadInput, s)
 	}
-	return n * mult, nil
+	return int64(f * float64(mult)), nil
 }
 
 // humanCount renders a count with thousands separators: 1,234,567.

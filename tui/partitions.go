@@ -264,5 +264,5 @@ func (s *partitionsScreen) ShortHelp() []key.Binding {
 
 func (s *partitionsScreen) FullHelp() [][]key.Binding {
 	k := s.c.Keys
-	return [][]key.Binding{tableHelp(k), {k.Enter, k.Tail, k.Produce, k.Recovery, k.Back}}
+	return [][]key.Binding{{k.Enter, k.Tail, k.Produce, k.Recovery, k.Back}}
 }

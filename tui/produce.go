@@ -50,7 +50,7 @@ func newProduceScreen(c *Common, topic string, p int) *produceScreen {
 }
 
 func (s *produceScreen) ID() int          { return s.id }
-func (s *produceScreen) Crumb() string    { return "produce to " + s.topic }
+func (s *produceScreen) Crumb() string    { return "produce" }
 func (s *produceScreen) Init() tea.Cmd    { return s.form.init() }
 func (s *produceScreen) Capturing() bool  { return true }
 func (s *produceScreen) SetSize(w, h int) { s.form.setWidth(w); s.form.setAreaHeight(h - 10) }
@@ -92,12 +92,12 @@ func (s *produceScreen) submit() tea.Cmd {
 	}
 	s.sending = true
 	src, id, topic := s.c.Src, s.id, s.topic
-	return tea.Batch(status("producing to %s…", topic), func() tea.Msg {
+	return func() tea.Msg {
 		ctx, cancel := context.WithTimeout(context.Background(), produceTimeout)
 		defer cancel()
 		acks, err := src.Produce(ctx, topic, part, []engine.Record{rec})
 		return ackMsg{to: to{id}, acks: acks, err: err}
-	})
+	}
 }
 
 func (s *produceScreen) Update(msg tea.Msg) tea.Cmd {

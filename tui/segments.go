@@ -56,11 +56,11 @@ const panelLines = 9
 func newSegmentsScreen(c *Common, topic string, p int) *segmentsScreen {
 	s := &segmentsScreen{c: c, id: c.newID(), topic: topic, part: p}
 	s.table = newTable(c, []column{
-		{Title: "BASE", Width: 11, Right: true},
-		{Title: "NEXT", Width: 11, Right: true},
-		{Title: "SIZE", Width: 10, Right: true},
-		{Title: "RECORDS", Width: 9, Right: true},
-		{Title: "BATCHES", Width: 8, Right: true},
+		{Title: "BASE", Width: 10, Right: true},
+		{Title: "NEXT", Width: 10, Right: true},
+		{Title: "SIZE", Width: 9, Right: true},
+		{Title: "RECORDS", Width: 8, Right: true},
+		{Title: "BATCHES", Width: 7, Right: true},
 		{Title: "TIME RANGE", Width: 12, Flex: true},
 		{Title: "CODEC", Width: 5},
 		{Title: "RATIO", Width: 6, Right: true},
@@ -169,7 +169,7 @@ func (s *segmentsScreen) runPass(what string) tea.Cmd {
 	}
 	s.running = what
 	id, topic, p, now := s.id, s.topic, s.part, s.c.Opts.Now
-	return tea.Batch(status("running a %s pass on %s p%d…", what, topic, p), func() tea.Msg {
+	return func() tea.Msg {
 		start := now()
 		var err error
 		if what == "compaction" {
@@ -178,7 +178,7 @@ func (s *segmentsScreen) runPass(what string) tea.Cmd {
 			err = mt.RetainNow(context.Background(), topic, p)
 		}
 		return passDoneMsg{to: to{id}, what: what, took: now().Sub(start), err: err}
-	})
+	}
 }
 
 func (s *segmentsScreen) rebuild() {
@@ -230,6 +230,9 @@ func (s *segmentsScreen) View() string {
 		return st.Muted.Render(fmt.Sprintf("  loading %s p%d…", s.topic, s.part))
 	}
 	tbl := fit(s.table.View(), s.w, s.table.height+1)
+	if s.running != "" {
+		tbl = fit(s.table.View(), s.w, s.table.height) + "\n" + st.Warn.Render(fmt.Sprintf("  running a %s pass on %s p%d…", s.running, s.topic, s.part))
+	}
 	pw := (s.w - 2) / 3
 	if pw < 24 {
 		return tbl
@@ -380,5 +383,5 @@ func (s *segmentsScreen) ShortHelp() []key.Binding {
 
 func (s *segmentsScreen) FullHelp() [][]key.Binding {
 	k := s.c.Keys
-	return [][]key.Binding{tableHelp(k), {k.Enter, k.Tail, k.CompactNow, k.RetainNow, k.Back}}
+	return [][]key.Binding{{k.Enter, k.Tail, k.CompactNow, k.RetainNow, k.Back}}
 }

@@ -272,8 +272,3 @@ func cell(r row, j int) string {
 	}
 	return ""
 }
-
-// tableHelp is the help of a table's navigation keys.
-func tableHelp(k KeyMap) []key.Binding {
-	return []key.Binding{k.Up, k.Down, k.PageUp, k.PageDown, k.Top, k.Bottom}
-}

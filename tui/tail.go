@@ -440,6 +440,7 @@ func (s *tailScreen) prependRecs(rs []engine.Record) int {
 	if len(rs) == 0 {
 		return 0
 	}
+	before := s.rowCount()
 	out := make([]engine.Record, 0, len(rs)+len(s.recs))
 	for _, r := range rs {
 		cp, n := copyRecord(r)
@@ -448,7 +449,6 @@ func (s *tailScreen) prependRecs(rs []engine.Record) int {
 	}
 	out = append(out, s.recs...)
 	s.recs = out
-	before := s.rowCount()
 	s.refilter()
 	return s.rowCount() - before
 }

@@ -167,9 +167,9 @@ func (s *topicsScreen) key(msg tea.KeyMsg) tea.Cmd {
 	case key.Matches(msg, k.Enter):
 		return push(newPartitionsScreen(s.c, name))
 	case key.Matches(msg, k.Tail):
-		return push(newTailScreen(s.c, name, 0))
+		return push(newPartitionsScreen(s.c, name), newTailScreen(s.c, name, 0))
 	case key.Matches(msg, k.Produce):
-		return push(newProduceScreen(s.c, name, -1))
+		return push(newPartitionsScreen(s.c, name), newProduceScreen(s.c, name, -1))
 	case key.Matches(msg, k.Delete):
 		var records int64
 		for _, t := range s.infos {
@@ -307,5 +307,5 @@ func (s *topicsScreen) ShortHelp() []key.Binding {
 
 func (s *topicsScreen) FullHelp() [][]key.Binding {
 	k := s.c.Keys
-	return [][]key.Binding{tableHelp(k), {k.Enter, k.Tail, k.Produce, k.Create, k.Delete}}
+	return [][]key.Binding{{k.Enter, k.Tail, k.Produce, k.Create, k.Delete}}
 }

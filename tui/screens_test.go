@@ -1,0 +1,357 @@
+package tui
+
+import (
+	"bytes"
+	"errors"
+	"strings"
+	"testing"
+	"time"
+
+	tea "github.com/charmbracelet/bubbletea"
+	"github.com/charmbracelet/x/exp/teatest"
+	"github.com/pulselog/pulse/engine"
+)
+
+func TestTopicsScreen(t *testing.T) {
+	e := openEngine(t)
+	seed(t, e)
+	tm := startUI(t, testOptions(e))
+	waitFor(t, tm, "orders", "users", "clicks")
+	m := finish(t, tm)
+	if got := m.Breadcrumbs(); got != "Topics" {
+		t.Errorf("breadcrumbs %q", got)
+	}
+	golden(t, m)
+}
+
+// Topics → orders → p0 → segments, and esc back up to Topics.
+func TestNavigateToSegmentAndBack(t *testing.T) {
+	e := openEngine(t)
+	seed(t, e)
+	tm := startUI(t, testOptions(e))
+	waitFor(t, tm, "clicks")
+	tm.Send(down) // clicks, orders, users: orders is second
+	tm.Send(enter)
+	waitFor(t, tm, "Topics / orders", "LOG START")
+
+	tm.Send(down) // p1
+	tm.Send(enter)
+	waitFor(t, tm, "Topics / orders / p1 / segments", "Retention")
+	tm.Send(down) // a second row does not exist: the cursor stays on the only segment
+	tm.Send(esc)
+	waitFor(t, tm, "p1   ")
+	tm.Send(esc)
+	tm.Send(keys("j")) // vi key: down to users
+	tm.Send(enter)
+	waitFor(t, tm, "Topics / users")
+	m := finish(t, tm)
+	if got := m.Breadcrumbs(); got != "Topics / users" {
+		t.Fatalf("breadcrumbs after esc, esc, j, enter: %q", got)
+	}
+	golden(t, m)
+}
+
+func TestPartitionsScreen(t *testing.T) {
+	e := openEngine(t)
+	seed(t, e)
+	opts := testOptions(e)
+	opts.StartTopic = "orders"
+	tm := startUI(t, opts)
+	waitFor(t, tm, "Topics / orders", "p2")
+	golden(t, finish(t, tm))
+}
+
+func TestSegmentsScreen(t *testing.T) {
+	e := openEngine(t)
+	seed(t, e)
+	tm := startUI(t, testOptions(e))
+	waitFor(t, tm, "clicks")
+	tm.Send(enter) // clicks
+	waitFor(t, tm, "Topics / clicks")
+	tm.Send(enter) // p0
+	waitFor(t, tm, "Topics / clicks / p0 / segments", "Compaction")
+	m := finish(t, tm)
+	golden(t, m)
+	if v := m.View(); !strings.Contains(v, "limits  1h") || !strings.Contains(v, "cleanup delete: not compacted") {
+		t.Errorf("retention/compaction panels missing from:\n%s", v)
+	}
+}
+
+func TestTailReceivesRecordsProducedWhileOpen(t *testing.T) {
+	e := openEngine(t)
+	seed(t, e)
+	tm := startUI(t, testOptions(e))
+	waitFor(t, tm, "orders")
+	tm.Send(keys(":"))
+	tm.Type("tail orders 2")
+	tm.Send(enter)
+	waitFor(t, tm, "Topics / orders / p2 / tail", "LIVE", "waiting for records")
+
+	// Produce while the tail is open: the long-poll wakes it.
+	produce(t, e, "orders", 2, engine.Record{Key: []byte("live-1"), Value: []byte(`{"hello":"first"}`)})
+	waitFor(t, tm, `{"hello":"first"}`)
+	produce(t, e, "orders", 2, orderRecords(100, 5)...)
+	waitFor(t, tm, `"order":104`)
+	m := finish(t, tm)
+	golden(t, m)
+	ts := m.Top().(*tailScreen)
+	if len(ts.recs) != 6 || ts.recs[0].Offset != 0 || ts.recs[5].Offset != 5 {
+		t.Fatalf("tail buffer holds %d records (want offsets 0..5)", len(ts.recs))
+	}
+}
+
+func TestTailDetailAndHex(t *testing.T) {
+	e := openEngine(t)
+	seed(t, e)
+	var copied []string
+	opts := testOptions(e)
+	opts.Clipboard = func(s string) error { copied = append(copied, s); return nil }
+	tm := startUI(t, opts)
+	waitFor(t, tm, "orders")
+	tm.Send(down)
+	tm.Send(keys("t"))
+	waitFor(t, tm, "Topics / orders / p0 / tail", `"order":39`)
+	tm.Send(enter)
+	waitFor(t, tm, "offset 39", `"customer": "cust-4"`)
+	tm.Send(keys("c"))
+	waitFor(t, tm, "copied 59 B")
+	tm.Send(keys("x"))
+	waitFor(t, tm, "00000000  7b 22 6f 72")
+	m := finish(t, tm)
+	golden(t, m)
+	want := `{"order":39,"customer":"cust-4","total":49.39,"paid":false}`
+	if len(copied) != 1 || copied[0] != want {
+		t.Fatalf("copied %q, want %q", copied, want)
+	}
+}
+
+func TestProduceFormAcks(t *testing.T) {
+	e := openEngine(t)
+	seed(t, e)
+	tm := startUI(t, testOptions(e))
+	waitFor(t, tm, "orders")
+	tm.Send(down)
+	tm.Send(keys("p"))
+	waitFor(t, tm, "Produce to orders")
+	tm.Type("ord-77")
+	tm.Send(tab)
+	tm.Type(`{"order":77,`)
+	tm.Send(enter) // a new line in the value
+	tm.Type(` "total":9.5}`)
+	tm.Send(tab)
+	tm.Type("trace=abc, source=ui")
+	tm.Send(tab)
+	tm.Type("2")
+	tm.Send(altEnter)
+	waitFor(t, tm, "acked: partition 2, offset 0")
+	m := finish(t, tm)
+	golden(t, m)
+
+	got := readAll(t, e, "orders", 2)
+	if len(got) != 1 {
+		t.Fatalf("orders p2 holds %d records, want 1", len(got))
+	}
+	r := got[0]
+	if string(r.Key) != "ord-77" || string(r.Value) != "{\"order\":77,\n \"total\":9.5}" {
+		t.Errorf("stored key %q value %q", r.Key, r.Value)
+	}
+	if len(r.Headers) != 2 || r.Headers[0].Key != "trace" || string(r.Headers[1].Value) != "ui" {
+		t.Errorf("stored headers %+v", r.Headers)
+	}
+}
+
+func TestProduceFormRejectsBadInput(t *testing.T) {
+	e := openEngine(t)
+	seed(t, e)
+	tm := startUI(t, testOptions(e))
+	waitFor(t, tm, "orders")
+	tm.Send(keys(":"))
+	tm.Type("produce orders")
+	tm.Send(enter)
+	waitFor(t, tm, "Produce to orders")
+	tm.Send(tab)
+	tm.Send(tab)
+	tm.Type("no-equals-sign")
+	tm.Send(enter)
+	waitFor(t, tm, `header "no-equals-sign" (want k=v)`)
+	finish(t, tm)
+	for p := 0; p < 3; p++ {
+		if n := len(readAll(t, e, "orders", p)); n != []int{40, 25, 0}[p] {
+			t.Errorf("orders p%d holds %d records after a rejected produce", p, n)
+		}
+	}
+}
+
+func TestFilterTopics(t *testing.T) {
+	e := openEngine(t)
+	seed(t, e)
+	tm := startUI(t, testOptions(e))
+	waitFor(t, tm, "orders")
+	tm.Send(keys("/"))
+	tm.Type("us")
+	waitFor(t, tm, "/us")
+	tm.Send(enter)
+	m := finish(t, tm)
+	golden(t, m)
+	ts := m.Top().(*topicsScreen)
+	if ts.table.Len() != 1 {
+		t.Fatalf("filter /us shows %d topics, want 1 (users)", ts.table.Len())
+	}
+	if r, _ := ts.table.Selected(); r.Key != "users" {
+		t.Fatalf("selected %q", r.Key)
+	}
+}
+
+func TestFilterTail(t *testing.T) {
+	e := openEngine(t)
+	seed(t, e)
+	tm := startUI(t, testOptions(e))
+	waitFor(t, tm, "orders")
+	tm.Send(down)
+	tm.Send(keys("t"))
+	waitFor(t, tm, `"order":39`)
+	tm.Send(keys("/"))
+	tm.Type("cust-3")
+	tm.Send(enter)
+	waitFor(t, tm, "/cust-3: 6 match")
+	m := finish(t, tm)
+	golden(t, m)
+	ts := m.Top().(*tailScreen)
+	for i := 0; i < ts.rowCount(); i++ {
+		if r := ts.rowRecord(i); !bytes.Contains(r.Key, []byte("cust-3")) {
+			t.Errorf("row %d (offset %d) does not match the filter", i, r.Offset)
+		}
+	}
+}
+
+func TestThemeSwitch(t *testing.T) {
+	e := openEngine(t)
+	seed(t, e)
+	tm := startUI(t, testOptions(e))
+	waitFor(t, tm, "theme dark")
+	tm.Send(keys(":"))
+	tm.Type("theme light")
+	tm.Send(enter)
+	waitFor(t, tm, "theme light")
+	tm.Send(keys(":"))
+	tm.Type("theme solarized")
+	tm.Send(enter)
+	waitFor(t, tm, `unknown theme "solarized"`)
+	m := finish(t, tm)
+	golden(t, m)
+	if m.Common().Styles.Name != "light" {
+		t.Fatalf("theme %q after :theme light and a bad :theme", m.Common().Styles.Name)
+	}
+}
+
+func TestHelpScreen(t *testing.T) {
+	e := openEngine(t)
+	seed(t, e)
+	tm := startUI(t, testOptions(e))
+	waitFor(t, tm, "orders")
+	tm.Send(keys("?"))
+	waitFor(t, tm, "Commands")
+	golden(t, finish(t, tm))
+}
+
+func TestCreateAndDeleteTopic(t *testing.T) {
+	e := openEngine(t)
+	seed(t, e)
+	tm := startUI(t, testOptions(e))
+	waitFor(t, tm, "orders")
+	tm.Send(keys("n"))
+	waitFor(t, tm, "New topic")
+	tm.Type("events")
+	tm.Send(tab)
+	tm.Send(tea.KeyMsg{Type: tea.KeyBackspace})
+	tm.Type("2")
+	tm.Send(tab)
+	tm.Send(tea.KeyMsg{Type: tea.KeyCtrlU})
+	tm.Type("compact")
+	tm.Send(enter)
+	waitFor(t, tm, "created topic events")
+	info, err := e.Describe("events")
+	if err != nil {
+		t.Fatalf("describe events after create: %v", err)
+	}
+	if len(info.Partitions) != 2 || info.Config.Cleanup != engine.CleanupCompact {
+		t.Fatalf("events created with %d partitions, cleanup %s", len(info.Partitions), info.Config.Cleanup)
+	}
+
+	// clicks, events, orders, users: events is second.
+	tm.Send(down)
+	tm.Send(keys("d"))
+	waitFor(t, tm, "Delete topic events and its 0 records?")
+	tm.Send(keys("n"))
+	waitFor(t, tm, "cancelled")
+	if _, err := e.Describe("events"); err != nil {
+		t.Fatalf("events gone after answering no: %v", err)
+	}
+	tm.Send(keys("d"))
+	waitFor(t, tm, "This cannot be undone")
+	tm.Send(keys("y"))
+	waitFor(t, tm, "deleted topic events")
+	m := finish(t, tm)
+	golden(t, m)
+	if _, err := e.Describe("events"); !errors.Is(err, engine.ErrTopicNotFound) {
+		t.Fatalf("describe events after delete: %v, want ErrTopicNotFound", err)
+	}
+}
+
+func TestCreateTopicRejectsBadName(t *testing.T) {
+	e := openEngine(t)
+	seed(t, e)
+	tm := startUI(t, testOptions(e))
+	waitFor(t, tm, "orders")
+	tm.Send(keys("n"))
+	waitFor(t, tm, "New topic")
+	tm.Type("../etc")
+	tm.Send(enter)
+	waitFor(t, tm, "invalid topic name")
+	finish(t, tm)
+	infos, err := e.Topics()
+	if err != nil || len(infos) != 3 {
+		t.Fatalf("topics after a rejected create: %d, %v", len(infos), err)
+	}
+}
+
+func TestCommandLine(t *testing.T) {
+	e := openEngine(t)
+	seed(t, e)
+	tm := startUI(t, testOptions(e))
+	waitFor(t, tm, "orders")
+	tm.Send(keys(":"))
+	tm.Type("bogus")
+	tm.Send(enter)
+	waitFor(t, tm, `unknown command "bogus"`)
+	tm.Send(keys(":"))
+	tm.Type("topic users")
+	tm.Send(enter)
+	waitFor(t, tm, "Topics / users")
+	tm.Send(keys(":"))
+	tm.Type("q")
+	tm.Send(enter)
+	tm.WaitFinished(t, teatest.WithFinalTimeout(20*time.Second))
+}
+
+func TestTailJumps(t *testing.T) {
+	e := openEngine(t)
+	seed(t, e)
+	tm := startUI(t, testOptions(e))
+	waitFor(t, tm, "orders")
+	tm.Send(keys(":"))
+	tm.Type("tail orders 0")
+	tm.Send(enter)
+	waitFor(t, tm, "LIVE", `"order":39`)
+	tm.Send(keys("o"))
+	waitFor(t, tm, "offset:")
+	tm.Type("7")
+	tm.Send(enter)
+	waitFor(t, tm, "PAUSED", "at offset 7")
+	m := finish(t, tm)
+	golden(t, m)
+	ts := m.Top().(*tailScreen)
+	if ts.live || ts.rowRecord(ts.cursor).Offset != 7 {
+		t.Fatalf("after jump to 7: live=%v cursor at offset %d", ts.live, ts.rowRecord(ts.cursor).Offset)
+	}
+}

@@ -1,0 +1,187 @@
+package tui
+
+import (
+	"bytes"
+	"fmt"
+	"testing"
+
+	tea "github.com/charmbracelet/bubbletea"
+	"github.com/pulselog/pulse/engine"
+)
+
+// run executes cmd synchronously and returns the first message for a
+// screen (expanding batches). Only for commands known not to block.
+func run(t testing.TB, cmd tea.Cmd) tea.Msg {
+	t.Helper()
+	if cmd == nil {
+		t.Fatal("no command to run")
+	}
+	msg := cmd()
+	if b, ok := msg.(tea.BatchMsg); ok {
+		for _, c := range b {
+			if c == nil {
+				continue
+			}
+			if m := c(); m != nil {
+				if _, ok := m.(targeted); ok {
+					return m
+				}
+			}
+		}
+		t.Fatal("batch without a screen message")
+	}
+	return msg
+}
+
+// newTestTail builds a tail screen on a model of the test size.
+func newTestTail(t testing.TB, opts Options, topic string, p int) *tailScreen {
+	t.Helper()
+	m, err := New(opts)
+	if err != nil {
+		t.Fatal(err)
+	}
+	m.Update(tea.WindowSizeMsg{Width: testWidth, Height: testHeight})
+	s := newTailScreen(m.c, topic, p)
+	s.SetSize(m.c.Width, m.c.Height)
+	t.Cleanup(s.Close)
+	return s
+}
+
+// catchUp feeds the tail its follower's reads until it has read to hwm.
+func catchUp(t testing.TB, s *tailScreen, cmd tea.Cmd, hwm int64) {
+	t.Helper()
+	for s.next < hwm {
+		cmd = s.Update(run(t, cmd))
+	}
+}
+
+func bigValue(i int) []byte {
+	return []byte(fmt.Sprintf(`{"n":%d,"pad":"%s"}`, i, bytes.Repeat([]byte("x"), 200)))
+}
+
+// The tail keeps a bounded window, whatever the size of the log, and pages
+// older records back in from the engine.
+func TestTailBufferStaysBounded(t *testing.T) {
+	e := openEngine(t)
+	create(t, e, "big", engine.DefaultTopicConfig())
+	const total = 12000
+	for i := 0; i < total; i += 1000 {
+		recs := make([]engine.Record, 1000)
+		for j := range recs {
+			recs[j] = engine.Record{Key: []byte(fmt.Sprint(i + j)), Value: bigValue(i + j)}
+		}
+		produce(t, e, "big", 0, recs...)
+	}
+	opts := testOptions(e)
+	opts.TailRecords = 1000
+	opts.TailBatch = 700
+	s := newTestTail(t, opts, "big", 0)
+
+	// Start at the earliest offset, live: the follower reads everything.
+	cmd := s.restartFromStart()
+	catchUp(t, s, cmd, total)
+	if n := len(s.recs); n != 1000 {
+		t.Fatalf("buffer holds %d records, want the cap 1000", n)
+	}
+	if first, last := s.recs[0].Offset, s.recs[len(s.recs)-1].Offset; first != total-1000 || last != total-1 {
+		t.Fatalf("buffer holds offsets %d..%d, want %d..%d", first, last, total-1000, total-1)
+	}
+	if got := s.rowRecord(s.cursor).Offset; got != total-1 {
+		t.Fatalf("live cursor on offset %d, want the newest %d", got, total-1)
+	}
+
+	// Scrolling up pauses; going to the top reads the page before the buffer.
+	if cmd := s.Update(keys("k")); cmd != nil || s.live {
+		t.Fatalf("k: live=%v, cmd=%v; want paused without a read", s.live, cmd != nil)
+	}
+	cmd = s.Update(keys("g"))
+	s.Update(run(t, cmd))
+	if n := len(s.recs); n != 1000 {
+		t.Fatalf("after paging back the buffer holds %d records", n)
+	}
+	first := s.recs[0].Offset
+	if first >= total-1000 || s.rowRecord(s.cursor).Offset != total-1000 {
+		t.Fatalf("after paging back: first %d, cursor on %d", first, s.rowRecord(s.cursor).Offset)
+	}
+	for i := 1; i < len(s.recs); i++ {
+		if s.recs[i].Offset != s.recs[i-1].Offset+1 {
+			t.Fatalf("gap in the buffer: %d then %d", s.recs[i-1].Offset, s.recs[i].Offset)
+		}
+	}
+	if string(s.recs[0].Value) != string(bigValue(int(first))) {
+		t.Fatalf("record %d has value %q", first, s.recs[0].Value)
+	}
+
+	// A jump replaces the buffer and starts at the offset.
+	cmd = s.jump(5, "offset 5")
+	s.Update(run(t, s.Update(run(t, cmd))))
+	if s.recs[0].Offset != 5 || s.rowRecord(s.cursor).Offset != 5 || s.live {
+		t.Fatalf("after jump to 5: first %d, cursor %d, live %v", s.recs[0].Offset, s.rowRecord(s.cursor).Offset, s.live)
+	}
+}
+
+func TestTailByteCap(t *testing.T) {
+	e := openEngine(t)
+	create(t, e, "wide", engine.DefaultTopicConfig())
+	recs := make([]engine.Record, 500)
+	for i := range recs {
+		recs[i] = engine.Record{Value: bytes.Repeat([]byte{'v'}, 4096)}
+	}
+	produce(t, e, "wide", 0, recs...)
+	opts := testOptions(e)
+	opts.TailBytes = 256 << 10
+	s := newTestTail(t, opts, "wide", 0)
+	catchUp(t, s, s.restartFromStart(), 500)
+	if s.bytes > opts.TailBytes {
+		t.Fatalf("buffer holds %d bytes, cap %d", s.bytes, opts.TailBytes)
+	}
+	if n := len(s.recs); n < 50 || n > (256<<10)/4096 {
+		t.Fatalf("buffer holds %d records of 4 KiB under a 256 KiB cap", n)
+	}
+	if s.recs[len(s.recs)-1].Offset != 499 {
+		t.Fatalf("newest buffered offset %d, want 499", s.recs[len(s.recs)-1].Offset)
+	}
+}
+
+// The follower parks on the long-poll and wakes when a produce commits.
+func TestTailFollowerWakesOnCommit(t *testing.T) {
+	e := openEngine(t)
+	create(t, e, "live", engine.DefaultTopicConfig())
+	s := newTestTail(t, testOptions(e), "live", 0)
+	follow := s.Update(run(t, s.Init())) // start message: hwm 0, follow
+	got := make(chan tea.Msg, 1)
+	go func() { got <- follow() }()
+	produce(t, e, "live", 0, engine.Record{Key: []byte("k"), Value: []byte("woke")})
+	s.Update(<-got)
+	if len(s.recs) != 1 || string(s.recs[0].Value) != "woke" {
+		t.Fatalf("after one commit the tail holds %d records", len(s.recs))
+	}
+	// Closing the screen releases a parked follower.
+	next := s.follow()
+	if next != nil {
+		t.Fatal("a second follower started while one is armed")
+	}
+	s.Close()
+}
+
+func TestParseWhen(t *testing.T) {
+	now := testClock
+	cases := map[string]int64{
+		"2026-01-02 03:00:00": testClock.Add(-4*60e9 - 5e9).UnixMilli(),
+		"03:04":               testClock.Add(-5e9).UnixMilli(),
+		"-5m":                 testClock.Add(-5 * 60e9).UnixMilli(),
+		"90s":                 testClock.Add(-90e9).UnixMilli(),
+		"1767323045000":       1767323045000,
+	}
+	for in, want := range cases {
+		got, err := parseWhen(in, now)
+		if err != nil || got != want {
+			t.Errorf("parseWhen(%q) = %d, %v; want %d", in, got, err, want)
+		}
+	}
+	for _, bad := range []string{"", "yesterday", "-1x", "12:99"} {
+		if _, err := parseWhen(bad, now); err == nil {
+			t.Errorf("parseWhen(%q) accepted", bad)
+		}
+	}
+}
