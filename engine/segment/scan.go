@@ -19,6 +19,9 @@ const scanChunk = 1 << 20
 // fn returns, which Scan returns as it is.
 func (s *Segment) Scan(from int64, fn func(pos int64, h codec.BatchHeader, raw []byte) error) error {
 	end := s.Size()
+	if from < 0 {
+		return fmt.Errorf("segment %s: scan from negative position %d", s.Path(), from)
+	}
 	r := chunkReader{s: s, end: end}
 	for pos := from; pos < end; {
 		hb, err := r.get(pos, codec.HeaderLen)

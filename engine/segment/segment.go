@@ -247,7 +247,8 @@ func (s *Segment) Lookup(offset int64) int64 {
 	return lookup(s.index, offset-s.base)
 }
 
-// Append writes one whole encoded batch (h is its parsed header) at the end
+// Append writes one whole encoded batch (h is its parsed header, checked
+// against the bytes; the CRC is not checked) at the end
 // of the .log file with a single positioned write, and indexes it when it is
 // the segment's first batch or IndexIntervalBytes were appended since the
 // last indexed one. It returns the batch's position. On a failed write the
@@ -262,7 +263,10 @@ func (s *Segment) Append(batch []byte, h codec.BatchHeader) (pos int64, err erro
 	if s.closed {
 		return 0, fmt.Errorf("segment %s: append: %w", s.Path(), ErrClosed)
 	}
-	if len(batch) < codec.HeaderLen || int64(len(batch)) != h.Size() {
+	if ph, err := codec.ParseHeader(batch); err != nil || ph != h {
+		return 0, fmt.Errorf("segment %s: %w: the batch bytes do not start with the given header (%v)", s.Path(), ErrBadAppend, err)
+	}
+	if int64(len(batch)) != h.Size() {
 		return 0, fmt.Errorf("segment %s: %w: %d bytes given, header says %d", s.Path(), ErrBadAppend, len(batch), h.Size())
 	}
 	rel := h.BaseOffset - s.base

@@ -631,3 +631,26 @@ func TestConcurrentReaders(t *testing.T) {
 		t.Fatal(".index file does not match the index after concurrent syncs")
 	}
 }
+
+func TestAppendChecksHeader(t *testing.T) {
+	s, err := Create(t.TempDir(), 0, Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer s.Close()
+	b, h := batch(t, 0, 2, 10, codec.CodecNone)
+	other := h
+	other.RecordCount = 1
+	if _, err := s.Append(b, other); !errors.Is(err, ErrBadAppend) {
+		t.Fatalf("header not matching the bytes: %v", err)
+	}
+	if _, err := s.Append([]byte("not a batch at all, just some bytes of text here...................."), h); !errors.Is(err, ErrBadAppend) {
+		t.Fatalf("garbage bytes: %v", err)
+	}
+	if err := s.Scan(-1, func(int64, codec.BatchHeader, []byte) error { return nil }); err == nil {
+		t.Fatal("Scan from a negative position")
+	}
+	if s.Size() != 0 {
+		t.Fatalf("rejected appends changed the size to %d", s.Size())
+	}
+}
