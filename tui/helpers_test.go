@@ -86,8 +86,10 @@ func orderRecords(from, n int) []engine.Record {
 //
 //	orders  3 partitions, 40 + 25 + 0 records
 //	users   compacted, 12 records with repeated keys and a tombstone
-//	clicks  1h retention, 1 MiB segments, 30 records
-func seed(t testing.TB, e Source) {
+//	clicks  1h retention, 1 MiB segments, no compression, 30 records
+//
+// and two consumers of orders: billing (p0 at 30, p1 at 25) and audit (p0 at 5).
+func seed(t testing.TB, e *engine.Engine) {
 	t.Helper()
 	orders := engine.DefaultTopicConfig()
 	orders.Partitions = 3
@@ -115,6 +117,16 @@ func seed(t testing.TB, e Source) {
 		crecs = append(crecs, engine.Record{Value: []byte(fmt.Sprintf("click %d on /page/%d", i, i%5))})
 	}
 	produce(t, e, "clicks", 0, crecs...)
+
+	for _, c := range []struct {
+		consumer string
+		p        int
+		off      int64
+	}{{"billing", 0, 30}, {"billing", 1, 25}, {"audit", 0, 5}} {
+		if err := e.CommitCursor(c.consumer, "orders", c.p, c.off); err != nil {
+			t.Fatalf("commit cursor: %v", err)
+		}
+	}
 }
 
 // testOptions are the options of golden tests: fixed names, clock and

@@ -19,7 +19,7 @@ type describeMsg struct {
 
 type consumersMsg struct {
 	to
-	cursors []ConsumerCursor
+	cursors []engine.ConsumerInfo
 	err     error
 }
 
@@ -32,7 +32,7 @@ type partitionsScreen struct {
 	table     *table
 	consumers *table
 	info      engine.TopicInfo
-	cursors   []ConsumerCursor
+	cursors   []engine.ConsumerInfo
 	consErr   error
 	loaded    bool
 	err       error
@@ -157,7 +157,7 @@ func (s *partitionsScreen) rebuild() {
 	}
 	byPart := map[int]*agg{}
 	crow := make([]row, 0, len(s.cursors))
-	cur := append([]ConsumerCursor(nil), s.cursors...)
+	cur := append([]engine.ConsumerInfo(nil), s.cursors...)
 	sort.Slice(cur, func(i, j int) bool {
 		if cur[i].Consumer != cur[j].Consumer {
 			return cur[i].Consumer < cur[j].Consumer
@@ -165,13 +165,9 @@ func (s *partitionsScreen) rebuild() {
 		return cur[i].Partition < cur[j].Partition
 	})
 	for _, cc := range cur {
-		hwm, ok := s.hwm(cc.Partition)
 		lag := "-"
-		if ok {
-			l := hwm - cc.Offset
-			if l < 0 {
-				l = 0
-			}
+		if _, ok := s.hwm(cc.Partition); ok {
+			l := max(cc.Lag, 0)
 			lag = humanCount(l)
 			a := byPart[cc.Partition]
 			if a == nil {

@@ -27,17 +27,10 @@ type Source interface {
 // The interfaces below are optional: the UI checks for them with a type
 // assertion on the Source and shows "not available" where one is missing.
 
-// ConsumerCursor is one consumer's committed cursor on one partition.
-type ConsumerCursor struct {
-	Consumer  string
-	Partition int
-	Offset    int64
-}
-
-// ConsumerLister lists the consumers that committed a cursor on a topic.
-// The partitions screen computes each one's lag from the partition's HWM.
+// ConsumerLister lists the consumers that committed a cursor on a topic,
+// with their lag (the engine facade's Consumers).
 type ConsumerLister interface {
-	Consumers(topic string) ([]ConsumerCursor, error)
+	Consumers(topic string) ([]engine.ConsumerInfo, error)
 }
 
 // PassStatus is the last run of one maintenance pass (retention or
