@@ -443,3 +443,25 @@ func TestCodecParse(t *testing.T) {
 		t.Error("ParseCodec accepted gzip")
 	}
 }
+
+// TestZstdBeyondWindow round-trips a records section larger than the
+// encoder's window, which single-segment frames must still handle.
+func TestZstdBeyondWindow(t *testing.T) {
+	recs := make([]Record, 24)
+	for i := range recs {
+		v := make([]byte, 1<<20)
+		for j := range v {
+			v[j] = byte((j*7 + i) ^ (j >> 9))
+		}
+		recs[i] = Record{Key: []byte{byte(i)}, Value: v, Timestamp: int64(i)}
+	}
+	want := withOffsets(recs, 0, 0)
+	b := mustAppend(t, 0, want, EncodeOptions{Codec: CodecZstd})
+	batch, err := DecodeBatch(b)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := recordsEqual(want, batch.Records); err != nil {
+		t.Fatal(err)
+	}
+}

@@ -20,7 +20,8 @@ type Batch struct {
 // version, flags (no unknown bit, a known codec), the batchLen bound, a
 // non-negative base offset and a recordCount that is at least 1 and can fit
 // the records section. It does not look past the header and does not check
-// the CRC. b shorter than HeaderLen gives ErrTorn.
+// the CRC. b shorter than HeaderLen gives ErrTorn. On any other error the
+// returned header still holds the fields as read, for display.
 func ParseHeader(b []byte) (BatchHeader, error) {
 	if len(b) < headerLen {
 		return BatchHeader{}, tornf("%d bytes, header needs %d", len(b), headerLen)

@@ -26,6 +26,9 @@ type EncodeOptions struct {
 // Without opts.Sparse rec.Offset is ignored and record i gets base+i.
 // Invalid input gives ErrInvalidBatch and a records section over
 // MaxBatchBytes gives ErrTooLarge; either way dst is returned unchanged.
+//
+// dst's spare capacity must not hold the records' bytes: records decoded
+// from a buffer cannot be re-encoded into that same buffer from its start.
 func AppendBatch(dst []byte, base int64, recs []Record, opts EncodeOptions) ([]byte, error) {
 	raw, err := rawSize(base, recs, opts)
 	if err != nil {
