@@ -2,6 +2,7 @@ package recovery
 
 import (
 	"fmt"
+	"os"
 	"testing"
 
 	"github.com/pulselog/pulse/engine/codec"
@@ -46,3 +47,6 @@ func appendSparse(t testing.TB, dst []byte, offsets []int64, c codec.Codec) []by
 	}
 	return out
 }
+
+// longTests reports whether PULSE_LONG=1 asks for the long variants.
+func longTests() bool { return os.Getenv("PULSE_LONG") == "1" }
