@@ -103,12 +103,21 @@ func (m *Model) Common() *Common { return m.c }
 func (m *Model) Top() Screen { return m.stack[len(m.stack)-1] }
 
 // Breadcrumbs returns the crumbs of the stack, e.g. "Topics / orders / p0 / segments".
-func (m *Model) Breadcrumbs() string {
+func (m *Model) Breadcrumbs() string { return strings.Join(m.crumbList(), " / ") }
+
+// crumbList is each screen's crumb, without a partition prefix ("p0 / ")
+// its parent already shows.
+func (m *Model) crumbList() []string {
 	parts := make([]string, len(m.stack))
 	for i, s := range m.stack {
 		parts[i] = s.Crumb()
+		if i > 0 {
+			if p, _, ok := strings.Cut(parts[i-1], " / "); ok && strings.HasPrefix(parts[i], p+" / ") {
+				parts[i] = strings.TrimPrefix(parts[i], p+" / ")
+			}
+		}
 	}
-	return strings.Join(parts, " / ")
+	return parts
 }
 
 func (m *Model) Init() tea.Cmd {
@@ -408,12 +417,12 @@ func (m *Model) header() string {
 
 func (m *Model) crumbs() string {
 	st := m.c.Styles
-	parts := make([]string, len(m.stack))
-	for i, s := range m.stack {
-		if i == len(m.stack)-1 {
-			parts[i] = st.CrumbActive.Render(s.Crumb())
+	parts := m.crumbList()
+	for i := range parts {
+		if i == len(parts)-1 {
+			parts[i] = st.CrumbActive.Render(parts[i])
 		} else {
-			parts[i] = st.Crumb.Render(s.Crumb())
+			parts[i] = st.Crumb.Render(parts[i])
 		}
 	}
 	return " " + strings.Join(parts, st.CrumbSep.Render(" / "))

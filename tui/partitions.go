@@ -54,7 +54,7 @@ func newPartitionsScreen(c *Common, topic string) *partitionsScreen {
 		{Title: "STATUS", Width: 10, Flex: true},
 	}, "no partitions")
 	s.consumers = newTable(c, []column{
-		{Title: "CONSUMER", Width: 20, Flex: true},
+		{Title: "CONSUMER", Width: 24},
 		{Title: "P", Width: 4, Right: true},
 		{Title: "CURSOR", Width: 11, Right: true},
 		{Title: "LAG", Width: 11, Right: true},

@@ -38,6 +38,10 @@ func TestNavigateToSegmentAndBack(t *testing.T) {
 	tm.Send(enter)
 	waitFor(t, tm, "Topics / orders / p1 / segments", "Retention")
 	tm.Send(down) // a second row does not exist: the cursor stays on the only segment
+	tm.Send(enter)
+	waitFor(t, tm, "Topics / orders / p1 / segments / tail", "PAUSED", "at offset 0")
+	tm.Send(esc)
+	waitFor(t, tm, "Retention")
 	tm.Send(esc)
 	waitFor(t, tm, "p1   ")
 	tm.Send(esc)
