@@ -167,7 +167,24 @@ func FuzzDecodeRecords(f *testing.F) {
 		if sparse {
 			h.Flags |= FlagSparse
 		}
+		// RecordFields (hex views) walks the same bytes; it must never
+		// panic, and agree with the decoder on well-formed sections.
+		walked, fieldsErr := 0, error(nil)
+		for p := 0; p < len(sec); walked++ {
+			_, n, err := RecordFields(sec[p:])
+			if err != nil {
+				if !errors.Is(err, ErrCorrupt) {
+					t.Fatalf("RecordFields: error matching no sentinel: %v", err)
+				}
+				fieldsErr = err
+				break
+			}
+			p += n
+		}
 		recs, err := DecodeRecords(sec, h, nil)
+		if err == nil && (fieldsErr != nil || walked != len(recs)) {
+			t.Fatalf("DecodeRecords found %d records, RecordFields %d (%v)", len(recs), walked, fieldsErr)
+		}
 		if err != nil {
 			if !errors.Is(err, ErrCorrupt) {
 				t.Fatalf("error matching no sentinel: %v", err)

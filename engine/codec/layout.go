@@ -1,0 +1,93 @@
+package codec
+
+import (
+	"encoding/binary"
+	"fmt"
+)
+
+// Field is one field of an encoded batch header or record, for annotated hex
+// views (pulse dump, the recovery inspector): its name and where it lies.
+type Field struct {
+	Name   string
+	Offset int // from the start of the header or record
+	Len    int
+}
+
+// HeaderFields lists the batch header's fields in byte order.
+func HeaderFields() []Field {
+	return []Field{
+		{"magic", offMagic, offVersion - offMagic},
+		{"version", offVersion, offFlags - offVersion},
+		{"flags", offFlags, offCRC - offFlags},
+		{"crc32c", offCRC, offBaseOffset - offCRC},
+		{"baseOffset", offBaseOffset, offBatchLen - offBaseOffset},
+		{"batchLen", offBatchLen, offFirstTS - offBatchLen},
+		{"firstTimestamp", offFirstTS, offLastTS - offFirstTS},
+		{"lastTimestamp", offLastTS, offRecordCount - offLastTS},
+		{"recordCount", offRecordCount, offProducerID - offRecordCount},
+		{"producerID", offProducerID, offProducerEpoch - offProducerID},
+		{"producerEpoch", offProducerEpoch, offBaseSequence - offProducerEpoch},
+		{"baseSequence", offBaseSequence, headerLen - offBaseSequence},
+	}
+}
+
+// RecordFields lists the fields of the encoded record at the start of rec
+// (an uncompressed records section, or the rest of one), length field first,
+// and returns the record's total encoded length. Header fields are named
+// "header[i].keyLength" and so on. A record that does not parse gives
+// ErrCorrupt.
+func RecordFields(rec []byte) ([]Field, int, error) {
+	if len(rec) < recLenSize {
+		return nil, 0, corruptf("record length field needs %d bytes, have %d", recLenSize, len(rec))
+	}
+	l := uint64(binary.BigEndian.Uint32(rec))
+	if l < recFixedBody || l > uint64(len(rec)-recLenSize) {
+		return nil, 0, corruptf("record length %d out of range (%d bytes follow)", l, len(rec)-recLenSize)
+	}
+	body := rec[recLenSize : recLenSize+int(l)]
+	fields := []Field{
+		{"length", 0, recLenSize},
+		{"attributes", recLenSize + bodyAttr, recAttrSize},
+		{"timestampDelta", recLenSize + bodyTSDelta, recTSDeltaSize},
+		{"offsetDelta", recLenSize + bodyOffDelta, recOffDeltaSize},
+	}
+	q := bodyKeyLen
+	// field appends a length field and the bytes it announces.
+	field := func(name string, after int) error {
+		start := q
+		b, next, err := readBytes(body, q, after)
+		if err != nil {
+			return corruptf("%s: %v", name, err)
+		}
+		fields = append(fields, Field{name + "Length", recLenSize + start, lenFieldSize})
+		if b != nil {
+			fields = append(fields, Field{name, recLenSize + start + lenFieldSize, len(b)})
+		}
+		q = next
+		return nil
+	}
+	if err := field("key", lenFieldSize+countFieldSize); err != nil {
+		return nil, 0, err
+	}
+	if err := field("value", countFieldSize); err != nil {
+		return nil, 0, err
+	}
+	hc := int(binary.BigEndian.Uint32(body[q:]))
+	fields = append(fields, Field{"headerCount", recLenSize + q, countFieldSize})
+	q += countFieldSize
+	if uint64(hc)*headerFixed > uint64(len(body)-q) {
+		return nil, 0, corruptf("%d headers cannot fit in %d bytes", hc, len(body)-q)
+	}
+	for i := 0; i < hc; i++ {
+		if err := field(fmt.Sprintf("header[%d].key", i), lenFieldSize); err != nil {
+			return nil, 0, err
+		}
+		if err := field(fmt.Sprintf("header[%d].value", i), 0); err != nil {
+			return nil, 0, err
+		}
+	}
+	if q != len(body) {
+		return nil, 0, corruptf("%d bytes after the record's last field", len(body)-q)
+	}
+	return fields, recLenSize + len(body), nil
+}
