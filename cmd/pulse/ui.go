@@ -1,15 +1,122 @@
 package main
 
 import (
+	"context"
 	"fmt"
+	"os"
+	"os/signal"
+	"syscall"
 
+	tea "github.com/charmbracelet/bubbletea"
 	"github.com/spf13/cobra"
+
+	"github.com/pulselog/pulse/engine"
+	"github.com/pulselog/pulse/themes"
+	"github.com/pulselog/pulse/tui"
 )
 
-// setupRoot makes the bare `pulse` command open the terminal UI.
+// uiConfig is what the bare `pulse` command runs with.
+type uiConfig struct {
+	dir      string
+	dirSet   bool // --data given explicitly
+	listen   string
+	theme    string
+	demo     bool
+	topic    string
+	noAlt    bool
+	noListen bool
+}
+
+// setupRoot makes the bare `pulse` command open the terminal UI on the data
+// directory, with the websocket API served from the same process.
 func setupRoot(root *cobra.Command) {
+	var cfg uiConfig
+	data := addDataFlag(root)
+	root.Flags().StringVar(&cfg.listen, "listen", defaultListen, "websocket API address (\"\" or \"off\" disables it)")
+	root.Flags().StringVar(&cfg.theme, "theme", themes.Auto, "colour theme: "+fmt.Sprint(themes.Names()))
+	root.Flags().BoolVar(&cfg.demo, "demo", false, "fill a scratch data dir with demo topics and keep producing to them")
+	root.Flags().StringVar(&cfg.topic, "topic", "", "open the UI on this topic's partitions")
+	root.Flags().BoolVar(&cfg.noAlt, "no-alt-screen", false, "draw inline instead of on the terminal's alternate screen")
+	root.Args = cobra.NoArgs
 	root.RunE = func(cmd *cobra.Command, args []string) error {
-		fmt.Fprintln(cmd.OutOrStdout(), "pulse: the terminal UI is not built yet; see `pulse --help` for the commands that are")
-		return nil
+		cfg.dir, cfg.dirSet = *data, cmd.Flags().Changed("data")
+		cfg.noListen = cfg.listen == "" || cfg.listen == "off"
+		return runUI(cmd.Context(), cfg)
 	}
+}
+
+// uiSource is the engine as the UI sees it: *engine.Engine satisfies
+// tui.Source directly; the wrapper adds the optional views the UI looks for.
+type uiSource struct {
+	*engine.Engine
+}
+
+func runUI(ctx context.Context, cfg uiConfig) error {
+	if ctx == nil {
+		ctx = context.Background()
+	}
+	// Refuse a bad theme before touching the data directory.
+	if _, err := themes.New(themes.Options{Name: cfg.theme}); err != nil {
+		return fmt.Errorf("--theme: %w", err)
+	}
+	ctx, stop := signal.NotifyContext(ctx, syscall.SIGTERM)
+	defer stop()
+
+	dir := cfg.dir
+	if cfg.demo && !cfg.dirSet {
+		tmp, err := os.MkdirTemp("", "pulse-demo-")
+		if err != nil {
+			return fmt.Errorf("demo data dir: %w", err)
+		}
+		defer os.RemoveAll(tmp)
+		dir = tmp
+	}
+	if err := os.MkdirAll(dir, 0o755); err != nil {
+		return fmt.Errorf("data dir %s: %w", dir, err)
+	}
+	e, err := engine.Open(engine.DefaultOptions(dir))
+	if err != nil {
+		return fmt.Errorf("open %s: %w", dir, err)
+	}
+	defer e.Close()
+
+	listen := cfg.listen
+	if cfg.noListen {
+		listen = ""
+	} else {
+		// TODO(serve): start the websocket API here with the reusable start
+		// function of cmd/pulse/serve.go once it lands; until then the UI
+		// runs without it and the header says "ws off".
+		listen = ""
+	}
+
+	if cfg.demo {
+		if err := seedDemo(ctx, e); err != nil {
+			return fmt.Errorf("demo: %w", err)
+		}
+		demoCtx, cancel := context.WithCancel(ctx)
+		done := make(chan struct{})
+		go func() { defer close(done); runDemo(demoCtx, e, defaultDemoRate) }()
+		defer func() { cancel(); <-done }()
+	}
+
+	m, err := tui.New(tui.Options{
+		Source:     uiSource{e},
+		Listen:     listen,
+		SyncMode:   string(engine.DefaultTopicConfig().SyncMode),
+		Theme:      cfg.theme,
+		NoColor:    themes.NoColor(),
+		StartTopic: cfg.topic,
+	})
+	if err != nil {
+		return err
+	}
+	opts := []tea.ProgramOption{tea.WithContext(ctx), tea.WithMouseCellMotion()}
+	if !cfg.noAlt {
+		opts = append(opts, tea.WithAltScreen())
+	}
+	if _, err := tea.NewProgram(m, opts...).Run(); err != nil && ctx.Err() == nil {
+		return fmt.Errorf("terminal UI: %w", err)
+	}
+	return nil
 }
