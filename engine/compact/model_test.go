@@ -25,7 +25,9 @@ type model struct {
 	cutoff  int64 // the largest tombstone cutoff any pass used (Unix ms)
 }
 
-func newModel() *model { return &model{recs: map[int64]codec.Record{}, newest: map[string]int64{}, cutoff: -1 << 62} }
+func newModel() *model {
+	return &model{recs: map[int64]codec.Record{}, newest: map[string]int64{}, cutoff: -1 << 62}
+}
 
 func (m *model) note(base, ts int64, recs []codec.Record) {
 	for i, r := range recs {
