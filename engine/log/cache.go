@@ -14,7 +14,8 @@ import (
 type readCache struct {
 	// mu guards everything below.
 	mu       sync.Mutex
-	max      int
+	maxBytes int // bound on the bytes of cached batches (the newest is always kept)
+	bytes    int
 	batches  map[batchKey]*list.Element // of *cachedBatch, LRU order in lru
 	lru      *list.List
 	navs     map[batchKey]int64 // (segment, offset) → batch position
@@ -33,8 +34,8 @@ type cachedBatch struct {
 
 const maxNavs = 1024
 
-func newReadCache(maxBatches int) *readCache {
-	return &readCache{max: maxBatches, batches: map[batchKey]*list.Element{}, lru: list.New(), navs: map[batchKey]int64{}}
+func newReadCache(maxBytes int) *readCache {
+	return &readCache{maxBytes: maxBytes, batches: map[batchKey]*list.Element{}, lru: list.New(), navs: map[batchKey]int64{}}
 }
 
 func (c *readCache) batch(seg uint64, pos int64) *decodedBatch {
@@ -56,9 +57,11 @@ func (c *readCache) putBatch(seg uint64, pos int64, b *decodedBatch) {
 		return
 	}
 	c.batches[k] = c.lru.PushFront(&cachedBatch{key: k, b: b})
-	for c.lru.Len() > c.max {
+	c.bytes += b.size
+	for c.bytes > c.maxBytes && c.lru.Len() > 1 {
 		old := c.lru.Remove(c.lru.Back()).(*cachedBatch)
 		delete(c.batches, old.key)
+		c.bytes -= old.b.size
 	}
 }
 
@@ -97,6 +100,7 @@ func (c *readCache) invalidate(seg uint64) {
 		if k.seg == seg {
 			c.lru.Remove(e)
 			delete(c.batches, k)
+			c.bytes -= e.Value.(*cachedBatch).b.size
 		}
 	}
 	for k := range c.navs {

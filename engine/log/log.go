@@ -77,6 +77,8 @@ type Log struct {
 	persistedAt  time.Time
 
 	syncPasses atomic.Int64 // sync passes that made new batches durable
+	lastAcked  atomic.Int64 // strict appends acked by the last sync pass
+	fsyncNanos atomic.Int64 // moving average of one fsync, in nanoseconds
 
 	report   recovery.Report
 	corrupt  corruptSet
@@ -133,7 +135,7 @@ func Open(dir string, opts Options) (*Log, error) {
 		stop:       make(chan struct{}),
 		notifyC:    make(chan struct{}),
 		report:     res.Report,
-		cache:      newReadCache(opts.CacheBatches),
+		cache:      newReadCache(opts.CacheBytes),
 		lastSync:   time.Now(),
 	}
 	for _, s := range res.Segments {
@@ -288,7 +290,14 @@ func (l *Log) Close() error {
 		}
 	}
 	l.segMu.Lock()
-	for _, st := range l.segs {
+	for i, st := range l.segs {
+		// Sealed segments were fully synced when they rolled; the active
+		// one's index entries are made durable now.
+		if i == len(l.segs)-1 && l.failedErr() == nil {
+			if err := st.seg.Sync(); err != nil {
+				errs = append(errs, err)
+			}
+		}
 		if err := st.seg.Close(); err != nil {
 			errs = append(errs, err)
 		}

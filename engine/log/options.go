@@ -62,8 +62,9 @@ type Options struct {
 	// MaxRecordBytes refuses a record whose encoding is larger.
 	MaxRecordBytes int // default 16 MiB
 
-	// CacheBatches is how many decoded batches reads keep cached.
-	CacheBatches int // default 64
+	// CacheBytes bounds the decoded batches reads keep cached (the batch
+	// read last is always kept).
+	CacheBytes int // default 4 MiB
 
 	// Logger receives recovery and failure lines. Nil discards.
 	Logger *slog.Logger
@@ -85,7 +86,7 @@ func DefaultOptions() Options {
 		HWMInterval:        time.Second,
 		HiddenTail:         "expose",
 		MaxRecordBytes:     16 << 20,
-		CacheBatches:       64,
+		CacheBytes:         4 << 20,
 	}
 }
 
@@ -125,8 +126,8 @@ func (o Options) withDefaults() Options {
 	if o.MaxRecordBytes <= 0 {
 		o.MaxRecordBytes = d.MaxRecordBytes
 	}
-	if o.CacheBatches <= 0 {
-		o.CacheBatches = d.CacheBatches
+	if o.CacheBytes <= 0 {
+		o.CacheBytes = d.CacheBytes
 	}
 	if o.Logger == nil {
 		o.Logger = slog.New(slog.DiscardHandler)

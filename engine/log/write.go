@@ -157,6 +157,13 @@ func (l *Log) roll(base int64) (*segState, error) {
 	if err := l.syncNow(); err != nil {
 		return nil, err
 	}
+	l.segMu.RLock()
+	sealed := l.segs[len(l.segs)-1]
+	l.segMu.RUnlock()
+	if err := sealed.seg.Sync(); err != nil { // its index too, now that it is sealed
+		l.fail(err)
+		return nil, err
+	}
 	seg, err := segment.Create(l.dir, base, segment.Options{IndexIntervalBytes: l.opts.IndexIntervalBytes})
 	if err != nil {
 		return nil, fmt.Errorf("partition %s: roll at offset %d: %w", l.dir, base, err)
@@ -180,6 +187,7 @@ func (l *Log) syncLoop() {
 	for {
 		select {
 		case <-l.wakeSyncer:
+			l.gatherCommitters()
 			_ = l.syncNow() // a failure is sticky and answered to every waiter
 		case <-t.C:
 			l.wmu.Lock()
@@ -191,6 +199,42 @@ func (l *Log) syncLoop() {
 			if err := l.persistHWM(false); err != nil {
 				l.opts.Logger.Error("persist hwm", "dir", l.dir, "err", err)
 			}
+		case <-l.stop:
+			return
+		}
+	}
+}
+
+// gatherCommitters is group commit's bounded wait (PostgreSQL's
+// commit_delay, made adaptive): when the last pass acked several strict
+// appends, their producers are likely about to append again, so the syncer
+// waits until as many appends are waiting again, or half an fsync time
+// passes, before it starts the next fsync. Without it the producers acked by
+// one pass always miss the next one, and two half-sized cohorts alternate. A
+// lone producer never waits.
+func (l *Log) gatherCommitters() {
+	want := int(l.lastAcked.Load())
+	if want < 2 {
+		return
+	}
+	budget := time.Duration(l.fsyncNanos.Load()) / 2
+	budget = min(budget, 2*time.Millisecond)
+	if budget <= 0 {
+		return
+	}
+	timer := time.NewTimer(budget)
+	defer timer.Stop()
+	for {
+		l.wmu.Lock()
+		n := len(l.syncWaiters)
+		l.wmu.Unlock()
+		if n >= want {
+			return
+		}
+		select {
+		case <-l.wakeSyncer: // the writer handed over more appends
+		case <-timer.C:
+			return
 		case <-l.stop:
 			return
 		}
@@ -236,6 +280,7 @@ func (l *Log) syncNow() error {
 	for _, r := range waiters {
 		r.done <- nil
 	}
+	l.lastAcked.Store(int64(len(waiters)))
 	if err := l.persistHWM(false); err != nil {
 		l.opts.Logger.Error("persist hwm", "dir", l.dir, "err", err)
 	}
@@ -252,9 +297,13 @@ func (l *Log) syncAndVerify(batches []pendingSync) error {
 			continue
 		}
 		last = b.st
-		if err := b.st.seg.Sync(); err != nil {
+		t0 := time.Now()
+		if err := b.st.seg.SyncData(); err != nil {
 			return fmt.Errorf("fsync %s: %w", b.st.seg.Path(), err)
 		}
+		// Moving average of the fsync time, for gatherCommitters.
+		d := time.Since(t0).Nanoseconds()
+		l.fsyncNanos.Store((3*l.fsyncNanos.Load() + d) / 4)
 	}
 	var buf []byte
 	for _, b := range batches {
