@@ -21,8 +21,10 @@ const (
 // digits, zero-padded ("00000000000000000042").
 func Name(base int64) string { return fmt.Sprintf("%0*d", nameDigits, base) }
 
-// LogFile and IndexFile return the file names of a segment's two files.
-func LogFile(base int64) string   { return Name(base) + LogExt }
+// LogFile returns the name of a segment's data file: Name(base) + ".log".
+func LogFile(base int64) string { return Name(base) + LogExt }
+
+// IndexFile returns the name of a segment's index file: Name(base) + ".index".
 func IndexFile(base int64) string { return Name(base) + IndexExt }
 
 // ParseName parses a segment file name (not a path): 20 decimal digits and
