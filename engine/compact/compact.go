@@ -144,6 +144,7 @@ type Result struct {
 // compactor carries one pass.
 type compactor struct {
 	ctx    context.Context
+	pass   *plog.Pass
 	dir    string
 	opts   Options
 	codec  codec.Codec
@@ -163,22 +164,25 @@ func Run(ctx context.Context, l *plog.Log, opts Options) (res Result, err error)
 	opts = opts.withDefaults()
 	started := time.Now()
 	res.Start = opts.Now()
-	pass := l.BeginMaintenance(plog.PassCompaction)
-	defer pass.End()
 	defer func() {
 		res.Duration = time.Since(started)
 		if err != nil {
 			res.Outcome = OutcomeFailed
-			if errors.Is(err, context.Canceled) || errors.Is(err, context.DeadlineExceeded) {
+			if errors.Is(err, context.Canceled) || errors.Is(err, context.DeadlineExceeded) || errors.Is(err, plog.ErrClosed) {
 				res.Outcome = OutcomeStopped
 			}
 			res.Error = err.Error()
 			err = fmt.Errorf("compaction of %s: %w", l.Dir(), err)
 		}
 	}()
+	pass, err := l.BeginMaintenance(plog.PassCompaction)
+	if err != nil {
+		return res, err
+	}
+	defer pass.End()
 	lopts := l.Options()
 	c := &compactor{
-		ctx: ctx, dir: l.Dir(), opts: opts, codec: lopts.Codec, index: lopts.IndexIntervalBytes,
+		ctx: ctx, pass: pass, dir: l.Dir(), opts: opts, codec: lopts.Codec, index: lopts.IndexIntervalBytes,
 		cutoff: res.Start.UnixMilli() - opts.TombstoneRetention.Milliseconds(),
 	}
 	sealed, err := pass.Sealed()
@@ -286,7 +290,7 @@ func (c *compactor) buildMap(pass *plog.Pass, sealed []plog.SegmentInfo, res *Re
 		return err
 	}
 	for i, s := range sealed {
-		if err := c.ctx.Err(); err != nil {
+		if err := c.stopped(); err != nil {
 			return err
 		}
 		if err := scan(s.Path, s.Bytes, int32(i)); err != nil {
@@ -295,6 +299,15 @@ func (c *compactor) buildMap(pass *plog.Pass, sealed []plog.SegmentInfo, res *Re
 	}
 	active := pass.Active()
 	return scan(active.Path, active.Durable, int32(len(sealed)))
+}
+
+// stopped says why the pass must stop early: its context ended or the log
+// is closing.
+func (c *compactor) stopped() error {
+	if err := c.ctx.Err(); err != nil {
+		return err
+	}
+	return c.pass.Err()
 }
 
 func ratio(a, b int64) float64 {

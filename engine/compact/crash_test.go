@@ -34,8 +34,11 @@ func dirtyLog(t *testing.T, dir string, c codec.Codec) (*plog.Log, *model) {
 func stagePass(t *testing.T, l *plog.Log) (*plog.Pass, plog.SegmentInfo, segmentOutcome) {
 	t.Helper()
 	o := Options{Now: func() time.Time { return time.Now().Add(48 * time.Hour) }}.withDefaults()
-	pass := l.BeginMaintenance(plog.PassCompaction)
-	c := &compactor{ctx: context.Background(), dir: l.Dir(), opts: o, codec: l.Options().Codec,
+	pass, err := l.BeginMaintenance(plog.PassCompaction)
+	if err != nil {
+		t.Fatal(err)
+	}
+	c := &compactor{ctx: context.Background(), pass: pass, dir: l.Dir(), opts: o, codec: l.Options().Codec,
 		index: l.Options().IndexIntervalBytes, cutoff: o.Now().UnixMilli() - o.TombstoneRetention.Milliseconds()}
 	sealed, err := pass.Sealed()
 	if err != nil {

@@ -212,7 +212,7 @@ func (c *compactor) rewrite(path string, size, base int64) (out segmentOutcome, 
 	bt := &batcher{w: w, maxRecords: c.opts.BatchRecords, maxBytes: c.opts.BatchBytes, arena: c.arena}
 	defer func() { c.arena = bt.arena[:0] }()
 	for {
-		if err := c.ctx.Err(); err != nil {
+		if err := c.stopped(); err != nil {
 			return out, err
 		}
 		b, _, err := s.next()

@@ -93,14 +93,46 @@ type Pass struct {
 }
 
 // BeginMaintenance waits until no other pass runs on l and starts one.
-// Compacting reports true while a PassCompaction pass runs.
-func (l *Log) BeginMaintenance(kind PassKind) *Pass {
+// Compacting reports true while a PassCompaction pass runs. A log that is
+// closing refuses with ErrClosed; Close waits for a running pass to end, and
+// the pass's hooks fail with ErrClosed from then on.
+func (l *Log) BeginMaintenance(kind PassKind) (*Pass, error) {
 	l.maint.mu.Lock()
+	if l.isClosing() {
+		l.maint.mu.Unlock()
+		return nil, ErrClosed
+	}
 	if kind == PassCompaction {
 		l.maint.compacting.Store(true)
 	}
 	l.closeRetired(false)
-	return &Pass{l: l, kind: kind}
+	return &Pass{l: l, kind: kind}, nil
+}
+
+// Err returns why the pass must stop: ErrPassEnded after End, ErrClosed
+// once the log is closing, nil otherwise. Long passes check it between
+// batches.
+func (p *Pass) Err() error {
+	switch {
+	case p.ended:
+		return ErrPassEnded
+	case p.l.isClosing():
+		return ErrClosed
+	}
+	return nil
+}
+
+func (l *Log) isClosing() bool {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	return l.closing
+}
+
+// waitMaintenance waits for a running pass to end. Close calls it after
+// setting closing, so no pass starts or commits afterwards.
+func (l *Log) waitMaintenance() {
+	l.maint.mu.Lock()
+	l.maint.mu.Unlock() // holding it was the point
 }
 
 // End finishes the pass and releases the maintenance lock. Calling it twice
@@ -156,8 +188,8 @@ func (p *Pass) Sealed() ([]SegmentInfo, error) {
 // and be sealed (retention). Surviving offsets do not change; the log start
 // moves to the next segment's base and the recovery snapshot is rewritten.
 func (p *Pass) TrimOldest(base int64) error {
-	if p.ended {
-		return ErrPassEnded
+	if err := p.Err(); err != nil {
+		return err
 	}
 	l := p.l
 	l.segMu.RLock()
@@ -174,8 +206,8 @@ func (p *Pass) TrimOldest(base int64) error {
 // before and after it keep their meaning; reads pass over the gap. The
 // recovery snapshot is rewritten.
 func (p *Pass) RemoveSegment(base int64) error {
-	if p.ended {
-		return ErrPassEnded
+	if err := p.Err(); err != nil {
+		return err
 	}
 	return p.remove(base)
 }
@@ -229,8 +261,8 @@ func (p *Pass) remove(base int64) error {
 // index check rejects and rebuilds from the data. On an error before the
 // data rename nothing changed and the caller still owns the temp files.
 func (p *Pass) SwapSegment(base int64, tmpLog, tmpIndex string) error {
-	if p.ended {
-		return ErrPassEnded
+	if err := p.Err(); err != nil {
+		return err
 	}
 	l := p.l
 	l.segMu.Lock()

@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"os"
 	"path/filepath"
+	"runtime"
 	"strings"
 	"testing"
 
@@ -51,7 +52,10 @@ func TestTrimOldestKeepsOffsetsAndSurvivesReopen(t *testing.T) {
 		t.Fatal(err)
 	}
 
-	p := l.BeginMaintenance(PassRetention)
+	p, err := l.BeginMaintenance(PassRetention)
+	if err != nil {
+		t.Fatal(err)
+	}
 	if err := p.TrimOldest(segs[1].Base); !errors.Is(err, ErrNotOldest) {
 		t.Fatalf("trim of the second segment: %v, want ErrNotOldest", err)
 	}
@@ -137,7 +141,10 @@ func TestRetiredSegmentStaysReadable(t *testing.T) {
 		t.Fatal(err)
 	}
 
-	p := l.BeginMaintenance(PassCompaction)
+	p, err := l.BeginMaintenance(PassCompaction)
+	if err != nil {
+		t.Fatal(err)
+	}
 	if !l.Compacting() {
 		t.Fatal("Compacting false during a compaction pass")
 	}
@@ -188,4 +195,41 @@ func offsets(recs []codec.Record) []int64 {
 		out[i] = r.Offset
 	}
 	return out
+}
+
+// Close waits for a running pass, whose hooks refuse from then on, and no
+// pass begins on a closed log.
+func TestCloseWaitsForMaintenancePass(t *testing.T) {
+	dir := t.TempDir()
+	o := testOptions()
+	l := openLog(t, dir, o)
+	fillSegments(t, l, 3)
+	segs, _ := l.Segments()
+	p, err := l.BeginMaintenance(PassCompaction)
+	if err != nil {
+		t.Fatal(err)
+	}
+	closed := make(chan error, 1)
+	go func() { closed <- l.Close() }()
+	for p.Err() == nil {
+		runtime.Gosched() // until Close has marked the log closing
+	}
+	select {
+	case err := <-closed:
+		t.Fatalf("Close returned (%v) while a pass was running", err)
+	default:
+	}
+	if err := p.TrimOldest(segs[0].Base); !errors.Is(err, ErrClosed) {
+		t.Fatalf("trim during Close: %v, want ErrClosed", err)
+	}
+	p.End()
+	if err := <-closed; err != nil {
+		t.Fatal(err)
+	}
+	if _, err := l.BeginMaintenance(PassRetention); !errors.Is(err, ErrClosed) {
+		t.Fatalf("BeginMaintenance after Close: %v", err)
+	}
+	if _, err := os.Stat(segs[0].Path); err != nil {
+		t.Fatalf("segment touched: %v", err)
+	}
 }

@@ -144,9 +144,13 @@ func (r Result) ByReason() map[Reason]Counters {
 // the segments deleted before it stay deleted and are in the result.
 func Run(l *plog.Log, p Policy, now time.Time) (Result, error) {
 	start := time.Now()
-	pass := l.BeginMaintenance(plog.PassRetention)
-	defer pass.End()
 	res := Result{Start: now}
+	pass, err := l.BeginMaintenance(plog.PassRetention)
+	if err != nil {
+		res.Error = err.Error()
+		return res, fmt.Errorf("retention of %s: %w", l.Dir(), err)
+	}
+	defer pass.End()
 	all, err := l.Segments()
 	if err != nil {
 		res.Error = err.Error()
