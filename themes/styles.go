@@ -7,8 +7,10 @@ import (
 
 // Styles is every style the UI draws with, built from one palette by New.
 type Styles struct {
-	// Name is the theme these styles come from ("dark", "auto", "no-color", ...).
+	// Name is the theme these styles come from ("dark", "auto", ...).
 	Name string
+	// NoColor: the styles carry no colours (NO_COLOR).
+	NoColor bool
 
 	Text  lipgloss.Style
 	Muted lipgloss.Style

@@ -135,9 +135,6 @@ func HighContrast() Palette {
 // background, Dark's on a dark one.
 const Auto = "auto"
 
-// NoColorName is the name the styles report when colour is switched off.
-const NoColorName = "no-color"
-
 // Names lists the theme names New accepts, sorted.
 func Names() []string {
 	names := []string{Auto}
@@ -186,7 +183,9 @@ func New(opts Options) (Styles, error) {
 		}
 	}
 	if opts.NoColor {
-		return newStyles(NoColorName, plainColors{}), nil
+		st := newStyles(name, plainColors{})
+		st.NoColor = true
+		return st, nil
 	}
 	if name == Auto {
 		return newStyles(Auto, adaptiveColors{light: Light(), dark: Dark()}), nil

@@ -80,8 +80,8 @@ func TestColoursFollowThePalette(t *testing.T) {
 	}
 
 	plain := MustNew(Options{Name: "dark", NoColor: true})
-	if plain.Name != NoColorName {
-		t.Errorf("no-colour styles named %q", plain.Name)
+	if plain.Name != "dark" || !plain.NoColor {
+		t.Errorf("no-colour styles: name %q, NoColor %v", plain.Name, plain.NoColor)
 	}
 	for _, st := range []lipgloss.Style{plain.Bad, plain.Text, plain.Spark, plain.TableHeader, plain.HeaderTitle} {
 		if out := st.Render("x"); strings.Contains(out, "38;") || strings.Contains(out, "48;") {

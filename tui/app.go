@@ -190,7 +190,7 @@ func (m *Model) Update(msg tea.Msg) (tea.Model, tea.Cmd) {
 	case themeMsg:
 		*m.c.Styles = msg.styles
 		m.help.Styles = msg.styles.Help
-		return m, status("theme %s", msg.styles.Name)
+		return m, status("theme %s", themeLabel(&msg.styles))
 	case tea.KeyMsg:
 		return m, m.key(msg)
 	case tea.MouseMsg:
@@ -412,7 +412,14 @@ func (m *Model) header() string {
 		field("data", o.DataDirName) +
 		field("ws", ws) +
 		field("sync", o.SyncMode) +
-		field("theme", st.Name)
+		field("theme", themeLabel(st))
+}
+
+func themeLabel(st *themes.Styles) string {
+	if st.NoColor {
+		return st.Name + " (no colour)"
+	}
+	return st.Name
 }
 
 func (m *Model) crumbs() string {

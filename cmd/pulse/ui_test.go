@@ -1,0 +1,154 @@
+package main
+
+import (
+	"context"
+	"fmt"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/pulselog/pulse/engine"
+)
+
+// tmuxWait bounds how long the terminal test waits for the screen to show
+// something (the binary starting, a screen loading). It is a deadline for a
+// hung process, not a performance assertion.
+const tmuxWait = 60 * time.Second
+
+// tmux drives one private tmux server (its own socket, so a developer's
+// sessions are never touched).
+type tmux struct {
+	t    *testing.T
+	sock string
+}
+
+func (x tmux) run(args ...string) (string, error) {
+	out, err := exec.Command("tmux", append([]string{"-S", x.sock}, args...)...).CombinedOutput()
+	return string(out), err
+}
+
+func (x tmux) must(args ...string) string {
+	x.t.Helper()
+	out, err := x.run(args...)
+	if err != nil {
+		x.t.Fatalf("tmux %s: %v\n%s", strings.Join(args, " "), err, out)
+	}
+	return out
+}
+
+func (x tmux) screen() string {
+	out, _ := x.run("capture-pane", "-p", "-t", "ui")
+	return out
+}
+
+// waitScreen waits until the pane shows every one of wants.
+func (x tmux) waitScreen(wants ...string) string {
+	x.t.Helper()
+	deadline := time.Now().Add(tmuxWait)
+	for {
+		s := x.screen()
+		ok := true
+		for _, w := range wants {
+			ok = ok && strings.Contains(s, w)
+		}
+		if ok {
+			return s
+		}
+		if time.Now().After(deadline) {
+			x.t.Fatalf("the screen never showed %q; it shows:\n%s", wants, s)
+		}
+		time.Sleep(50 * time.Millisecond)
+	}
+}
+
+func (x tmux) keys(keys ...string) {
+	x.t.Helper()
+	x.must(append([]string{"send-keys", "-t", "ui"}, keys...)...)
+}
+
+// TestTerminalUI builds the real binary, starts it in tmux on a known data
+// dir, types keys and reads the screen back.
+func TestTerminalUI(t *testing.T) {
+	if _, err := exec.LookPath("tmux"); err != nil {
+		if os.Getenv("CI") != "" {
+			t.Fatal("tmux is not installed (apt-get install -y tmux); .ci/run installs it")
+		}
+		t.Skip("tmux is not installed (apt-get install -y tmux): skipping the terminal test")
+	}
+	tmp := t.TempDir()
+	bin := filepath.Join(tmp, "pulse")
+	if out, err := exec.Command("go", "build", "-o", bin, ".").CombinedOutput(); err != nil {
+		t.Fatalf("go build: %v\n%s", err, out)
+	}
+
+	data := filepath.Join(tmp, "data")
+	e, err := engine.Open(engine.DefaultOptions(data))
+	if err != nil {
+		t.Fatal(err)
+	}
+	cfg := engine.DefaultTopicConfig()
+	cfg.Partitions = 2
+	if err := e.CreateTopic("orders", cfg); err != nil {
+		t.Fatal(err)
+	}
+	var recs []engine.Record
+	for i := 0; i < 20; i++ {
+		recs = append(recs, engine.Record{Key: []byte(fmt.Sprintf("k%d", i)), Value: []byte(fmt.Sprintf(`{"order":%d}`, i))})
+	}
+	if _, err := e.Produce(context.Background(), "orders", 0, recs); err != nil {
+		t.Fatal(err)
+	}
+	if err := e.Close(); err != nil {
+		t.Fatal(err)
+	}
+
+	x := tmux{t: t, sock: filepath.Join(tmp, "tmux.sock")}
+	cmd := fmt.Sprintf("NO_COLOR=1 %s --data %s --listen off --theme dark; echo pulse-exited-$?; sleep 600", bin, data)
+	x.must("new-session", "-d", "-s", "ui", "-x", "120", "-y", "32", cmd)
+	t.Cleanup(func() { x.run("kill-server") })
+
+	x.waitScreen("pulse", "theme dark", "orders", "Topics")
+	x.keys("Enter")
+	x.waitScreen("Topics / orders", "LOG START")
+	x.keys("t") // tail p0
+	x.waitScreen("Topics / orders / p0 / tail", `{"order":19}`, "LIVE")
+
+	// Produce from the form opened on the tail: partition 0 is filled in.
+	x.keys("p")
+	x.waitScreen("Produce to orders")
+	x.keys("-l", "from-tmux")
+	x.keys("Tab")
+	x.keys("-l", `{"typed":"in tmux"}`)
+	x.keys("Tab", "Tab")
+	x.keys("Enter")
+	x.waitScreen("acked: partition 0, offset 20")
+	x.keys("Escape")
+	x.waitScreen(`{"typed":"in tmux"}`, "from-tmux") // the tail saw it arrive
+
+	x.keys(":")
+	x.keys("-l", "theme light")
+	x.keys("Enter")
+	x.waitScreen("theme light")
+	x.keys("?")
+	x.waitScreen("Commands", ":theme NAME")
+	x.keys("Escape")
+	x.keys("q")
+	x.waitScreen("pulse-exited-0")
+
+	// The UI closed the engine: the data dir opens again, with the record.
+	e, err = engine.Open(engine.DefaultOptions(data))
+	if err != nil {
+		t.Fatalf("reopen after the UI quit: %v", err)
+	}
+	defer e.Close()
+	res, err := e.Read("orders", 0, 20, 10, 1<<20)
+	if err != nil || len(res.Records) != 1 {
+		t.Fatalf("read the produced record: %d records, %v", len(res.Records), err)
+	}
+	if r := res.Records[0]; string(r.Key) != "from-tmux" || string(r.Value) != `{"typed":"in tmux"}` {
+		t.Fatalf("stored key %q value %q", r.Key, r.Value)
+	}
+}
