@@ -38,6 +38,8 @@ type Engine struct {
 	closed   bool
 
 	bg sync.WaitGroup // background work that Close waits for
+
+	maint maintainer // retention and compaction sweeper and status, see maintenance.go
 }
 
 // topic is one open topic.
@@ -88,6 +90,7 @@ func Open(opts Options) (*Engine, error) {
 		e.closeAll()
 		return nil, err
 	}
+	e.startMaintenance()
 	return e, nil
 }
 
@@ -365,6 +368,7 @@ func (e *Engine) Close() error {
 	}
 	e.closed = true
 	e.mu.Unlock()
+	e.stopMaintenance()
 	return e.closeAll()
 }
 

@@ -34,6 +34,10 @@ type Options struct {
 	RetentionInterval  time.Duration // default 30s
 	CompactionInterval time.Duration // default 30s
 
+	// Now is the clock retention ages and tombstone expiry are measured
+	// with. Nil is time.Now; tests inject one instead of waiting a day.
+	Now func() time.Time
+
 	// Logger receives one line per partition whose recovery did work, and
 	// maintenance outcomes. Nil discards.
 	Logger *slog.Logger

@@ -228,6 +228,7 @@ func partitionInfo(topic string, p int, l *plog.Log) PartitionInfo {
 		Topic: topic, Partition: p,
 		LogStart: l.LogStart(), HWM: hwm, LEO: l.LEO(),
 		Degraded: l.Degraded(), SkippedRecords: l.SkippedRecords(),
+		Compacting: l.Compacting(),
 	}
 	if end := l.Report().RecoveredEnd; end > hwm {
 		pi.HiddenTail = end - hwm

@@ -272,6 +272,7 @@ func (l *Log) Close() error {
 	}
 	l.closing = true
 	l.mu.Unlock()
+	l.waitMaintenance() // a retention or compaction pass ends before files close
 	l.kick(l.wakeWriter)
 	close(l.stop)
 	l.done.Wait()
