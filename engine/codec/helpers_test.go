@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"encoding/binary"
 	"fmt"
+	"strings"
 	"testing"
 )
 
@@ -74,8 +75,16 @@ func jsonRecord(i, size int) []byte {
 	events := []string{"page_view", "add_to_cart", "checkout", "login", "search"}
 	b := fmt.Appendf(nil, `{"id":%d,"user":"user-%04d","event":%q,"path":"/products/%d","session":"%08x","props":{"price":%d.%02d,"qty":%d,"ref":"campaign-%d"},"pad":"`,
 		i, i%977, events[i%len(events)], i*7919%10007, uint32(i)*2654435761, i%500, i%100, 1+i%5, i%13)
+	// Pad with pseudo-random words, so the payload compresses like text
+	// rather than like a repeated pattern.
+	words := strings.Fields("alpha bravo charlie delta echo foxtrot golf hotel india juliet kilo lima mike november oscar papa quebec romeo sierra tango uniform victor whiskey xray yankee zulu red green blue cyan magenta yellow black white orange purple north south east west up down left right small large tiny huge fast slow hot cold new old first last open closed ready done error ok warn info debug trace")
+	x := uint64(i)*0x9E3779B97F4A7C15 + 1
 	for len(b) < size-2 {
-		b = append(b, "abcdefghijklmnopqrstuvwxyz0123456789"[(i*31+len(b))%36])
+		x ^= x << 13
+		x ^= x >> 7
+		x ^= x << 17
+		b = append(b, words[x%uint64(len(words))]...)
+		b = append(b, ' ')
 	}
-	return append(b, `"}`...)
+	return append(b[:size-2], `"}`...)
 }

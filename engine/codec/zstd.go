@@ -15,7 +15,11 @@ var (
 	encoders = newPool(func() (*zstd.Encoder, error) {
 		return zstd.NewWriter(nil,
 			zstd.WithEncoderConcurrency(1),
-			zstd.WithEncoderLevel(zstd.SpeedDefault),
+			// Compression runs inline on a partition's flush path:
+			// on 1 KiB JSON-like records SpeedFastest encodes about
+			// 2-3x faster than SpeedDefault for a ratio of 3.6
+			// instead of 4.1 (BenchmarkEncode/zstd).
+			zstd.WithEncoderLevel(zstd.SpeedFastest),
 			// Always single-segment, so every frame header declares
 			// its content size (SPEC §3), however small the section.
 			zstd.WithSingleSegment(true),
