@@ -3,6 +3,9 @@ package recovery
 import (
 	"fmt"
 	"path/filepath"
+	"runtime"
+	"sync"
+	"sync/atomic"
 
 	"github.com/pulselog/pulse/engine/codec"
 )
@@ -26,8 +29,10 @@ func (r *runner) fastPath(snap Snapshot) error {
 		}
 		return nil
 	}
-	for _, s := range r.segs[:len(r.segs)-1] {
-		if why := r.checkSealed(s); why != "" {
+	sealed := r.segs[:len(r.segs)-1]
+	whys := r.checkAllSealed(sealed)
+	for i, s := range sealed {
+		if why := whys[i]; why != "" {
 			r.note("%s: %s: segment scanned", filepath.Base(s.seg.Path()), why)
 			if err := r.scan(s, 0, s.base, -1, nil); err != nil {
 				return err
@@ -81,6 +86,36 @@ func (r *runner) checkActivePrefix(s *segState, snap Snapshot) ([]indexEntry, st
 	return entries, ""
 }
 
+// checkAllSealed runs checkSealed on every sealed segment, a few at a time:
+// on a large log the index checks are the bulk of the snapshot path.
+func (r *runner) checkAllSealed(segs []*segState) []string {
+	whys := make([]string, len(segs))
+	workers := min(runtime.GOMAXPROCS(0), 4, len(segs))
+	if workers <= 1 {
+		for i, s := range segs {
+			whys[i] = r.checkSealed(s)
+		}
+		return whys
+	}
+	var next atomic.Int64
+	var wg sync.WaitGroup
+	for range workers {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			for {
+				i := int(next.Add(1)) - 1
+				if i >= len(segs) {
+					return
+				}
+				whys[i] = r.checkSealed(segs[i])
+			}
+		}()
+	}
+	wg.Wait()
+	return whys
+}
+
 // checkSealed checks a sealed segment's index against its data without
 // reading the records: every entry's batch header, then the headers after
 // the last entry up to the file end. It returns why the segment must be
@@ -112,6 +147,13 @@ func (r *runner) checkEntries(s *segState, entries []indexEntry, end int64) stri
 	if entries[0].pos != 0 {
 		return fmt.Sprintf("first index entry at position %d, not 0", entries[0].pos)
 	}
+	// A file shorter than end cannot be mapped that far: the per-entry
+	// reads report it.
+	m, unmap, err := mapFile(s.seg.Path(), min(end, s.size))
+	if err != nil {
+		m, unmap = nil, func() {}
+	}
+	defer unmap()
 	hb := make([]byte, codec.HeaderLen)
 	for i, e := range entries {
 		if i > 0 && (e.pos <= entries[i-1].pos || e.offset <= entries[i-1].offset) {
@@ -120,7 +162,13 @@ func (r *runner) checkEntries(s *segState, entries []indexEntry, end int64) stri
 		if e.offset < s.base || e.offset >= s.limit {
 			return fmt.Sprintf("index entry %d names offset %d outside the segment [%d, %d)", i, e.offset, s.base, s.limit)
 		}
-		h, why := readHeader(s, hb, e.pos, end)
+		var h codec.BatchHeader
+		var why string
+		if m != nil && e.pos >= 0 && e.pos+codec.HeaderLen <= int64(len(m)) {
+			h, why = parseHeaderAt(m[e.pos:e.pos+codec.HeaderLen], e.pos, end)
+		} else {
+			h, why = readHeader(s, hb, e.pos, end)
+		}
 		if why != "" {
 			return fmt.Sprintf("index entry %d: %s", i, why)
 		}
@@ -177,12 +225,18 @@ func (r *runner) walkTail(s *segState, last indexEntry, end int64) (int64, strin
 
 // readHeader reads and parses the batch header at pos, which must end by end.
 func readHeader(s *segState, hb []byte, pos, end int64) (codec.BatchHeader, string) {
-	if pos+codec.HeaderLen > end {
+	if pos < 0 || pos+codec.HeaderLen > end {
 		return codec.BatchHeader{}, fmt.Sprintf("batch header at position %d overruns %d", pos, end)
 	}
 	if _, err := s.seg.ReadAt(hb, pos); err != nil {
 		return codec.BatchHeader{}, fmt.Sprintf("read header at position %d: %v", pos, err)
 	}
+	return parseHeaderAt(hb, pos, end)
+}
+
+// parseHeaderAt parses the header bytes hb of the batch at pos, which must
+// end by end.
+func parseHeaderAt(hb []byte, pos, end int64) (codec.BatchHeader, string) {
 	h, err := codec.ParseHeader(hb)
 	if err != nil {
 		return h, fmt.Sprintf("header at position %d: %v", pos, err)

@@ -155,10 +155,8 @@ func scanSegment(in scanInput) scanOutput {
 		}
 	}
 	for pos < in.size {
-		end, reason := checkBatch(w, pos, next, in.limit)
+		hb, end, reason := checkBatch(w, pos, next, in.limit)
 		if reason == "" {
-			h, _ := w.get(pos, codec.HeaderLen)
-			hb, _ := codec.ParseHeader(h)
 			base := hb.BaseOffset
 			// The on-disk index.
 			for j < len(in.disk) && in.disk[j].pos < pos {
@@ -259,47 +257,47 @@ func scanSegment(in scanInput) scanOutput {
 // checkBatch verifies the batch at pos: whole, CRC-correct, base offset in
 // [next, limit), last offset below limit. It returns the offset after the
 // batch, or a reason the bytes at pos are not an acceptable batch.
-func checkBatch(w *window, pos, next, limit int64) (end int64, reason string) {
+func checkBatch(w *window, pos, next, limit int64) (h codec.BatchHeader, end int64, reason string) {
 	if left := w.size - pos; left < codec.HeaderLen {
-		return 0, fmt.Sprintf("%d bytes at the file end, a batch header needs %d", left, codec.HeaderLen)
+		return h, 0, fmt.Sprintf("%d bytes at the file end, a batch header needs %d", left, codec.HeaderLen)
 	}
 	hb, err := w.get(pos, codec.HeaderLen)
 	if err != nil {
-		return 0, err.Error()
+		return h, 0, err.Error()
 	}
-	h, err := codec.ParseHeader(hb)
+	h, err = codec.ParseHeader(hb)
 	if err != nil {
-		return 0, err.Error()
+		return h, 0, err.Error()
 	}
 	if pos+h.Size() > w.size {
-		return 0, fmt.Sprintf("batch of %d bytes at offset %d overruns the file end by %d bytes", h.Size(), h.BaseOffset, pos+h.Size()-w.size)
+		return h, 0, fmt.Sprintf("batch of %d bytes at offset %d overruns the file end by %d bytes", h.Size(), h.BaseOffset, pos+h.Size()-w.size)
 	}
 	if h.BaseOffset < next {
-		return 0, fmt.Sprintf("batch base offset %d is below the expected %d", h.BaseOffset, next)
+		return h, 0, fmt.Sprintf("batch base offset %d is below the expected %d", h.BaseOffset, next)
 	}
 	if h.BaseOffset >= limit {
-		return 0, fmt.Sprintf("batch base offset %d is at or past the segment end %d", h.BaseOffset, limit)
+		return h, 0, fmt.Sprintf("batch base offset %d is at or past the segment end %d", h.BaseOffset, limit)
 	}
 	b, err := w.get(pos, int(h.Size()))
 	if err != nil {
-		return 0, err.Error()
+		return h, 0, err.Error()
 	}
 	if _, err := codec.VerifyBatch(b); err != nil {
-		return 0, err.Error()
+		return h, 0, err.Error()
 	}
 	if n, ok := h.NextOffset(); ok {
 		end = n
 	} else {
 		last, err := codec.LastOffset(b)
 		if err != nil {
-			return 0, err.Error()
+			return h, 0, err.Error()
 		}
 		end = last + 1
 	}
 	if end > limit {
-		return 0, fmt.Sprintf("batch at offset %d ends at %d, past the segment end %d", h.BaseOffset, end, limit)
+		return h, 0, fmt.Sprintf("batch at offset %d ends at %d, past the segment end %d", h.BaseOffset, end, limit)
 	}
-	return end, ""
+	return h, end, ""
 }
 
 var magicVersion = []byte{codec.Magic, codec.Version}
@@ -320,10 +318,8 @@ func resync(w *window, from, next, limit int64) (pos, base int64, found bool) {
 			continue
 		}
 		q += int64(i)
-		if _, reason := checkBatch(w, q, next, limit); reason == "" {
-			h, _ := w.get(q, codec.HeaderLen)
-			hdr, _ := codec.ParseHeader(h)
-			return q, hdr.BaseOffset, true
+		if h, _, reason := checkBatch(w, q, next, limit); reason == "" {
+			return q, h.BaseOffset, true
 		}
 		q++
 	}
