@@ -130,6 +130,12 @@ func truncate(s string, w int) string {
 	if w <= 0 {
 		return ""
 	}
+	if isASCII(s) {
+		if len(s) <= w {
+			return s
+		}
+		return s[:w-1] + "…"
+	}
 	if lipgloss.Width(s) <= w {
 		return s
 	}
@@ -146,10 +152,25 @@ func truncate(s string, w int) string {
 	return b.String() + "…"
 }
 
+// isASCII reports whether s is printable ASCII (one cell per byte).
+func isASCII(s string) bool {
+	for i := 0; i < len(s); i++ {
+		if s[i] < 0x20 || s[i] >= 0x7f {
+			return false
+		}
+	}
+	return true
+}
+
 // pad fits plain s into exactly w cells, left- or right-aligned.
 func pad(s string, w int, right bool) string {
 	s = truncate(s, w)
-	gap := w - lipgloss.Width(s)
+	var gap int
+	if isASCII(s) {
+		gap = w - len(s)
+	} else {
+		gap = w - lipgloss.Width(s)
+	}
 	if gap <= 0 {
 		return s
 	}

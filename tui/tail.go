@@ -474,8 +474,10 @@ func (s *tailScreen) trimHead() int {
 		return 0
 	}
 	s.bytes = bytes
-	// Copy to a fresh slice now and then so the dropped head is released.
-	s.recs = append(make([]engine.Record, 0, len(s.recs)-drop+s.c.Opts.TailBatch), s.recs[drop:]...)
+	// Release the dropped records' data now; the slice's array is replaced
+	// by append's next growth, which copies only what is kept.
+	clear(s.recs[:drop])
+	s.recs = s.recs[drop:]
 	if s.shown == nil {
 		return drop
 	}
