@@ -37,6 +37,7 @@ type MaintenanceRun struct {
 	// segments for compaction.
 	BytesBefore       int64   `json:"bytes_before"`
 	BytesAfter        int64   `json:"bytes_after"`
+	BytesScanned      int64   `json:"bytes_scanned,omitempty"` // compaction: read by the dedupe pass
 	RecordsDropped    int64   `json:"records_dropped"`
 	TombstonesDropped int64   `json:"tombstones_dropped,omitempty"`
 	DirtyRatio        float64 `json:"dirty_ratio,omitempty"` // compaction: left after the run
@@ -353,7 +354,7 @@ func (e *Engine) compactPartition(ctx context.Context, t *topic, p int, l *plog.
 	run := &MaintenanceRun{
 		Kind: ReportCompaction, At: res.Start, Duration: res.Duration, Outcome: res.Outcome,
 		SegmentsRewritten: res.SegmentsRewritten, SegmentsDeleted: res.SegmentsDeleted, SegmentsSkipped: res.SegmentsSkipped,
-		BytesBefore: res.BytesBefore, BytesAfter: res.BytesAfter,
+		BytesBefore: res.BytesBefore, BytesAfter: res.BytesAfter, BytesScanned: res.BytesScanned,
 		RecordsDropped: res.RecordsDropped, TombstonesDropped: res.TombstonesDropped,
 		DirtyRatio: res.DirtyAfter, Keys: res.Keys, Error: res.Error,
 	}
