@@ -44,9 +44,10 @@ func (o Options) withDefaults() Options {
 
 // Segment is one open .log + .index pair.
 //
-// Concurrency contract: one writer, many readers. Append, Sync, Truncate,
-// SetIndex, Close and Remove are the writer's; they are serialized
-// internally, and Sync never blocks Append for the length of an fsync.
+// Concurrency contract: one writer, many readers. Append, Sync, SyncData,
+// Truncate, SetIndex, Close and Remove are the writer's; they are serialized
+// internally, and Sync and SyncData never block Append for the length of an
+// fsync.
 // ReadAt, ReadBatch, Scan, Lookup, Index, Size and the name accessors may be
 // called from any goroutine at any time, concurrently with Append and Sync:
 // they see a batch once the Append that wrote it has returned. Truncate,

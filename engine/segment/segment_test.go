@@ -654,3 +654,39 @@ func TestAppendChecksHeader(t *testing.T) {
 		t.Fatalf("rejected appends changed the size to %d", s.Size())
 	}
 }
+
+func TestSyncDataLeavesIndexBuffered(t *testing.T) {
+	dir := t.TempDir()
+	s, err := Create(dir, 0, Options{IndexIntervalBytes: 100})
+	if err != nil {
+		t.Fatal(err)
+	}
+	fill(t, s, 0, 10)
+	if err := s.SyncData(); err != nil {
+		t.Fatal(err)
+	}
+	if b, _ := os.ReadFile(s.IndexPath()); len(b) != 0 {
+		t.Fatalf("SyncData wrote %d index bytes", len(b))
+	}
+	if fi, _ := os.Stat(s.Path()); fi.Size() != s.Size() {
+		t.Fatalf(".log is %d bytes, Size %d", fi.Size(), s.Size())
+	}
+	if err := s.Sync(); err != nil {
+		t.Fatal(err)
+	}
+	if b, _ := os.ReadFile(s.IndexPath()); !bytes.Equal(b, EncodeIndex(s.Index())) || len(b) == 0 {
+		t.Fatal("Sync after SyncData did not write the index")
+	}
+	s.Close()
+	if err := s.SyncData(); !errors.Is(err, ErrClosed) {
+		t.Fatalf("SyncData after Close: %v", err)
+	}
+	r, err := OpenReadOnly(dir, 0)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer r.Close()
+	if err := r.SyncData(); !errors.Is(err, ErrReadOnly) {
+		t.Fatalf("SyncData read-only: %v", err)
+	}
+}

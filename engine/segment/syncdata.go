@@ -1,9 +1,6 @@
 package segment
 
-import (
-	"fmt"
-	"syscall"
-)
+import "fmt"
 
 // SyncData makes every batch appended before the call durable with one
 // fdatasync of the .log file; index entries stay buffered until Sync or
@@ -24,23 +21,8 @@ func (s *Segment) SyncData() error {
 	if closed {
 		return fmt.Errorf("segment %s: sync: %w", s.Path(), ErrClosed)
 	}
-	rc, err := s.log.SyscallConn()
-	if err != nil {
+	if err := fdatasync(s.log); err != nil {
 		return fmt.Errorf("segment %s: fdatasync: %w", s.Path(), err)
-	}
-	var serr error
-	if err := rc.Control(func(fd uintptr) {
-		for {
-			serr = syscall.Fdatasync(int(fd))
-			if serr != syscall.EINTR {
-				return
-			}
-		}
-	}); err != nil {
-		return fmt.Errorf("segment %s: fdatasync: %w", s.Path(), err)
-	}
-	if serr != nil {
-		return fmt.Errorf("segment %s: fdatasync: %w", s.Path(), serr)
 	}
 	return nil
 }
