@@ -1,0 +1,118 @@
+package main
+
+import (
+	"bytes"
+	"encoding/json"
+	"errors"
+	"path/filepath"
+	"strings"
+	"testing"
+
+	"github.com/pulselog/pulse/engine/crashlab"
+)
+
+// runCmd runs the pulse command line with args and returns its output.
+func runCrashlabCmd(t *testing.T, args ...string) (string, error) {
+	t.Helper()
+	root := newRootCmd()
+	var out bytes.Buffer
+	root.SetOut(&out)
+	root.SetErr(&out)
+	root.SetArgs(append([]string{"crashlab"}, args...))
+	err := root.Execute()
+	return out.String(), err
+}
+
+func TestCrashlabCommandTornTail(t *testing.T) {
+	data := t.TempDir()
+	dir, _ := partitionPath(data, "orders", 0)
+	fillPartition(t, dir, 200)
+	before := checksums(t, data)
+
+	out, err := runCrashlabCmd(t, "--data", data, "--topic", "orders", "--partition", "0", "--fault", "cut", "--scratch", t.TempDir())
+	if err != nil {
+		t.Fatalf("crashlab: %v\n%s", err, out)
+	}
+	for _, want := range []string{
+		"crash lab: orders/p0, fault cut:SEGMENT=",
+		"HEALTHY COPY", "FAULTED COPY",
+		"topics/orders/p00000 (healthy copy)", "topics/orders/p00000 (faulted copy)",
+		"would be truncated", // never: the copy is recovered for real
+	} {
+		if want == "would be truncated" {
+			if strings.Contains(out, want) {
+				t.Errorf("the faulted copy was recovered read-only:\n%s", out)
+			}
+			continue
+		}
+		if !strings.Contains(out, want) {
+			t.Errorf("output lacks %q:\n%s", want, out)
+		}
+	}
+	if !strings.Contains(out, "truncated at") || !strings.Contains(out, "verdict: cut:") || !strings.Contains(out, "torn tail truncated") {
+		t.Errorf("no truncation in the report or verdict:\n%s", out)
+	}
+	if strings.Contains(out, data) {
+		t.Errorf("output shows the absolute data dir path:\n%s", out)
+	}
+	after := checksums(t, data)
+	if len(after) != len(before) {
+		t.Fatalf("files in the data dir: %d before, %d after", len(before), len(after))
+	}
+	for p, sum := range before {
+		if after[p] != sum {
+			t.Errorf("%s changed", p)
+		}
+	}
+}
+
+func TestCrashlabCommandJSON(t *testing.T) {
+	data := t.TempDir()
+	dir, _ := partitionPath(data, "orders", 2)
+	fillPartition(t, dir, 100)
+	out, err := runCrashlabCmd(t, "--data", data, "--topic", "orders", "--partition", "2", "--fault", "index:delete", "--json", "--scratch", t.TempDir())
+	if err != nil {
+		t.Fatalf("crashlab: %v\n%s", err, out)
+	}
+	var res crashlab.Result
+	if err := json.Unmarshal([]byte(out), &res); err != nil {
+		t.Fatalf("not JSON: %v\n%s", err, out)
+	}
+	if res.Partition != "orders/p2" || len(res.Faulted.IndexesRebuilt) != 1 || res.Survivors != 100 || len(res.Lost) != 0 {
+		t.Errorf("result %+v", res)
+	}
+	if filepath.IsAbs(res.Faulted.IndexesRebuilt[0]) {
+		t.Errorf("rebuilt index path is absolute: %s", res.Faulted.IndexesRebuilt[0])
+	}
+}
+
+func TestCrashlabCommandBadInput(t *testing.T) {
+	data := t.TempDir()
+	dir, _ := partitionPath(data, "orders", 0)
+	fillPartition(t, dir, 10)
+	before := checksums(t, data)
+	for _, c := range []struct {
+		args []string
+		says string
+		is   error
+	}{
+		{[]string{"--fault", "cut"}, "--topic is required", nil},
+		{[]string{"--topic", "orders"}, "--fault is required", nil},
+		{[]string{"--topic", "../etc", "--fault", "cut"}, "--topic", nil},
+		{[]string{"--topic", "orders", "--fault", "flip:1"}, "flip takes a byte position and a bit", crashlab.ErrBadFault},
+		{[]string{"--topic", "orders", "--fault", "melt"}, `unknown kind "melt"`, crashlab.ErrBadFault},
+		{[]string{"--topic", "orders", "--partition", "7", "--fault", "cut"}, "no directory topics/orders/p00007", nil},
+		{[]string{"--topic", "orders", "--fault", "cut:99999999"}, "N must be below", crashlab.ErrNotApplicable},
+	} {
+		out, err := runCrashlabCmd(t, append([]string{"--data", data, "--scratch", t.TempDir()}, c.args...)...)
+		if err == nil || !strings.Contains(err.Error(), c.says) || (c.is != nil && !errors.Is(err, c.is)) {
+			t.Errorf("%v: got %v (output %q), want an error saying %q", c.args, err, out, c.says)
+		}
+	}
+	after := checksums(t, data)
+	for p, sum := range before {
+		if after[p] != sum {
+			t.Errorf("%s changed", p)
+		}
+	}
+}
