@@ -1,0 +1,41 @@
+// Package recovery opens a partition directory after any crash (SPEC §5)
+// and says what it found.
+//
+// Run is the whole procedure, in this order:
+//
+//  1. Every ".tmp-*" file is deleted: an unrenamed temp (atomic replace,
+//     compaction) is never the only copy of anything.
+//  2. The snapshot fast path, when the 40-byte snapshot file is valid and
+//     names the active segment on disk with at most its size: the
+//     checkpointed prefix of the active segment is checked at its index
+//     entries and its last batch headers; sealed segments are restored from
+//     their index files after every entry's batch header is checked against
+//     the entry's offset (a segment that fails is scanned); only the active
+//     segment's growth past the checkpoint is scanned. Otherwise the full
+//     scan: every segment in offset order, every batch's header and CRC.
+//  3. A scanned batch is accepted when its header parses, its CRC matches,
+//     its base offset is at or above the previous batch's end and below the
+//     segment's end (the next segment's base; none for the active one), and
+//     its last offset is below that end. A batch that is not acceptable is
+//     followed by a byte-by-byte search for the next acceptable one: found,
+//     the bytes between are a CorruptRange, reported and never truncated (the
+//     partition is degraded, readers skip the range and count it); not found
+//     in the active segment, they are a torn tail and truncated at the last
+//     valid batch boundary; not found in a sealed segment, they are a
+//     CorruptRange up to the next segment's base.
+//  4. An index that is missing, ends in a partial entry, has an entry that
+//     is not a batch boundary of its offset, or leaves a batch unindexed
+//     more than IndexIntervalBytes after the previous entry, is rebuilt from
+//     the data (temp file, rename, directory fsync).
+//  5. The high-watermark is the persisted hwm file clamped to the recovered
+//     end; the records between are the hidden tail, fsynced and exposed
+//     (HiddenTailExpose, the default) or kept hidden (HiddenTailHide).
+//
+// Every Run produces a Report; with Options.ReadOnly it is computed without
+// changing a byte, which is what `pulse inspect` prints. CheckSegmentFile
+// applies the same batch checks to one file for `pulse verify` and
+// `pulse dump`.
+//
+// File formats owned here: the snapshot (see EncodeSnapshot) and the hwm file
+// (8 bytes, big-endian).
+package recovery
