@@ -120,9 +120,29 @@ type maintainer struct {
 
 // partMaint is one partition's maintenance state.
 type partMaint struct {
+	owner            *topic // a topic deleted and created again starts afresh
 	lastRet, lastCmp *MaintenanceRun
 	deleted          map[string]DeletionCounters
 	compaction       CompactionCounters
+	// idle describes the log when the last compaction pass found nothing to
+	// commit; while the log still looks the same and no tombstone expires,
+	// the sweeper skips the pass instead of reading the whole log again.
+	idle *idleLog
+}
+
+// idleLog is what a compaction pass depends on.
+type idleLog struct {
+	leo, logStart int64
+	segments      int
+	bytes         int64
+	tombRetention time.Duration
+	expiry        time.Time // next tombstone expiry, zero: none waiting
+}
+
+func snapshotLog(l *plog.Log, tombRetention time.Duration) idleLog {
+	s := idleLog{leo: l.LEO(), logStart: l.LogStart(), tombRetention: tombRetention}
+	s.segments, s.bytes = l.Size()
+	return s
 }
 
 // now is the maintenance clock.
@@ -249,7 +269,7 @@ func (e *Engine) sweep(ctx context.Context, doRet, doCmp bool) {
 				e.retainPartition(t, p, l)
 			}
 			if doCmp && t.config().Cleanup == CleanupCompact {
-				e.compactPartition(ctx, t, p, l)
+				e.compactPartition(ctx, t, p, l, true)
 			}
 		}
 	}
@@ -291,7 +311,7 @@ func (e *Engine) RunCompaction(topic string) error {
 	defer e.maint.runs.Done()
 	var errs []error
 	for p, l := range t.parts {
-		errs = append(errs, e.compactPartition(ctx, t, p, l))
+		errs = append(errs, e.compactPartition(ctx, t, p, l, false))
 	}
 	return errors.Join(errs...)
 }
@@ -326,7 +346,7 @@ func (e *Engine) retainPartition(t *topic, p int, l *plog.Log) error {
 		run.RecordsDropped += d.Records
 		run.Deleted = append(run.Deleted, DeletedSegment{Base: d.Base, Next: d.Next, Bytes: d.Bytes, Records: d.Records, Reason: string(d.Reason)})
 	}
-	e.record(t.name, p, run, func(pm *partMaint) {
+	e.record(t, p, run, func(pm *partMaint) {
 		for reason, c := range res.ByReason() {
 			dc := pm.deleted[string(reason)]
 			dc.Segments += c.Segments
@@ -344,9 +364,15 @@ func (e *Engine) retainPartition(t *topic, p int, l *plog.Log) error {
 	return err
 }
 
-// compactPartition runs one compaction pass over partition p of t.
-func (e *Engine) compactPartition(ctx context.Context, t *topic, p int, l *plog.Log) error {
+// compactPartition runs one compaction pass over partition p of t. A
+// sweep (skipIdle) passes over a partition whose log did not change since a
+// pass that committed nothing, until a tombstone comes due.
+func (e *Engine) compactPartition(ctx context.Context, t *topic, p int, l *plog.Log, skipIdle bool) error {
 	cfg := t.config()
+	if skipIdle && e.compactionIdle(t, p, l, cfg.TombstoneRetention) {
+		return nil
+	}
+	before := snapshotLog(l, cfg.TombstoneRetention)
 	res, err := compact.Run(ctx, l, compact.Options{TombstoneRetention: cfg.TombstoneRetention, Now: e.now})
 	if errors.Is(err, plog.ErrClosed) {
 		return nil // the topic is being deleted or the engine closed
@@ -358,7 +384,15 @@ func (e *Engine) compactPartition(ctx context.Context, t *topic, p int, l *plog.
 		RecordsDropped: res.RecordsDropped, TombstonesDropped: res.TombstonesDropped,
 		DirtyRatio: res.DirtyAfter, Keys: res.Keys, Error: res.Error,
 	}
-	e.record(t.name, p, run, func(pm *partMaint) {
+	e.record(t, p, run, func(pm *partMaint) {
+		pm.idle = nil
+		switch res.Outcome {
+		case compact.OutcomeNothing, compact.OutcomeSkipped, compact.OutcomeKeyCap:
+			if after := snapshotLog(l, cfg.TombstoneRetention); after == before {
+				after.expiry = res.NextTombstoneExpiry
+				pm.idle = &after
+			}
+		}
 		c := &pm.compaction
 		c.Runs++
 		if res.Outcome == compact.OutcomeCompacted {
@@ -389,10 +423,10 @@ func (e *Engine) compactPartition(ctx context.Context, t *topic, p int, l *plog.
 // to its counters, and stores the run in meta.db when it changed something
 // or its outcome differs from the last stored one (a sweep that finds
 // nothing to do costs no synced commit).
-func (e *Engine) record(topic string, p int, run *MaintenanceRun, count func(*partMaint)) {
+func (e *Engine) record(t *topic, p int, run *MaintenanceRun, count func(*partMaint)) {
 	m := &e.maint
 	m.mu.Lock()
-	pm := m.partLocked(topic, p)
+	pm := m.partLocked(t, p)
 	prev := pm.lastRet
 	if run.Kind == ReportCompaction {
 		prev = pm.lastCmp
@@ -411,21 +445,36 @@ func (e *Engine) record(topic string, p int, run *MaintenanceRun, count func(*pa
 	}
 	data, err := json.Marshal(run)
 	if err == nil {
-		err = e.meta.PutReport(run.Kind, topic, p, data)
+		err = e.meta.PutReport(run.Kind, t.name, p, data)
 	}
 	if err != nil && !errors.Is(err, meta.ErrTopicNotFound) {
-		e.opts.Logger.Error("store maintenance report", "kind", run.Kind, "topic", topic, "partition", p, "err", err)
+		e.opts.Logger.Error("store maintenance report", "kind", run.Kind, "topic", t.name, "partition", p, "err", err)
 	}
 }
 
-func (m *maintainer) partLocked(topic string, p int) *partMaint {
+// compactionIdle reports whether the last compaction pass over the
+// partition committed nothing and nothing it depends on changed since.
+func (e *Engine) compactionIdle(t *topic, p int, l *plog.Log, tombRetention time.Duration) bool {
+	m := &e.maint
+	m.mu.Lock()
+	idle := m.partLocked(t, p).idle
+	m.mu.Unlock()
+	if idle == nil {
+		return false
+	}
+	now := snapshotLog(l, tombRetention)
+	now.expiry = idle.expiry
+	return now == *idle && (idle.expiry.IsZero() || e.now().Before(idle.expiry))
+}
+
+func (m *maintainer) partLocked(t *topic, p int) *partMaint {
 	if m.parts == nil {
 		m.parts = map[string]*partMaint{}
 	}
-	k := fmt.Sprintf("%s/%d", topic, p)
+	k := fmt.Sprintf("%s/%d", t.name, p)
 	pm, ok := m.parts[k]
-	if !ok {
-		pm = &partMaint{deleted: map[string]DeletionCounters{}}
+	if !ok || pm.owner != t {
+		pm = &partMaint{owner: t, deleted: map[string]DeletionCounters{}}
 		m.parts[k] = pm
 	}
 	return pm
@@ -449,7 +498,7 @@ func (e *Engine) MaintenanceStatus(topic string, partition int) (MaintenanceStat
 	}
 	m := &e.maint
 	m.mu.Lock()
-	pm := m.partLocked(topic, partition)
+	pm := m.partLocked(t, partition)
 	st.LastRetention, st.LastCompaction = cloneRun(pm.lastRet), cloneRun(pm.lastCmp)
 	for k, v := range pm.deleted {
 		st.RetentionDeleted[k] = v

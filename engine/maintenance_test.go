@@ -332,3 +332,66 @@ func TestSweeperRunsRetentionAndCompaction(t *testing.T) {
 		t.Fatalf("%d keys readable after the sweeper compacted, want 50", len(seen))
 	}
 }
+
+// After a pass that commits nothing, the sweeper skips the partition until
+// the log changes or a tombstone comes due.
+func TestSweeperSkipsIdleCompactedPartition(t *testing.T) {
+	clock := &fakeClock{}
+	e := openWith(t, maintOptions(t.TempDir(), clock))
+	defer e.Close()
+	if err := e.CreateTopic("kv", TopicConfig{Codec: "none", SegmentMaxBytes: 1 << 20, Cleanup: CleanupCompact}); err != nil {
+		t.Fatal(err)
+	}
+	produce := func(n int, key func(i int) string, value []byte) {
+		t.Helper()
+		recs := make([]Record, n)
+		for i := range recs {
+			recs[i] = Record{Key: []byte(key(i)), Value: value}
+		}
+		if _, err := e.Produce(context.Background(), "kv", 0, recs); err != nil {
+			t.Fatal(err)
+		}
+	}
+	produce(1, func(int) string { return "gone" }, nil) // a tombstone
+	for b := 0; b < 15; b++ {
+		produce(100, func(i int) string { return fmt.Sprintf("u%d-%d", b, i) }, make([]byte, 1000))
+	}
+	tp, _ := e.topic("kv")
+	l := tp.parts[0]
+	idle := func() bool { return e.compactionIdle(tp, 0, l, tp.config().TombstoneRetention) }
+	if idle() {
+		t.Fatal("idle before any pass")
+	}
+	if err := e.RunCompaction("kv"); err != nil {
+		t.Fatal(err)
+	}
+	st, _ := e.MaintenanceStatus("kv", 0)
+	if st.LastCompaction.Outcome != "nothing to do" || !idle() {
+		t.Fatalf("after a pass over distinct keys: %+v, idle %v", st.LastCompaction, idle())
+	}
+	if err := e.compactPartition(context.Background(), tp, 0, l, true); err != nil {
+		t.Fatal(err)
+	}
+	if st2, _ := e.MaintenanceStatus("kv", 0); st2.Compaction.Runs != st.Compaction.Runs {
+		t.Fatalf("a sweep ran a pass over an idle partition: %d runs, was %d", st2.Compaction.Runs, st.Compaction.Runs)
+	}
+	clock.advance(25 * time.Hour) // the tombstone comes due
+	if idle() {
+		t.Fatal("idle although a tombstone expired")
+	}
+	if err := e.compactPartition(context.Background(), tp, 0, l, true); err != nil {
+		t.Fatal(err)
+	}
+	st, _ = e.MaintenanceStatus("kv", 0)
+	if st.LastCompaction.TombstonesDropped != 1 || st.Compaction.TombstonesDropped != 1 {
+		t.Fatalf("pass once the tombstone expired: %+v", st.LastCompaction)
+	}
+	// Nothing is left to do, so the next sweep skips; until the log grows.
+	if err := e.RunCompaction("kv"); err != nil || !idle() {
+		t.Fatalf("idle %v after a pass with nothing to do: %v", idle(), err)
+	}
+	produce(1, func(int) string { return "u0-1" }, []byte("newer"))
+	if idle() {
+		t.Fatal("idle although the log grew")
+	}
+}

@@ -133,6 +133,10 @@ type Result struct {
 	TombstonesDropped int64 `json:"tombstones_dropped"`
 
 	Keys int `json:"keys"` // distinct keys in the dedupe map
+	// NextTombstoneExpiry is when the next tombstone of a sealed segment
+	// passes its retention (zero: none is waiting). Until then, and while
+	// the log does not change, another pass would find the same.
+	NextTombstoneExpiry time.Time `json:"next_tombstone_expiry"`
 	// DirtyBefore and DirtyAfter are the share of the sealed segments'
 	// records that compaction would drop, before and after the pass.
 	DirtyBefore float64 `json:"dirty_before"`
@@ -208,7 +212,10 @@ func Run(ctx context.Context, l *plog.Log, opts Options) (res Result, err error)
 	if err != nil {
 		return res, err
 	}
-	blocked := c.d.markExpired(c.cutoff)
+	blocked, nextTS := c.d.markExpired(c.cutoff)
+	if nextTS != 0 {
+		res.NextTombstoneExpiry = time.UnixMilli(nextTS).Add(opts.TombstoneRetention)
+	}
 	var records, droppable int64
 	for _, st := range c.d.stats {
 		records += st.records

@@ -109,17 +109,26 @@ func (d *dedupe) add(r *codec.Record, seg int32) error {
 // markExpired counts, per sealed segment, the newest occurrences that are
 // tombstones committed at or before cutoff (Unix ms). It reports whether any
 // of them still has older occurrences stored (whose segments must be
-// rewritten before the tombstone can go).
-func (d *dedupe) markExpired(cutoff int64) (blocked bool) {
+// rewritten before the tombstone can go), and the commit time of the oldest
+// newest-occurrence tombstone in a sealed segment that has not expired yet
+// (0: none).
+func (d *dedupe) markExpired(cutoff int64) (blocked bool, nextTS int64) {
 	for _, e := range d.keys {
-		if e.tomb && int(e.seg) < d.sealed && e.ts <= cutoff {
-			d.stats[e.seg].expiredTombs++
-			if e.older > 0 {
-				blocked = true
+		if !e.tomb || int(e.seg) >= d.sealed {
+			continue
+		}
+		if e.ts > cutoff {
+			if nextTS == 0 || e.ts < nextTS {
+				nextTS = e.ts
 			}
+			continue
+		}
+		d.stats[e.seg].expiredTombs++
+		if e.older > 0 {
+			blocked = true
 		}
 	}
-	return blocked
+	return blocked, nextTS
 }
 
 // recordSize is the encoded size of r inside a batch's records section.
