@@ -5,6 +5,8 @@ import (
 	"encoding/json"
 	"fmt"
 	"io"
+	"os"
+	"path/filepath"
 	"strings"
 	"time"
 	"unicode/utf8"
@@ -13,6 +15,7 @@ import (
 
 	"github.com/pulselog/pulse/engine/codec"
 	"github.com/pulselog/pulse/engine/recovery"
+	"github.com/pulselog/pulse/engine/segment"
 )
 
 func init() { register(newDumpCmd) }
@@ -21,14 +24,21 @@ func newDumpCmd() *cobra.Command {
 	var records, asJSON bool
 	cmd := &cobra.Command{
 		Use:   "dump FILE",
-		Short: "Print the batches (and records) of one .log segment file",
+		Short: "Print the batches (and records) of one .log segment file, or an .index, snapshot or hwm file",
 		Long: `Dump prints every batch of one segment file: byte position, base offset,
 record count, codec, sizes, timestamps and whether its CRC checks out. Damaged
 regions are shown where they are, and the dump continues at the next valid
 batch. --records prints each record's offset, timestamp, key, value and
-headers. The file is only read.`,
+headers. Given an .index file it prints the index entries; given a
+partition's snapshot or hwm file, its decoded fields. The file is only read.`,
 		Args: cobra.ExactArgs(1),
 		RunE: func(cmd *cobra.Command, args []string) error {
+			switch name := filepath.Base(args[0]); {
+			case strings.HasSuffix(name, segment.IndexExt):
+				return dumpIndex(cmd.OutOrStdout(), args[0], asJSON)
+			case name == recovery.SnapshotFile || name == recovery.HWMFile:
+				return dumpState(cmd.OutOrStdout(), args[0], asJSON)
+			}
 			return runDump(cmd.OutOrStdout(), args[0], records, asJSON)
 		},
 	}
@@ -203,4 +213,73 @@ func textOf(s *string, b64 string) string {
 
 func fmtMillis(ms int64) string {
 	return time.UnixMilli(ms).UTC().Format("2006-01-02T15:04:05.000Z")
+}
+
+// dumpIndex prints the entries of an .index file.
+func dumpIndex(w io.Writer, path string, asJSON bool) error {
+	b, err := os.ReadFile(path)
+	if err != nil {
+		return fmt.Errorf("dump %s: %w", path, err)
+	}
+	base, _, nameErr := segment.ParseName(filepath.Base(path))
+	entries, derr := segment.DecodeIndex(b)
+	if asJSON {
+		type entry struct {
+			Offset   int64 `json:"offset"`
+			Position int64 `json:"position"`
+		}
+		doc := struct {
+			File    string  `json:"file"`
+			Base    int64   `json:"base"`
+			Entries []entry `json:"entries"`
+			Error   string  `json:"error,omitempty"`
+		}{File: path, Base: base, Entries: []entry{}}
+		for _, e := range entries {
+			doc.Entries = append(doc.Entries, entry{base + int64(e.RelOffset), int64(e.RelPosition)})
+		}
+		if derr != nil {
+			doc.Error = derr.Error()
+		}
+		enc := json.NewEncoder(w)
+		enc.SetIndent("", "  ")
+		return enc.Encode(doc)
+	}
+	if nameErr != nil {
+		fmt.Fprintf(w, "%s: not a segment name, offsets shown relative\n", path)
+	}
+	for i, e := range entries {
+		fmt.Fprintf(w, "entry %d offset %d position %d\n", i, base+int64(e.RelOffset), e.RelPosition)
+	}
+	state := "ok"
+	if derr != nil {
+		state = "BAD: " + derr.Error()
+	}
+	_, err = fmt.Fprintf(w, "%s: %d entries, %d bytes: %s\n", path, len(entries), len(b), state)
+	return err
+}
+
+// dumpState prints a partition's snapshot or hwm file.
+func dumpState(w io.Writer, path string, asJSON bool) error {
+	dir, name := filepath.Dir(path), filepath.Base(path)
+	var v any
+	var err error
+	if name == recovery.SnapshotFile {
+		v, err = recovery.ReadSnapshot(dir)
+	} else {
+		var h int64
+		h, err = recovery.ReadHWM(dir)
+		v = struct {
+			HWM int64 `json:"hwm"`
+		}{h}
+	}
+	if err != nil {
+		return fmt.Errorf("dump: %w", err)
+	}
+	if asJSON {
+		enc := json.NewEncoder(w)
+		enc.SetIndent("", "  ")
+		return enc.Encode(v)
+	}
+	_, err = fmt.Fprintf(w, "%s: %+v\n", path, v)
+	return err
 }

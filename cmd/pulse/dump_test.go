@@ -10,6 +10,7 @@ import (
 	"testing"
 
 	"github.com/pulselog/pulse/engine/codec"
+	"github.com/pulselog/pulse/engine/recovery"
 )
 
 // runPulse runs the pulse command line in-process with args and returns
@@ -146,5 +147,30 @@ func TestDumpErrors(t *testing.T) {
 	}
 	if _, _, err := runPulse(t, "dump"); err == nil {
 		t.Fatal("no file argument: no error")
+	}
+}
+
+func TestDumpIndexAndState(t *testing.T) {
+	dir := t.TempDir()
+	idx := filepath.Join(dir, "00000000000000000100.index")
+	if err := os.WriteFile(idx, []byte{0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 7, 0, 0, 16, 0, 1}, 0o644); err != nil {
+		t.Fatal(err)
+	}
+	out, _, err := runPulse(t, "dump", idx)
+	if err != nil || !strings.Contains(out, "entry 1 offset 107 position 4096") || !strings.Contains(out, "2 entries, 17 bytes: BAD:") {
+		t.Fatalf("err %v\n%s", err, out)
+	}
+	if err := recovery.WriteSnapshot(dir, recovery.Snapshot{LEO: 9, ActiveBase: 5, ActiveSize: 300, ActiveNext: 9}); err != nil {
+		t.Fatal(err)
+	}
+	out, _, err = runPulse(t, "dump", filepath.Join(dir, "snapshot"), "--json")
+	if err != nil || !strings.Contains(out, `"active_size": 300`) {
+		t.Fatalf("err %v\n%s", err, out)
+	}
+	if err := os.WriteFile(filepath.Join(dir, "hwm"), []byte{1, 2}, 0o644); err != nil {
+		t.Fatal(err)
+	}
+	if _, _, err := runPulse(t, "dump", filepath.Join(dir, "hwm")); err == nil || !strings.Contains(err.Error(), "invalid hwm") {
+		t.Fatalf("garbage hwm: err %v", err)
 	}
 }
