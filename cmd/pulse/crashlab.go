@@ -74,8 +74,12 @@ the first batch's records, bit 0.`,
 // partitionPath is where partition p of topic lives in a data directory,
 // and the same path relative to it.
 func partitionPath(data, topic string, p int) (abs, rel string) {
-	rel = filepath.Join("topics", topic, fmt.Sprintf("p%05d", p))
-	return filepath.Join(data, rel), rel
+	abs = crashlab.PartitionDir(data, topic, p)
+	rel, err := filepath.Rel(data, abs)
+	if err != nil {
+		rel = abs
+	}
+	return abs, rel
 }
 
 func runCrashlab(w io.Writer, cfg crashlabConfig) error {

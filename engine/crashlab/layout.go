@@ -170,3 +170,9 @@ func baseList(segs []SegmentLayout) string {
 	}
 	return s
 }
+
+// PartitionDir is where partition p of topic keeps its files in the data
+// directory data (SPEC §2: topics/<topic>/p00003).
+func PartitionDir(data, topic string, p int) string {
+	return filepath.Join(data, "topics", topic, fmt.Sprintf("p%05d", p))
+}
