@@ -24,7 +24,7 @@ and prints each partition's recovery report: the path recovery would take,
 torn tails it would truncate, corrupt ranges, indexes it would rebuild, temp
 files it would remove, and the high-watermark the log would open with. No
 file is written, truncated, removed or fsynced, so it is safe next to a
-running pulse.`,
+running pulse (whose in-flight writes may then show as torn tails).`,
 		Args: cobra.MaximumNArgs(1),
 	}
 	data := addDataFlag(cmd)

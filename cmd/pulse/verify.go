@@ -28,7 +28,8 @@ func newVerifyCmd() *cobra.Command {
 DIR: a data directory, a topic directory or one partition directory) and
 checks every batch: header, CRC and offsets. Progress goes to stderr. It
 exits non-zero and lists each problem (file, byte position, offsets, error)
-when anything is bad. Nothing is written.`,
+when anything is bad. Nothing is written. Next to a running pulse, a write in
+flight may show as a torn tail of an active segment.`,
 		Args: cobra.MaximumNArgs(1),
 	}
 	data := addDataFlag(cmd)
