@@ -82,7 +82,9 @@ func orderRecords(from, n int) []engine.Record {
 	return recs
 }
 
-// seed builds the known data dir of the golden tests:
+// seed builds the known data dir of the golden tests. Its topics store
+// records uncompressed: zstd's output, and so bytes on disk, depends on the
+// commit timestamps inside the records; TestCompressionRatio covers zstd.
 //
 //	orders  3 partitions, 40 + 25 + 0 records
 //	users   compacted, 12 records with repeated keys and a tombstone
@@ -93,12 +95,14 @@ func seed(t testing.TB, e *engine.Engine) {
 	t.Helper()
 	orders := engine.DefaultTopicConfig()
 	orders.Partitions = 3
+	orders.Codec = "none"
 	create(t, e, "orders", orders)
 	produce(t, e, "orders", 0, orderRecords(0, 40)...)
 	produce(t, e, "orders", 1, orderRecords(40, 25)...)
 
 	users := engine.DefaultTopicConfig()
 	users.Cleanup = engine.CleanupCompact
+	users.Codec = "none"
 	create(t, e, "users", users)
 	var urecs []engine.Record
 	for i := 0; i < 12; i++ {

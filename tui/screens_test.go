@@ -359,3 +359,37 @@ func TestTailJumps(t *testing.T) {
 		t.Fatalf("after jump to 7: live=%v cursor at offset %d", ts.live, ts.rowRecord(ts.cursor).Offset)
 	}
 }
+
+// The topic list's ratio is raw over stored bytes of every segment, as the
+// engine reports them.
+func TestCompressionRatio(t *testing.T) {
+	e := openEngine(t)
+	cfg := engine.DefaultTopicConfig()
+	cfg.Partitions = 2
+	create(t, e, "zipped", cfg)
+	produce(t, e, "zipped", 0, orderRecords(0, 300)...)
+	produce(t, e, "zipped", 1, orderRecords(300, 200)...)
+	var raw, stored int64
+	for p := 0; p < 2; p++ {
+		segs, err := e.Segments("zipped", p)
+		if err != nil {
+			t.Fatal(err)
+		}
+		for _, s := range segs {
+			raw += s.RawBytes
+			stored += s.Bytes
+		}
+	}
+	want := ratio(raw, stored)
+	if float64(raw)/float64(stored) < 1.5 {
+		t.Fatalf("zstd stored %d of %d raw bytes: the data should compress", stored, raw)
+	}
+	tm := startUI(t, testOptions(e))
+	waitFor(t, tm, "zipped", want)
+	m := finish(t, tm)
+	ts := m.Top().(*topicsScreen)
+	r, _ := ts.table.Selected()
+	if r.Cells[4] != want {
+		t.Fatalf("ratio cell %q, want %q (raw %d, stored %d)", r.Cells[4], want, raw, stored)
+	}
+}
