@@ -2,7 +2,6 @@ package compact
 
 import (
 	"crypto/sha256"
-	"errors"
 	"io"
 
 	"github.com/pulselog/pulse/engine/codec"
@@ -31,9 +30,6 @@ type keyEntry struct {
 	seg   int32  // index of the segment holding it (len(sealed) = active)
 	tomb  bool
 }
-
-// errKeyCap aborts a pass whose log holds more distinct keys than the cap.
-var errKeyCap = errors.New("dedupe map full")
 
 // segStats are the pass-1 figures of one sealed segment.
 type segStats struct {

@@ -183,8 +183,12 @@ func compactOnce(t testing.TB, l *plog.Log, m *model, o Options, shift time.Dura
 }
 
 func TestCompactionMatchesReferenceModel(t *testing.T) {
+	seeds := uint64(3)
+	if os.Getenv("PULSE_LONG") != "" {
+		seeds = 40
+	}
 	for _, c := range []codec.Codec{codec.CodecNone, codec.CodecZstd} {
-		for seed := uint64(1); seed <= 3; seed++ {
+		for seed := uint64(1); seed <= seeds; seed++ {
 			t.Run(fmt.Sprintf("%s/seed%d", c, seed), func(t *testing.T) {
 				t.Logf("seed %d", seed)
 				rng := rand.New(rand.NewPCG(seed, seed*7919))

@@ -17,4 +17,17 @@ var (
 
 	// Reading.
 	ErrOffsetOutOfRange = errors.New("offset out of range")
+
+	// Maintenance passes (maintenance.go).
+
+	// ErrNoSegment: the sealed segment a hook names is not in the log (a
+	// concurrent change removed it, or it never existed).
+	ErrNoSegment = errors.New("no such sealed segment")
+	// ErrActiveSegment: a hook was asked to change the active segment,
+	// which only the writer touches.
+	ErrActiveSegment = errors.New("the active segment is never trimmed or rewritten")
+	// ErrNotOldest: TrimOldest was given a segment that is not the oldest.
+	ErrNotOldest = errors.New("segment is not the oldest")
+	// ErrPassEnded: a hook was called on a Pass after End.
+	ErrPassEnded = errors.New("maintenance pass has ended")
 )

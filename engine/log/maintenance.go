@@ -45,20 +45,6 @@ import (
 // open for readers that picked it before.
 const retireGrace = time.Minute
 
-// Errors of the maintenance hooks, matched with errors.Is.
-var (
-	// ErrNoSegment: the sealed segment a hook names is not in the log (a
-	// concurrent change removed it, or it never existed).
-	ErrNoSegment = errors.New("no such sealed segment")
-	// ErrActiveSegment: a hook was asked to change the active segment,
-	// which only the writer touches.
-	ErrActiveSegment = errors.New("the active segment is never trimmed or rewritten")
-	// ErrNotOldest: TrimOldest was given a segment that is not the oldest.
-	ErrNotOldest = errors.New("segment is not the oldest")
-	// ErrPassEnded: a hook was called on a Pass after End.
-	ErrPassEnded = errors.New("maintenance pass has ended")
-)
-
 // maintState is the maintenance side of a Log.
 type maintState struct {
 	// mu is the maintenance lock, held from BeginMaintenance to Pass.End.
