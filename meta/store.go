@@ -90,7 +90,7 @@ func Open(dataDir string, opts Options) (*Store, error) {
 	_, statErr := os.Stat(path)
 	if opts.ReadOnly && statErr != nil {
 		// Inspecting a data dir must not create meta.db: say it is missing.
-		return nil, fmt.Errorf("meta: %w", statErr)
+		return nil, fmt.Errorf("meta: no readable %s in %s: %w", FileName, dataDir, statErr)
 	}
 	created := errors.Is(statErr, fs.ErrNotExist)
 	timeout := opts.OpenTimeout
