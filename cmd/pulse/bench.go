@@ -1,0 +1,437 @@
+package main
+
+import (
+	"context"
+	"encoding/json"
+	"fmt"
+	"io"
+	"math/rand/v2"
+	"os"
+	"path/filepath"
+	"sort"
+	"sync"
+	"sync/atomic"
+	"time"
+
+	"github.com/spf13/cobra"
+
+	"github.com/pulselog/pulse/engine"
+)
+
+func init() { register(newBenchCmd) }
+
+type benchConfig struct {
+	dir        string
+	jsonOut    bool
+	ws         string
+	mb         int
+	recoveryMB int
+	seconds    float64
+}
+
+func newBenchCmd() *cobra.Command {
+	var cfg benchConfig
+	cmd := &cobra.Command{
+		Use:   "bench",
+		Short: "Measure produce, consume and recovery throughput on this disk",
+		Long: `Opens a fresh engine in a temporary directory (or --dir, which must be
+empty or absent) and prints figures, each measured in this run: the disk's own
+write bandwidth and fsync rate first, so the engine's figures can be read as
+ratios of what the disk allows.`,
+		RunE: func(cmd *cobra.Command, args []string) error {
+			return runBench(cmd.Context(), cfg, cmd.OutOrStdout(), cmd.ErrOrStderr())
+		},
+	}
+	f := cmd.Flags()
+	f.StringVar(&cfg.dir, "dir", "", "directory to benchmark in (default: a temporary directory)")
+	f.BoolVar(&cfg.jsonOut, "json", false, "print one JSON object")
+	f.StringVar(&cfg.ws, "ws", "", "also benchmark the websocket API of the pulse running at this address (host:port)")
+	f.IntVar(&cfg.mb, "mb", 256, "MiB appended by the throughput runs")
+	f.IntVar(&cfg.recoveryMB, "recovery-mb", 1024, "MiB in the partition used for the recovery figures (0 skips them)")
+	f.Float64Var(&cfg.seconds, "seconds", 2, "duration of each every-write run")
+	return cmd
+}
+
+// benchResult is what `pulse bench --json` prints.
+type benchResult map[string]float64
+
+func runBench(ctx context.Context, cfg benchConfig, out, progress io.Writer) error {
+	if ctx == nil {
+		ctx = context.Background()
+	}
+	dir := cfg.dir
+	if dir == "" {
+		d, err := os.MkdirTemp("", "pulse-bench-*")
+		if err != nil {
+			return err
+		}
+		defer os.RemoveAll(d)
+		dir = d
+	} else if ents, err := os.ReadDir(dir); err == nil && len(ents) > 0 {
+		return fmt.Errorf("bench: --dir %s is not empty", dir)
+	}
+	res := benchResult{}
+	step := func(name string, fn func() error) error {
+		fmt.Fprintf(progress, "bench: %s...\n", name)
+		if err := fn(); err != nil {
+			return fmt.Errorf("bench %s: %w", name, err)
+		}
+		return nil
+	}
+	total := int64(cfg.mb) << 20
+	steps := []struct {
+		name string
+		fn   func() error
+	}{
+		{"disk fsync rate", func() error { return benchFsync(dir, res, cfg.seconds) }},
+		{"raw disk writes", func() error { return benchRawWrite(dir, total, res) }},
+		{"append interval codec none", func() error { return benchAppend(ctx, dir, "none", total, res) }},
+		{"append interval codec zstd", func() error { return benchAppend(ctx, dir, "zstd", total/2, res) }},
+		{"append every-write 1 producer", func() error { return benchEveryWrite(ctx, dir, 1, cfg.seconds, res) }},
+		{"append every-write 64 producers", func() error { return benchEveryWrite(ctx, dir, 64, cfg.seconds, res) }},
+	}
+	if cfg.recoveryMB > 0 {
+		steps = append(steps, struct {
+			name string
+			fn   func() error
+		}{"recovery", func() error { return benchRecovery(dir, int64(cfg.recoveryMB)<<20, res) }})
+	}
+	for _, s := range steps {
+		if err := step(s.name, s.fn); err != nil {
+			return err
+		}
+	}
+	for _, extra := range benchExtras {
+		if err := step(extra.name, func() error { return extra.run(ctx, dir, res) }); err != nil {
+			return err
+		}
+	}
+	if cfg.ws != "" {
+		if err := step("websocket API at "+cfg.ws, func() error {
+			if wsBench == nil {
+				return fmt.Errorf("this build has no websocket benchmark")
+			}
+			figs, err := wsBench(ctx, cfg.ws, progress)
+			for k, v := range figs {
+				res[k] = v
+			}
+			return err
+		}); err != nil {
+			return err
+		}
+	}
+	return printBench(out, res, cfg.jsonOut)
+}
+
+// wsBench measures the websocket API of a running Pulse (set by the
+// websocket client's bench file).
+var wsBench func(ctx context.Context, addr string, progress io.Writer) (map[string]float64, error)
+
+// benchExtras are further figures other parts of Pulse add to `pulse bench`.
+var benchExtras []struct {
+	name string
+	run  func(ctx context.Context, dir string, res benchResult) error
+}
+
+func printBench(w io.Writer, res benchResult, asJSON bool) error {
+	if asJSON {
+		enc := json.NewEncoder(w)
+		enc.SetIndent("", "  ")
+		return enc.Encode(res)
+	}
+	keys := make([]string, 0, len(res))
+	for k := range res {
+		keys = append(keys, k)
+	}
+	sort.Strings(keys)
+	for _, k := range keys {
+		fmt.Fprintf(w, "%-32s %14.2f\n", k, res[k])
+	}
+	ratio := func(name, a, b string, target float64) {
+		if res[b] > 0 && res[a] > 0 {
+			fmt.Fprintf(w, "%-32s %14.2f   (target >= %.2f)\n", name, res[a]/res[b], target)
+		}
+	}
+	fmt.Fprintln(w)
+	ratio("append_interval / raw_write", "append_interval_mbps", "raw_write_mbps", 0.85)
+	ratio("every_write_1p / fsync", "append_every_write_1p_rps", "fsync_per_sec", 0.8)
+	ratio("every_write_64p / 1p", "append_every_write_64p_rps", "append_every_write_1p_rps", 30)
+	return nil
+}
+
+// benchFsync measures the disk's commit limit: 4 KiB appended and fsynced.
+func benchFsync(dir string, res benchResult, seconds float64) error {
+	f, err := os.Create(filepath.Join(dir, "fsync.bench"))
+	if err != nil {
+		return err
+	}
+	defer os.Remove(f.Name())
+	defer f.Close()
+	buf := make([]byte, 4096)
+	n := 0
+	start := time.Now()
+	for time.Since(start).Seconds() < seconds {
+		if _, err := f.Write(buf); err != nil {
+			return err
+		}
+		if err := f.Sync(); err != nil {
+			return err
+		}
+		n++
+	}
+	res["fsync_per_sec"] = float64(n) / time.Since(start).Seconds()
+	return nil
+}
+
+// benchRawWrite writes total bytes in 1 MiB writes with an fsync every 8 MiB
+// and at the end: the cadence of an interval-mode partition, without framing.
+func benchRawWrite(dir string, total int64, res benchResult) error {
+	f, err := os.Create(filepath.Join(dir, "raw.bench"))
+	if err != nil {
+		return err
+	}
+	defer os.Remove(f.Name())
+	defer f.Close()
+	buf := make([]byte, 1<<20)
+	for i := range buf {
+		buf[i] = byte(i)
+	}
+	start := time.Now()
+	var unsynced int64
+	for written := int64(0); written < total; written += int64(len(buf)) {
+		if _, err := f.Write(buf); err != nil {
+			return err
+		}
+		if unsynced += int64(len(buf)); unsynced >= 8<<20 {
+			if err := f.Sync(); err != nil {
+				return err
+			}
+			unsynced = 0
+		}
+	}
+	if err := f.Sync(); err != nil {
+		return err
+	}
+	res["raw_write_mbps"] = mbps(total, time.Since(start))
+	return nil
+}
+
+func mbps(bytes int64, d time.Duration) float64 { return float64(bytes) / 1e6 / d.Seconds() }
+
+// benchRecord returns a JSON-like value of about 1 KiB.
+func benchRecord(rng *rand.Rand, i int) []byte {
+	kinds := []string{"order.created", "order.paid", "page.view", "sensor.reading"}
+	b := fmt.Appendf(nil, `{"id":%d,"type":%q,"user":"user-%d","ts":%d,"amount":%d.%02d,"tags":["a","b"],"items":[`,
+		i, kinds[i%len(kinds)], rng.IntN(10000), 1764000000000+int64(i), rng.IntN(500), rng.IntN(100))
+	for j := 0; len(b) < 1000; j++ {
+		b = fmt.Appendf(b, `{"sku":"SKU-%05d","qty":%d},`, rng.IntN(100000), 1+rng.IntN(9))
+	}
+	b[len(b)-1] = ']'
+	return append(b, '}')
+}
+
+func openBenchEngine(dir, name string) (*engine.Engine, error) {
+	return engine.Open(engine.DefaultOptions(filepath.Join(dir, name)))
+}
+
+// benchAppend appends total bytes of 1 KiB records to an interval-mode topic
+// from four producers, 256 records per produce call.
+func benchAppend(ctx context.Context, dir, codecName string, total int64, res benchResult) error {
+	e, err := openBenchEngine(dir, "append-"+codecName)
+	if err != nil {
+		return err
+	}
+	defer e.Close()
+	if err := e.CreateTopic("bench", engine.TopicConfig{Codec: codecName, SyncMode: engine.SyncInterval}); err != nil {
+		return err
+	}
+	rng := rand.New(rand.NewPCG(1, 2))
+	var recs []engine.Record
+	var raw int64
+	for i := 0; raw < total; i++ {
+		r := engine.Record{Key: fmt.Appendf(nil, "k%d", i%1000), Value: benchRecord(rng, i)}
+		raw += int64(len(r.Key) + len(r.Value) + 25)
+		recs = append(recs, r)
+	}
+	const perCall, producers = 256, 4
+	var next atomic.Int64
+	start := time.Now()
+	var wg sync.WaitGroup
+	errs := make(chan error, producers)
+	for range producers {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			for {
+				i := int(next.Add(perCall)) - perCall
+				if i >= len(recs) {
+					return
+				}
+				if _, err := e.Produce(ctx, "bench", 0, recs[i:min(i+perCall, len(recs))]); err != nil {
+					errs <- err
+					return
+				}
+			}
+		}()
+	}
+	wg.Wait()
+	close(errs)
+	if err := <-errs; err != nil {
+		return err
+	}
+	if err := e.Sync("bench"); err != nil {
+		return err
+	}
+	elapsed := time.Since(start)
+	segs, err := e.Segments("bench", 0)
+	if err != nil {
+		return err
+	}
+	var stored, rawBytes int64
+	for _, s := range segs {
+		stored += s.Bytes
+		rawBytes += s.RawBytes
+	}
+	if codecName == "none" {
+		res["append_interval_mbps"] = mbps(stored, elapsed)
+		return benchRead(e, stored, res)
+	}
+	res["append_interval_zstd_mbps"] = mbps(rawBytes, elapsed)
+	if stored > 0 {
+		res["compression_ratio"] = float64(rawBytes) / float64(stored)
+	}
+	return nil
+}
+
+// benchRead reads the whole topic back sequentially.
+func benchRead(e *engine.Engine, stored int64, res benchResult) error {
+	start := time.Now()
+	var from int64
+	for {
+		r, err := e.Read("bench", 0, from, 5000, 8<<20)
+		if err != nil {
+			return err
+		}
+		if len(r.Records) == 0 {
+			break
+		}
+		from = r.Next
+	}
+	res["read_mbps"] = mbps(stored, time.Since(start))
+	return nil
+}
+
+// benchEveryWrite runs producers one-record-at-a-time against an
+// every-write topic for the given time; with one producer it also records
+// the ack latency distribution.
+func benchEveryWrite(ctx context.Context, dir string, producers int, seconds float64, res benchResult) error {
+	e, err := openBenchEngine(dir, fmt.Sprintf("every-write-%d", producers))
+	if err != nil {
+		return err
+	}
+	defer e.Close()
+	if err := e.CreateTopic("bench", engine.TopicConfig{Codec: "none"}); err != nil {
+		return err
+	}
+	value := benchRecord(rand.New(rand.NewPCG(3, 4)), 0)[:256]
+	deadline := time.Now().Add(time.Duration(seconds * float64(time.Second)))
+	var total atomic.Int64
+	lat := make([][]time.Duration, producers)
+	var wg sync.WaitGroup
+	errs := make(chan error, producers)
+	start := time.Now()
+	for p := range producers {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			rec := []engine.Record{{Value: value}}
+			for time.Now().Before(deadline) {
+				t0 := time.Now()
+				if _, err := e.Produce(ctx, "bench", 0, rec); err != nil {
+					errs <- err
+					return
+				}
+				if producers == 1 {
+					lat[p] = append(lat[p], time.Since(t0))
+				}
+				total.Add(1)
+			}
+		}()
+	}
+	wg.Wait()
+	close(errs)
+	if err := <-errs; err != nil {
+		return err
+	}
+	rps := float64(total.Load()) / time.Since(start).Seconds()
+	if producers == 1 {
+		res["append_every_write_1p_rps"] = rps
+		l := lat[0]
+		sort.Slice(l, func(i, j int) bool { return l[i] < l[j] })
+		if len(l) > 0 {
+			res["ack_p50_us"] = float64(l[len(l)/2].Microseconds())
+			res["ack_p99_us"] = float64(l[len(l)*99/100].Microseconds())
+		}
+	} else {
+		res[fmt.Sprintf("append_every_write_%dp_rps", producers)] = rps
+	}
+	return nil
+}
+
+// benchRecovery fills one partition with size bytes, closes it cleanly and
+// times the snapshot path, then removes the snapshot and times the full scan.
+func benchRecovery(dir string, size int64, res benchResult) error {
+	name := "recovery"
+	e, err := openBenchEngine(dir, name)
+	if err != nil {
+		return err
+	}
+	if err := e.CreateTopic("bench", engine.TopicConfig{Codec: "none", SyncMode: engine.SyncInterval}); err != nil {
+		e.Close()
+		return err
+	}
+	rng := rand.New(rand.NewPCG(5, 6))
+	batch := make([]engine.Record, 1000)
+	for i := range batch {
+		batch[i] = engine.Record{Value: benchRecord(rng, i)}
+	}
+	for written := int64(0); written < size; written += 1000 * 1024 {
+		if _, err := e.Produce(context.Background(), "bench", 0, batch); err != nil {
+			e.Close()
+			return err
+		}
+	}
+	if err := e.Close(); err != nil {
+		return err
+	}
+	report := func() (ms float64, scanned int64, err error) {
+		e, err := openBenchEngine(dir, name)
+		if err != nil {
+			return 0, 0, err
+		}
+		defer e.Close()
+		for _, r := range e.RecoveryReports() {
+			if r.Topic == "bench" {
+				return float64(r.Duration.Microseconds()) / 1000, r.BytesScanned, nil
+			}
+		}
+		return 0, 0, fmt.Errorf("no recovery report for topic bench")
+	}
+	ms, _, err := report()
+	if err != nil {
+		return err
+	}
+	res["recovery_snapshot_ms"] = ms
+	pdir := filepath.Join(dir, name, "topics", "bench", "p00000")
+	if err := os.Remove(filepath.Join(pdir, "snapshot")); err != nil {
+		return err
+	}
+	ms, scanned, err := report()
+	if err != nil {
+		return err
+	}
+	res["recovery_fullscan_ms"] = ms
+	res["recovery_fullscan_mbps"] = float64(scanned) / 1e6 / (ms / 1000)
+	res["recovery_partition_mb"] = float64(size) / 1e6
+	return nil
+}
