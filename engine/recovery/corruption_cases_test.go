@@ -165,7 +165,13 @@ func TestCorruptionSuite(t *testing.T) {
 		{name: "index deleted", damage: func(m map[string][]byte) { delete(m, s1.name()+".index") },
 			e: with(clean, func(e *expect) { e.rebuilt = []string{s1.name() + ".index"} })},
 		{name: "active index deleted, snapshot", snapshot: true, damage: func(m map[string][]byte) { delete(m, s2.name()+".index") },
-			e: with(clean, func(e *expect) { e.rebuilt = []string{s2.name() + ".index"}; e.note = "index file missing" })},
+			e: expect{path: PathDelta, leo: 250, hwm: 250, persisted: 250, rebuilt: []string{s2.name() + ".index"}, note: "index file missing"}},
+		{name: "active index with a partial entry, snapshot", snapshot: true, damage: func(m map[string][]byte) {
+			m[s2.name()+".index"] = append(m[s2.name()+".index"], 0, 0, 0)
+		}, e: expect{path: PathSnapshot, leo: 250, hwm: 250, persisted: 250, rebuilt: []string{s2.name() + ".index"}, note: "partial entry"}},
+		{name: "active index short, snapshot", snapshot: true, damage: func(m map[string][]byte) {
+			m[s2.name()+".index"] = m[s2.name()+".index"][:8]
+		}, e: expect{path: PathDelta, leo: 250, hwm: 250, persisted: 250, rebuilt: []string{s2.name() + ".index"}, note: "scanned from the start"}},
 		{name: "index with random bytes appended", damage: func(m map[string][]byte) {
 			m[s0.name()+".index"] = append(m[s0.name()+".index"], 0x9c, 0x11, 0x3a, 0x07, 0xee, 0x42, 0x00, 0x5d)
 		}, e: with(clean, func(e *expect) { e.rebuilt = []string{s0.name() + ".index"} })},
@@ -187,10 +193,10 @@ func TestCorruptionSuite(t *testing.T) {
 		}, e: expect{path: PathDelta, leo: 250, hwm: 250, persisted: 250}},
 		{name: "snapshot behind, mid-batch", damage: func(m map[string][]byte) {
 			m[SnapshotFile] = f.snapshot(t, s2, s2.starts[6]+1, s2.bases[6])
-		}, e: with(clean, func(e *expect) { e.note = "does not match the active segment" })},
+		}, e: expect{path: PathDelta, leo: 250, hwm: 250, persisted: 250, note: "scanned from the start"}},
 		{name: "snapshot with the wrong log end", damage: func(m map[string][]byte) {
 			m[SnapshotFile] = f.snapshot(t, s2, full, 251)
-		}, e: with(clean, func(e *expect) { e.note = "does not match the active segment" })},
+		}, e: expect{path: PathDelta, leo: 250, hwm: 250, persisted: 250, note: "the checkpointed bytes end at offset 250, the snapshot says 251"}},
 		{name: "snapshot of an older active segment", damage: func(m map[string][]byte) {
 			m[SnapshotFile] = f.snapshot(t, s1, int64(len(s1.data)), 200)
 		}, e: with(clean, func(e *expect) { e.note = "names active segment 100" })},

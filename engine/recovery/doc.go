@@ -11,8 +11,9 @@
 //     entries and its last batch headers; sealed segments are restored from
 //     their index files after every entry's batch header is checked against
 //     the entry's offset (a segment that fails is scanned); only the active
-//     segment's growth past the checkpoint is scanned. Otherwise the full
-//     scan: every segment in offset order, every batch's header and CRC.
+//     segment's growth past the checkpoint is scanned (all of it when the
+//     checkpointed prefix does not check out). Otherwise the full scan:
+//     every segment in offset order, every batch's header and CRC.
 //  3. A scanned batch is accepted when its header parses, its CRC matches,
 //     its base offset is at or above the previous batch's end and below the
 //     segment's end (the next segment's base; none for the active one), and

@@ -15,19 +15,17 @@ import (
 // index entries and its last few batch headers, sealed segments are restored
 // from their index files after every entry's batch header is checked (a
 // segment that fails is scanned), and only the active segment's growth past
-// the checkpoint is scanned.
+// the checkpoint is scanned. When the checkpointed prefix does not check out
+// (a missing or damaged active index, or a snapshot that is simply wrong),
+// the whole active segment is scanned: the sealed segments' restoration
+// never depended on the snapshot.
 func (r *runner) fastPath(snap Snapshot) error {
 	active := r.segs[len(r.segs)-1]
 	prefix, why := r.checkActivePrefix(active, snap)
+	startPos, startOff := snap.ActiveSize, snap.LEO
 	if why != "" {
-		r.rep.SnapshotNote = "snapshot does not match the active segment: " + why
-		r.rep.Path = PathFullScan
-		for _, s := range r.segs {
-			if err := r.scan(s, 0, s.base, -1, nil); err != nil {
-				return err
-			}
-		}
-		return nil
+		r.note("the snapshot's %d bytes of the active segment did not check out (%s): active segment scanned from the start", snap.ActiveSize, why)
+		prefix, startPos, startOff = nil, 0, active.base
 	}
 	sealed := r.segs[:len(r.segs)-1]
 	whys := r.checkAllSealed(sealed)
@@ -42,10 +40,15 @@ func (r *runner) fastPath(snap Snapshot) error {
 		r.rep.SegmentsChecked++
 		s.end = s.limit
 	}
-	if active.size == snap.ActiveSize {
+	if why == "" && active.size == snap.ActiveSize {
 		r.rep.Path = PathSnapshot
 		r.rep.SegmentsChecked++
 		active.end = snap.LEO
+		if active.diskProblem != "" {
+			// The whole entries checked out; the file holds more (a partial
+			// entry, entries out of order): rewrite it from them.
+			return r.rebuildIndex(active, prefix, active.diskProblem)
+		}
 		return nil
 	}
 	r.rep.Path = PathDelta
@@ -53,7 +56,7 @@ func (r *runner) fastPath(snap Snapshot) error {
 	if len(prefix) > 0 {
 		lastIndexed = prefix[len(prefix)-1].pos
 	}
-	return r.scan(active, snap.ActiveSize, snap.LEO, lastIndexed, prefix)
+	return r.scan(active, startPos, startOff, lastIndexed, prefix)
 }
 
 // checkActivePrefix checks that [0, snap.ActiveSize) of the active segment
@@ -61,9 +64,6 @@ func (r *runner) fastPath(snap Snapshot) error {
 // the right offsets, and the batches after the last entry chain exactly to
 // ActiveSize and end at snap.LEO. It returns the index entries of the prefix.
 func (r *runner) checkActivePrefix(s *segState, snap Snapshot) ([]indexEntry, string) {
-	if s.diskProblem != "" {
-		return nil, s.diskProblem
-	}
 	var entries []indexEntry
 	for _, e := range s.disk {
 		if e.pos < snap.ActiveSize {
@@ -72,6 +72,9 @@ func (r *runner) checkActivePrefix(s *segState, snap Snapshot) ([]indexEntry, st
 	}
 	if snap.ActiveSize == 0 {
 		return nil, ""
+	}
+	if len(entries) == 0 && s.diskProblem != "" {
+		return nil, s.diskProblem
 	}
 	if why := r.checkEntries(s, entries, snap.ActiveSize); why != "" {
 		return nil, why

@@ -103,6 +103,9 @@ func (r *runner) run() (*Result, error) {
 		if err := os.MkdirAll(r.dir, 0o755); err != nil {
 			return nil, err
 		}
+		if err := fsutil.SyncDir(filepath.Dir(filepath.Clean(r.dir))); err != nil {
+			return nil, err
+		}
 	} else if !fi.IsDir() {
 		return nil, fmt.Errorf("%s is not a directory", r.dir)
 	}
