@@ -16,7 +16,13 @@ import (
 	plog "github.com/pulselog/pulse/engine/log"
 )
 
-func TestMain(m *testing.M) { goleak.VerifyTestMain(m) }
+func TestMain(m *testing.M) {
+	if dir := os.Getenv(sigkillChildEnv); dir != "" {
+		sigkillChild(dir)
+		return
+	}
+	goleak.VerifyTestMain(m)
+}
 
 // model is the reference: every record ever appended, by offset.
 type model struct {
