@@ -29,9 +29,14 @@ type KeyMap struct {
 	Produce key.Binding
 	Create  key.Binding
 	Delete  key.Binding
-	// Recovery opens the recovery inspector of the selected partition
-	// (disabled until a screen provides it).
+	// Recovery opens the recovery inspector of the selected partition.
 	Recovery key.Binding
+	// CrashLab opens the crash lab on the selected partition.
+	CrashLab key.Binding
+	// Frames opens the frame browser of the selected segment.
+	Frames key.Binding
+	// Expose makes a partition's hidden tail visible (recovery screen).
+	Expose key.Binding
 
 	// Segments screen.
 	CompactNow key.Binding
@@ -85,7 +90,10 @@ func DefaultKeyMap() KeyMap {
 		Produce:  b("p", "produce", "p"),
 		Create:   b("n", "new topic", "n"),
 		Delete:   b("d", "delete topic", "d"),
-		Recovery: key.NewBinding(key.WithKeys("R"), key.WithHelp("R", "recovery"), key.WithDisabled()),
+		Recovery: b("R", "recovery", "R"),
+		CrashLab: b("L", "crash lab", "L"),
+		Frames:   b("f", "frames", "f"),
+		Expose:   b("E", "expose hidden tail", "E"),
 
 		CompactNow: b("C", "compact now", "C"),
 		RetainNow:  b("X", "retention now", "X"),
