@@ -27,8 +27,8 @@ type MaintenanceRun struct {
 	Duration time.Duration `json:"duration"`
 	// Outcome is retention's "trimmed", "nothing to do" or "kept by a
 	// consumer cursor", or compaction's "compacted", "skipped by gain
-	// gate", "aborted: key cap", "nothing to do", "aborted: stopped" or
-	// "failed".
+	// gate", "aborted: key cap", "nothing to do", "skipped: degraded",
+	// "aborted: stopped" or "failed".
 	Outcome           string `json:"outcome"`
 	SegmentsRewritten int    `json:"segments_rewritten,omitempty"`
 	SegmentsDeleted   int    `json:"segments_deleted"`
@@ -387,7 +387,7 @@ func (e *Engine) compactPartition(ctx context.Context, t *topic, p int, l *plog.
 	e.record(t, p, run, func(pm *partMaint) {
 		pm.idle = nil
 		switch res.Outcome {
-		case compact.OutcomeNothing, compact.OutcomeSkipped, compact.OutcomeKeyCap:
+		case compact.OutcomeNothing, compact.OutcomeSkipped, compact.OutcomeKeyCap, compact.OutcomeDegraded:
 			if after := snapshotLog(l, cfg.TombstoneRetention); after == before {
 				after.expiry = res.NextTombstoneExpiry
 				pm.idle = &after

@@ -107,6 +107,7 @@ const (
 	OutcomeKeyCap    = "aborted: key cap"     // more distinct keys than MaxKeys
 	OutcomeNothing   = "nothing to do"        // no sealed segment holds a droppable record
 	OutcomeStopped   = "aborted: stopped"     // the context ended
+	OutcomeDegraded  = "skipped: degraded"    // the log has corrupt ranges; it is left as it is
 	OutcomeFailed    = "failed"               // an error; see Result.Error
 )
 
@@ -197,6 +198,13 @@ func Run(ctx context.Context, l *plog.Log, opts Options) (res Result, err error)
 		res.BytesBefore += s.Bytes
 	}
 	res.BytesAfter = res.BytesBefore
+	if l.Degraded() {
+		// A rewrite cannot carry a corrupt range over, and the keys in it
+		// are unknown: leave a damaged partition exactly as recovery and
+		// reads report it.
+		res.Outcome = OutcomeDegraded
+		return res, nil
+	}
 	if len(sealed) == 0 {
 		res.Outcome = OutcomeNothing
 		return res, nil

@@ -272,3 +272,37 @@ func checkIndexMatchesData(t *testing.T, dir string, base int64) {
 		}
 	}
 }
+
+// A partition with a corrupt range is left alone.
+func TestDegradedPartitionIsNotCompacted(t *testing.T) {
+	dir := t.TempDir()
+	l, m := dirtyLog(t, dir, codec.CodecNone)
+	segs, _ := l.Segments()
+	if err := l.Close(); err != nil {
+		t.Fatal(err)
+	}
+	// Flip a byte inside the first batch's records of the second segment.
+	path := filepath.Join(dir, segment.LogFile(segs[1].Base))
+	data, err := os.ReadFile(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	data[codec.HeaderLen+10] ^= 0xff
+	if err := os.WriteFile(path, data, 0o644); err != nil {
+		t.Fatal(err)
+	}
+	os.Remove(filepath.Join(dir, "snapshot")) // full scan: the damage is found at open
+	l = openLog(t, dir, logOptions(codec.CodecNone))
+	defer l.Close()
+	if !l.Degraded() {
+		t.Fatal("surgery did not degrade the partition")
+	}
+	before := dirState(t, dir)
+	res := compactOnce(t, l, m, Options{MinGainRatio: 1e-9}, 48*time.Hour)
+	if res.Outcome != OutcomeDegraded {
+		t.Fatalf("pass over a degraded partition: %+v", res)
+	}
+	if after := dirState(t, dir); after != before {
+		t.Fatalf("a pass over a degraded partition changed files:\n%s\nbecame\n%s", before, after)
+	}
+}
