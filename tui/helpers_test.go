@@ -37,7 +37,13 @@ func TestMain(m *testing.M) {
 // openEngine opens a real engine on a fresh data dir.
 func openEngine(t testing.TB) *engine.Engine {
 	t.Helper()
-	e, err := engine.Open(engine.DefaultOptions(t.TempDir()))
+	return openEngineWith(t, engine.DefaultOptions(t.TempDir()))
+}
+
+// openEngineWith opens a real engine with opts.
+func openEngineWith(t testing.TB, opts engine.Options) *engine.Engine {
+	t.Helper()
+	e, err := engine.Open(opts)
 	if err != nil {
 		t.Fatalf("engine.Open: %v", err)
 	}
@@ -143,8 +149,10 @@ func testOptions(src Source) Options {
 		Theme:       "dark",
 		Now:         func() time.Time { return testClock },
 		FormatTime:  func(int64) string { return testTime },
-		Refresh:     -1,
-		Clipboard:   func(string) error { return nil },
+		// Durations of passes and recoveries vary from run to run.
+		FormatDuration: func(time.Duration) string { return "12ms" },
+		Refresh:        -1,
+		Clipboard:      func(string) error { return nil },
 	}
 }
 

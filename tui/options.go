@@ -32,6 +32,10 @@ type Options struct {
 	// local time as 2006-01-02 15:04:05.000.
 	FormatTime func(ms int64) string
 
+	// FormatDuration renders how long something took (a maintenance pass,
+	// a recovery); default "750ms", "2m30s".
+	FormatDuration func(time.Duration) string
+
 	// Refresh is how often the topics, partitions and segments screens
 	// reload; default 1s. Negative disables the timer (ctrl+r still
 	// refreshes), which tests use for stable output.
@@ -72,6 +76,9 @@ func (o Options) withDefaults() Options {
 		o.FormatTime = func(ms int64) string {
 			return time.UnixMilli(ms).Format("2006-01-02 15:04:05.000")
 		}
+	}
+	if o.FormatDuration == nil {
+		o.FormatDuration = humanDuration
 	}
 	if o.Refresh == 0 {
 		o.Refresh = time.Second

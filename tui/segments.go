@@ -1,7 +1,6 @@
 package tui
 
 import (
-	"context"
 	"fmt"
 	"strings"
 	"time"
@@ -10,6 +9,8 @@ import (
 	tea "github.com/charmbracelet/bubbletea"
 	"github.com/charmbracelet/lipgloss"
 	"github.com/pulselog/pulse/engine"
+	"github.com/pulselog/pulse/engine/crashlab"
+	"github.com/pulselog/pulse/engine/recovery"
 )
 
 type segmentsMsg struct {
@@ -21,8 +22,15 @@ type segmentsMsg struct {
 
 type maintenanceMsg struct {
 	to
-	m   Maintenance
+	m   engine.MaintenanceStatus
 	err error
+}
+
+type snapshotMsg struct {
+	to
+	snap   recovery.Snapshot
+	err    error
+	report *recovery.Report // the last open's recovery, nil: not reported
 }
 
 type passDoneMsg struct {
@@ -42,8 +50,9 @@ type segmentsScreen struct {
 	table   *table
 	segs    []engine.SegmentInfo
 	info    engine.TopicInfo
-	maint   *Maintenance
+	maint   *engine.MaintenanceStatus
 	maintEr error
+	snap    *snapshotMsg
 	running string // "compaction" or "retention" while a pass runs
 	loaded  bool
 	err     error
@@ -51,7 +60,7 @@ type segmentsScreen struct {
 }
 
 // panelLines is the height of the panels under the segments table.
-const panelLines = 9
+const panelLines = 10
 
 func newSegmentsScreen(c *Common, topic string, p int) *segmentsScreen {
 	s := &segmentsScreen{c: c, id: c.newID(), topic: topic, part: p}
@@ -99,10 +108,23 @@ func (s *segmentsScreen) load() tea.Cmd {
 	}}
 	if mr, ok := src.(MaintenanceReporter); ok {
 		cmds = append(cmds, func() tea.Msg {
-			m, err := mr.Maintenance(topic, p)
+			m, err := mr.MaintenanceStatus(topic, p)
 			return maintenanceMsg{to: to{id}, m: m, err: err}
 		})
 	}
+	cmds = append(cmds, func() tea.Msg {
+		msg := snapshotMsg{to: to{id}}
+		msg.snap, msg.err = recovery.ReadSnapshot(crashlab.PartitionDir(src.Dir(), topic, p))
+		if rr, ok := src.(interface{ RecoveryReports() []recovery.Report }); ok {
+			for _, r := range rr.RecoveryReports() {
+				if r.Topic == topic && r.Partition == p {
+					msg.report = &r
+					break
+				}
+			}
+		}
+		return msg
+	})
 	return tea.Batch(cmds...)
 }
 
@@ -115,6 +137,9 @@ func (s *segmentsScreen) Update(msg tea.Msg) tea.Cmd {
 			s.rebuild()
 		}
 		return nil
+	case snapshotMsg:
+		s.snap = &msg
+		return nil
 	case maintenanceMsg:
 		s.maintEr = msg.err
 		if msg.err == nil {
@@ -125,9 +150,9 @@ func (s *segmentsScreen) Update(msg tea.Msg) tea.Cmd {
 	case passDoneMsg:
 		s.running = ""
 		if msg.err != nil {
-			return tea.Batch(errStatus(fmt.Errorf("%s pass on %s p%d: %w", msg.what, s.topic, s.part, msg.err)), s.load())
+			return tea.Batch(errStatus(fmt.Errorf("%s pass on %s: %w", msg.what, s.topic, msg.err)), s.load())
 		}
-		return tea.Batch(status("%s pass on %s p%d done in %s", msg.what, s.topic, s.part, humanDuration(msg.took)), s.load())
+		return tea.Batch(status("%s pass on %s done in %s", msg.what, s.topic, s.c.Opts.FormatDuration(msg.took)), s.load())
 	case tea.KeyMsg:
 		return s.key(msg)
 	}
@@ -168,14 +193,14 @@ func (s *segmentsScreen) runPass(what string) tea.Cmd {
 		return status("a %s pass is already running", s.running)
 	}
 	s.running = what
-	id, topic, p, now := s.id, s.topic, s.part, s.c.Opts.Now
+	id, topic, now := s.id, s.topic, s.c.Opts.Now
 	return func() tea.Msg {
 		start := now()
 		var err error
 		if what == "compaction" {
-			err = mt.CompactNow(context.Background(), topic, p)
+			err = mt.RunCompaction(topic)
 		} else {
-			err = mt.RetainNow(context.Background(), topic, p)
+			err = mt.RunRetention(topic)
 		}
 		return passDoneMsg{to: to{id}, what: what, took: now().Sub(start), err: err}
 	}
@@ -231,7 +256,7 @@ func (s *segmentsScreen) View() string {
 	}
 	tbl := fit(s.table.View(), s.w, s.table.height+1)
 	if s.running != "" {
-		tbl = fit(s.table.View(), s.w, s.table.height) + "\n" + st.Warn.Render(fmt.Sprintf("  running a %s pass on %s p%d…", s.running, s.topic, s.part))
+		tbl = fit(s.table.View(), s.w, s.table.height) + "\n" + st.Warn.Render(fmt.Sprintf("  running a %s pass on %s…", s.running, s.topic))
 	}
 	pw := (s.w - 2) / 3
 	if pw < 24 {
@@ -255,125 +280,6 @@ func (s *segmentsScreen) panel(title string, lines []string, w int) string {
 		out = append(out, "")
 	}
 	return st.Panel.Width(w - 2).Render(strings.Join(out[:panelLines-2], "\n"))
-}
-
-func (s *segmentsScreen) snapshotLines() []string {
-	if s.maint == nil || s.maint.Snapshot == nil {
-		return []string{"not reported by this engine", "", "the snapshot lets recovery skip", "scanning sealed segments"}
-	}
-	sn := s.maint.Snapshot
-	valid := "valid"
-	if !sn.Valid {
-		valid = "stale: next open scans"
-	}
-	lines := []string{
-		"state   " + valid,
-		"active  segment " + humanCount(sn.ActiveBase),
-		"covers  " + humanBytes(sn.ActiveSize),
-		fmt.Sprintf("hwm     %s  leo %s", humanCount(sn.HWM), humanCount(sn.LEO)),
-	}
-	if !sn.Written.IsZero() {
-		lines = append(lines, "written "+s.c.Opts.FormatTime(sn.Written.UnixMilli()))
-	}
-	if sn.Description != "" {
-		lines = append(lines, sn.Description)
-	}
-	return lines
-}
-
-func (s *segmentsScreen) retentionLines() []string {
-	cfg := s.info.Config
-	ft := s.c.Opts.FormatTime
-	lines := []string{"limits  " + retention(cfg)}
-	var sealed []engine.SegmentInfo
-	var total int64
-	for _, sg := range s.segs {
-		total += sg.Bytes
-		if sg.Sealed {
-			sealed = append(sealed, sg)
-		}
-	}
-	lines = append(lines, fmt.Sprintf("sealed  %d of %d segments, %s", len(sealed), len(s.segs), humanBytes(total)))
-	next := "next    nothing due"
-	switch {
-	case len(sealed) == 0:
-		next = "next    none (the active segment stays)"
-	case cfg.RetentionMaxBytes > 0 && total > cfg.RetentionMaxBytes:
-		next = fmt.Sprintf("next    %s: over size by %s", humanCount(sealed[0].Base), humanBytes(total-cfg.RetentionMaxBytes))
-	case cfg.RetentionMaxAge > 0:
-		due := time.UnixMilli(sealed[0].LastTimestamp).Add(cfg.RetentionMaxAge)
-		when := "at " + ft(due.UnixMilli())
-		if !s.c.Opts.Now().Before(due) {
-			when = "due now"
-		}
-		next = fmt.Sprintf("next    %s %s", humanCount(sealed[0].Base), when)
-	}
-	lines = append(lines, next)
-	lines = append(lines, s.passLines(func(m *Maintenance) PassStatus { return m.Retention })...)
-	lines = append(lines, s.c.Keys.RetainNow.Help().Key+": run a retention pass now")
-	return lines
-}
-
-func (s *segmentsScreen) compactionLines() []string {
-	cfg := s.info.Config
-	if cfg.Cleanup != engine.CleanupCompact {
-		return []string{"cleanup " + string(cfg.Cleanup) + ": not compacted", "", "topics created with cleanup", "compact keep the newest value", "of every key"}
-	}
-	var dirty string
-	if s.maint != nil && s.maint.DirtyRatio >= 0 {
-		dirty = fmt.Sprintf("dirty   %.0f%%", s.maint.DirtyRatio*100)
-	} else {
-		var sealed, clean int64
-		for _, sg := range s.segs {
-			if sg.Sealed {
-				sealed += sg.Bytes
-				if sg.Sparse {
-					clean += sg.Bytes
-				}
-			}
-		}
-		dirty = "dirty   -"
-		if sealed > 0 {
-			dirty = fmt.Sprintf("dirty   ~%.0f%% (sealed, not yet compacted)", float64(sealed-clean)/float64(sealed)*100)
-		}
-	}
-	lines := []string{dirty}
-	lines = append(lines, s.passLines(func(m *Maintenance) PassStatus { return m.Compaction })...)
-	if s.maint != nil {
-		c := s.maint.Compaction
-		if c.BytesBefore > 0 {
-			lines = append(lines, fmt.Sprintf("reclaim %s  dropped %s recs, %s tombs",
-				humanBytes(c.BytesBefore-c.BytesAfter), humanCount(c.RecordsDropped), humanCount(c.TombstonesDropped)))
-		}
-	}
-	lines = append(lines, s.c.Keys.CompactNow.Help().Key+": run a compaction pass now")
-	return lines
-}
-
-// passLines renders the last and next run of one maintenance pass.
-func (s *segmentsScreen) passLines(pick func(*Maintenance) PassStatus) []string {
-	if s.maintEr != nil {
-		return []string{"status  " + s.maintEr.Error()}
-	}
-	if s.maint == nil {
-		return []string{"last    not reported by this engine"}
-	}
-	ps := pick(s.maint)
-	ft := s.c.Opts.FormatTime
-	last := "last    never since open"
-	if ps.Running {
-		last = "last    running now"
-	} else if !ps.LastRun.IsZero() {
-		last = fmt.Sprintf("last    %s (%s) %s", ft(ps.LastRun.UnixMilli()), humanDuration(ps.Duration), ps.Outcome)
-	}
-	lines := []string{last}
-	if ps.Err != "" {
-		lines = append(lines, "error   "+ps.Err)
-	}
-	if !ps.NextRun.IsZero() {
-		lines = append(lines, "next run "+ft(ps.NextRun.UnixMilli()))
-	}
-	return lines
 }
 
 func (s *segmentsScreen) ShortHelp() []key.Binding {

@@ -2,7 +2,6 @@ package tui
 
 import (
 	"context"
-	"time"
 
 	"github.com/pulselog/pulse/engine"
 )
@@ -26,58 +25,22 @@ type Source interface {
 
 // The interfaces below are optional: the UI checks for them with a type
 // assertion on the Source and shows "not available" where one is missing.
+// *engine.Engine implements all of them.
 
 // ConsumerLister lists the consumers that committed a cursor on a topic,
-// with their lag (the engine facade's Consumers).
+// with their lag.
 type ConsumerLister interface {
 	Consumers(topic string) ([]engine.ConsumerInfo, error)
 }
 
-// PassStatus is the last run of one maintenance pass (retention or
-// compaction) on one partition.
-type PassStatus struct {
-	LastRun           time.Time // zero: never ran since open
-	Duration          time.Duration
-	Outcome           string // "compacted", "skipped: gain gate", "aborted: key cap", "nothing to do", "deleted", ...
-	SegmentsRewritten int
-	SegmentsDeleted   int
-	BytesBefore       int64
-	BytesAfter        int64
-	RecordsDropped    int64
-	TombstonesDropped int64
-	NextRun           time.Time // zero: not scheduled
-	Running           bool
-	Err               string // last failure, if any
-}
-
-// SnapshotStatus is a partition's recovery checkpoint as last written.
-type SnapshotStatus struct {
-	Written     time.Time
-	ActiveBase  int64 // base offset of the active segment it describes
-	ActiveSize  int64 // bytes of that segment it vouches for
-	HWM         int64
-	LEO         int64
-	Valid       bool
-	Description string // free text from the engine, shown as is
-}
-
-// Maintenance is what the segments screen shows about a partition's
-// snapshot, retention and compaction.
-type Maintenance struct {
-	Snapshot   *SnapshotStatus // nil: unknown
-	Retention  PassStatus
-	Compaction PassStatus
-	DirtyRatio float64 // share of sealed bytes not yet compacted, 0..1; <0 unknown
-}
-
-// MaintenanceReporter reports a partition's maintenance status.
+// MaintenanceReporter reports a partition's retention and compaction status.
 type MaintenanceReporter interface {
-	Maintenance(topic string, partition int) (Maintenance, error)
+	MaintenanceStatus(topic string, partition int) (engine.MaintenanceStatus, error)
 }
 
-// MaintenanceTrigger runs a retention or compaction pass on one partition
-// now, returning when the pass finished.
+// MaintenanceTrigger runs a retention or compaction pass over every
+// partition of a topic now, returning when it is done.
 type MaintenanceTrigger interface {
-	CompactNow(ctx context.Context, topic string, partition int) error
-	RetainNow(ctx context.Context, topic string, partition int) error
+	RunRetention(topic string) error
+	RunCompaction(topic string) error
 }
