@@ -201,8 +201,10 @@ func newFramesScreen(c *Common, topic string, p int, base, pos int64) *framesScr
 	return s
 }
 
-func (s *framesScreen) ID() int       { return s.id }
-func (s *framesScreen) Crumb() string { return fmt.Sprintf("p%d / frames %s", s.part, segment.Name(s.base)) }
+func (s *framesScreen) ID() int { return s.id }
+func (s *framesScreen) Crumb() string {
+	return fmt.Sprintf("p%d / frames %s", s.part, segment.Name(s.base))
+}
 func (s *framesScreen) Init() tea.Cmd { return s.load() }
 
 func (s *framesScreen) SetSize(w, h int) {

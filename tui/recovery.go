@@ -430,7 +430,7 @@ func (s *recoveryScreen) liveLine() string {
 	if pi.Degraded {
 		return st.Text.Render(line+" · ") + st.BadgeDegraded.Render(fmt.Sprintf("DEGRADED: %s records skipped by reads", humanCount(pi.SkippedRecords)))
 	}
-	return st.Text.Render(line + " · ") + st.Good.Render("not degraded")
+	return st.Text.Render(line+" · ") + st.Good.Render("not degraded")
 }
 
 func (s *recoveryScreen) ShortHelp() []key.Binding {
