@@ -92,6 +92,7 @@ func New(opts Options) (*Model, error) {
 	m.input.Prompt = ""
 	m.help.Styles = st.Help
 	m.commands = defaultCommands()
+	addRecoveryCommands(m.commands)
 	m.stack = []Screen{newTopicsScreen(c)}
 	return m, nil
 }
