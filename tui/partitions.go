@@ -137,6 +137,10 @@ func (s *partitionsScreen) key(msg tea.KeyMsg) tea.Cmd {
 		return push(newTailScreen(s.c, s.topic, p))
 	case key.Matches(msg, k.Produce):
 		return push(newProduceScreen(s.c, s.topic, p))
+	case key.Matches(msg, k.Recovery):
+		return push(newRecoveryScreen(s.c, s.topic, p))
+	case key.Matches(msg, k.CrashLab):
+		return push(newCrashLabScreen(s.c, s.topic, p))
 	}
 	return nil
 }
@@ -260,5 +264,5 @@ func (s *partitionsScreen) ShortHelp() []key.Binding {
 
 func (s *partitionsScreen) FullHelp() [][]key.Binding {
 	k := s.c.Keys
-	return [][]key.Binding{{k.Enter, k.Tail, k.Produce, k.Recovery, k.Back}}
+	return [][]key.Binding{{k.Enter, k.Tail, k.Produce, k.Recovery, k.CrashLab, k.Back}}
 }
