@@ -15,6 +15,7 @@ import (
 	"github.com/spf13/cobra"
 
 	"github.com/pulselog/pulse/engine/recovery"
+	"github.com/pulselog/pulse/engine/segment"
 )
 
 func init() { register(newVerifyCmd) }
@@ -87,7 +88,7 @@ func runVerify(w, progress io.Writer, root string, asJSON bool) error {
 			return err
 		}
 		for i, b := range bases {
-			path := filepath.Join(p.dir, fmt.Sprintf("%020d.log", b))
+			path := filepath.Join(p.dir, segment.LogFile(b))
 			fi, err := os.Stat(path)
 			if err != nil {
 				return err
@@ -266,20 +267,7 @@ func parsePartitionName(name string) (int, bool) {
 }
 
 // segmentFiles lists the segment files of a partition directory by base.
-func segmentFiles(dir string) ([]int64, error) {
-	ents, err := os.ReadDir(dir)
-	if err != nil {
-		return nil, err
-	}
-	var bases []int64
-	for _, e := range ents {
-		if b, ok := recovery.ParseSegmentName(e.Name()); ok && e.Type().IsRegular() {
-			bases = append(bases, b)
-		}
-	}
-	sort.Slice(bases, func(i, j int) bool { return bases[i] < bases[j] })
-	return bases, nil
-}
+func segmentFiles(dir string) ([]int64, error) { return segment.List(dir) }
 
 func holdsSegments(dir string) bool {
 	b, err := segmentFiles(dir)

@@ -4,8 +4,8 @@ import (
 	"fmt"
 	"os"
 	"path/filepath"
-	"strconv"
-	"strings"
+
+	"github.com/pulselog/pulse/engine/segment"
 )
 
 // SegmentCheck is the outcome of checking one segment file with
@@ -77,13 +77,6 @@ func CheckSegmentFile(path string, opts CheckOptions) (*SegmentCheck, error) {
 // ParseSegmentName returns the base offset of a segment file name
 // ("00000000000000000042.log"), and whether it is one.
 func ParseSegmentName(name string) (int64, bool) {
-	s, ok := strings.CutSuffix(name, ".log")
-	if !ok || len(s) != 20 {
-		return 0, false
-	}
-	v, err := strconv.ParseInt(s, 10, 64)
-	if err != nil || v < 0 {
-		return 0, false
-	}
-	return v, true
+	base, ext, err := segment.ParseName(name)
+	return base, err == nil && ext == segment.LogExt
 }
