@@ -2,6 +2,7 @@ package recovery
 
 import (
 	"bytes"
+	"encoding/binary"
 	"fmt"
 	"io"
 	"math"
@@ -318,10 +319,34 @@ func resync(w *window, from, next, limit int64) (pos, base int64, found bool) {
 			continue
 		}
 		q += int64(i)
+		if !plausibleHeader(chunk[i:], w.size-q) {
+			q++
+			continue
+		}
 		if h, _, reason := checkBatch(w, q, next, limit); reason == "" {
 			return q, h.BaseOffset, true
 		}
 		q++
 	}
 	return 0, 0, false
+}
+
+// plausibleHeader is a cheap filter for resync candidates, b starting at the
+// candidate and left bytes of the file from there: the flags a header may
+// hold and a batch that fits. checkBatch decides; this only spares it (and
+// its error messages) the hopeless positions, so that a long damaged region
+// costs a fast pass.
+func plausibleHeader(b []byte, left int64) bool {
+	if len(b) < codec.HeaderLen || left < codec.HeaderLen {
+		return len(b) < codec.HeaderLen // not enough in this chunk to tell
+	}
+	flags := binary.BigEndian.Uint16(b[2:4])
+	if flags&^(codec.FlagCodecMask|codec.FlagSparse) != 0 {
+		return false
+	}
+	if c := codec.Codec(flags & codec.FlagCodecMask); c != codec.CodecNone && c != codec.CodecZstd {
+		return false
+	}
+	n := int64(binary.BigEndian.Uint32(b[16:20]))
+	return n <= codec.MaxBatchBytes && codec.HeaderLen+n <= left
 }

@@ -158,3 +158,19 @@ func TestScanIndexProblems(t *testing.T) {
 	check("not a boundary", append(append(append([]indexEntry(nil), good[:2]...), indexEntry{good[1].pos + 1, good[1].offset + 1}), good[2:]...), "not a batch boundary")
 	check("past the end", append(append([]indexEntry(nil), good...), indexEntry{int64(len(data)) + 10, 9999}), "past the last valid batch")
 }
+
+// TestScanLongGarbage: a long damaged region full of bytes that look like
+// the start of a header is passed in one quick pass, and the valid batch
+// after it is found.
+func TestScanLongGarbage(t *testing.T) {
+	var data []byte
+	data = appendBatch(t, data, 0, 2, codec.CodecNone)
+	garbage := bytes.Repeat([]byte{codec.Magic, codec.Version}, 2<<20) // 4 MiB
+	data = append(data, garbage...)
+	first := int64(len(data)) - int64(len(garbage))
+	data = appendBatch(t, data, 2, 3, codec.CodecZstd)
+	out := rawScan(data, 0, maxOffset, false)
+	if len(out.corrupt) != 1 || out.corrupt[0].StartPos != first || out.corrupt[0].EndPos != first+int64(len(garbage)) || out.next != 5 {
+		t.Fatalf("corrupt %+v next %d", out.corrupt, out.next)
+	}
+}
