@@ -13,7 +13,7 @@ import (
 
 // indexed reports whether the fixture's index has an entry at batch i of s.
 func indexed(s *fixSeg, i int) bool {
-	idx := indexFor(s, int64(len(s.data)))
+	idx := indexFor(s)
 	for j := 0; j+8 <= len(idx); j += 8 {
 		if int64(binary.BigEndian.Uint32(idx[j+4:])) == s.starts[i] {
 			return true
@@ -289,7 +289,7 @@ func TestTornTailEveryByte(t *testing.T) {
 	n := len(s1.starts)
 	from := s1.starts[n-2]
 	pristine := f.files(t, false)
-	idx := indexFor(s1, int64(len(s1.data)))
+	idx := indexFor(s1)
 	lastEntry := int64(binary.BigEndian.Uint32(idx[len(idx)-4:]))
 	opts := Options{IndexIntervalBytes: testInterval}
 	for _, snap := range []string{"none", "full", "behind"} {

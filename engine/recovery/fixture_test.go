@@ -2,7 +2,6 @@ package recovery
 
 import (
 	"bytes"
-	"encoding/binary"
 	"fmt"
 	"os"
 	"path/filepath"
@@ -10,6 +9,7 @@ import (
 	"testing"
 
 	"github.com/pulselog/pulse/engine/codec"
+	"github.com/pulselog/pulse/engine/segment"
 )
 
 // testInterval is the index spacing of the fixtures: small, so that every
@@ -23,12 +23,13 @@ type fixSeg struct {
 	starts []int64 // batch positions
 	bases  []int64 // batch base offsets
 	ends   []int64 // offset after each batch
+	index  []byte  // .index written by the segment writer (indexFor)
 }
 
 func (s *fixSeg) name() string { return fmt.Sprintf("%020d", s.base) }
 
-// fixture is a partition built batch by batch with the codec, with its
-// expected records, written as real files.
+// fixture is a partition built batch by batch with the codec and appended
+// through engine/segment, with its expected records, written as real files.
 type fixture struct {
 	segs []*fixSeg
 	want map[int64]codec.Record
@@ -83,22 +84,43 @@ func defaultFixture(t testing.TB) *fixture {
 	return newFixture(t, segSpec{base: 0, batches: b20}, segSpec{base: 100, batches: b20}, segSpec{base: 200, batches: b10})
 }
 
-// indexFor builds a segment's index the way the log writes it: the first
-// batch, then every batch at least testInterval bytes past the last entry.
-func indexFor(s *fixSeg, upTo int64) []byte {
-	var b []byte
-	last := int64(-1)
-	for i, p := range s.starts {
-		if p >= upTo {
-			break
+// indexFor returns the .index file the segment writer produces for s:
+// s's batches appended through engine/segment with testInterval spacing.
+func indexFor(s *fixSeg) []byte {
+	if s.index == nil {
+		dir, err := os.MkdirTemp("", "pulse-fixture-")
+		if err != nil {
+			panic(err)
 		}
-		if last < 0 || p-last >= testInterval {
-			b = binary.BigEndian.AppendUint32(b, uint32(s.bases[i]-s.base))
-			b = binary.BigEndian.AppendUint32(b, uint32(p))
-			last = p
+		defer os.RemoveAll(dir)
+		sg, err := segment.Create(dir, s.base, segment.Options{IndexIntervalBytes: testInterval})
+		if err != nil {
+			panic(err)
+		}
+		for _, p := range s.starts {
+			h, err := codec.ParseHeader(s.data[p:])
+			if err != nil {
+				panic(err)
+			}
+			if _, err := sg.Append(s.data[p:p+h.Size()], h); err != nil {
+				panic(err)
+			}
+		}
+		if err := sg.Sync(); err != nil {
+			panic(err)
+		}
+		if err := sg.Close(); err != nil {
+			panic(err)
+		}
+		log, err := os.ReadFile(sg.Path())
+		if err != nil || !bytes.Equal(log, s.data) {
+			panic(fmt.Sprintf("segment wrote other bytes than appended (%v)", err))
+		}
+		if s.index, err = os.ReadFile(sg.IndexPath()); err != nil {
+			panic(err)
 		}
 	}
-	return b
+	return s.index
 }
 
 // files returns the pristine file images: segments, indexes, hwm at the
@@ -108,7 +130,7 @@ func (f *fixture) files(t testing.TB, snapshot bool) map[string][]byte {
 	m := map[string][]byte{}
 	for _, s := range f.segs {
 		m[s.name()+".log"] = bytes.Clone(s.data)
-		m[s.name()+".index"] = indexFor(s, int64(len(s.data)))
+		m[s.name()+".index"] = bytes.Clone(indexFor(s))
 	}
 	h, _ := EncodeHWM(f.leo)
 	m[HWMFile] = h
