@@ -1,0 +1,125 @@
+package tui
+
+import (
+	"fmt"
+	"strings"
+	"testing"
+	"time"
+
+	tea "github.com/charmbracelet/bubbletea"
+	"github.com/charmbracelet/lipgloss"
+	"github.com/pulselog/pulse/engine"
+)
+
+// Every screen fills the terminal exactly, at any size, after a resize.
+func TestResizeKeepsEveryScreenInside(t *testing.T) {
+	e := openEngine(t)
+	seed(t, e)
+	tm := startUI(t, testOptions(e))
+	waitFor(t, tm, "orders")
+	tm.Send(tea.WindowSizeMsg{Width: 64, Height: 14})
+	tm.Send(down)
+	tm.Send(keys("t"))
+	waitFor(t, tm, "p0 / tail", "39 ")
+	tm.Send(enter)
+	waitFor(t, tm, "offset 39")
+	m := finish(t, tm)
+	for _, size := range []struct{ w, h int }{{64, 14}, {200, 50}, {40, 8}} {
+		m.Update(tea.WindowSizeMsg{Width: size.w, Height: size.h})
+		for depth := len(m.stack); depth >= 1; depth-- {
+			m.stack = m.stack[:depth]
+			lines := strings.Split(m.View(), "\n")
+			if len(lines) != size.h {
+				t.Errorf("%dx%d, %s: %d lines", size.w, size.h, m.Breadcrumbs(), len(lines))
+			}
+			for i, l := range lines {
+				if w := lipgloss.Width(l); w > size.w {
+					t.Errorf("%dx%d, %s: line %d is %d cells wide: %q", size.w, size.h, m.Breadcrumbs(), i, w, l)
+				}
+			}
+		}
+		m.stack = m.stack[:1]
+	}
+}
+
+// The mouse wheel scrolls a table.
+func TestMouseWheelScrolls(t *testing.T) {
+	e := openEngine(t)
+	for i := 0; i < 40; i++ {
+		create(t, e, fmt.Sprintf("t%03d", i), engine.DefaultTopicConfig())
+	}
+	tm := startUI(t, testOptions(e))
+	waitFor(t, tm, "t000")
+	for i := 0; i < 4; i++ {
+		tm.Send(tea.MouseMsg{Button: tea.MouseButtonWheelDown, Action: tea.MouseActionPress})
+	}
+	tm.Send(tea.MouseMsg{Button: tea.MouseButtonWheelUp, Action: tea.MouseActionPress})
+	waitFor(t, tm, "▸ t009")
+	m := finish(t, tm)
+	if r, _ := m.Top().(*topicsScreen).table.Selected(); r.Key != "t009" {
+		t.Fatalf("after wheel down ×4 and up ×1 the selection is %q, want t009", r.Key)
+	}
+}
+
+// The rate sparkline samples the summed HWM of each refresh over the time
+// between refreshes.
+func TestTopicRateSamples(t *testing.T) {
+	e := openEngine(t)
+	now := testClock
+	opts := testOptions(e)
+	opts.Now = func() time.Time { return now }
+	m, err := New(opts)
+	if err != nil {
+		t.Fatal(err)
+	}
+	m.Update(tea.WindowSizeMsg{Width: testWidth, Height: testHeight})
+	ts := m.stack[0].(*topicsScreen)
+	info := func(hwm ...int64) topicsMsg {
+		ti := engine.TopicInfo{Name: "orders", Config: engine.DefaultTopicConfig()}
+		for p, h := range hwm {
+			ti.Partitions = append(ti.Partitions, engine.PartitionInfo{Topic: "orders", Partition: p, HWM: h, LEO: h})
+		}
+		return topicsMsg{to: to{ts.id}, infos: []engine.TopicInfo{ti}}
+	}
+	ts.Update(info(0, 0))
+	for _, hwm := range []int64{100, 300, 300, 700} { // +100, +200, 0, +400 per 2 s
+		now = now.Add(2 * time.Second)
+		ts.Update(info(hwm, hwm))
+	}
+	h := ts.rates["orders"]
+	want := []float64{100, 200, 0, 400}
+	if len(h.samples) != len(want) {
+		t.Fatalf("samples %v, want %v", h.samples, want)
+	}
+	for i := range want {
+		if h.samples[i] != want[i] {
+			t.Fatalf("samples %v, want %v", h.samples, want)
+		}
+	}
+	r, _ := ts.table.Selected()
+	if got := r.Cells[5]; got != "    ▂▄▁█ 400/s" {
+		t.Fatalf("rate cell %q", got)
+	}
+}
+
+// Degraded and compacting partitions show on the topic's row.
+func TestTopicBadges(t *testing.T) {
+	e := openEngine(t)
+	m, err := New(testOptions(e))
+	if err != nil {
+		t.Fatal(err)
+	}
+	ts := m.stack[0].(*topicsScreen)
+	mk := func(name string, degraded, compacting bool) engine.TopicInfo {
+		return engine.TopicInfo{Name: name, Config: engine.DefaultTopicConfig(), Partitions: []engine.PartitionInfo{
+			{Partition: 0}, {Partition: 1, Degraded: degraded, Compacting: compacting},
+		}}
+	}
+	ts.Update(topicsMsg{to: to{ts.id}, infos: []engine.TopicInfo{mk("a", true, false), mk("b", false, true), mk("c", false, false), mk("d", true, true)}})
+	want := map[string]string{"a": "degraded", "b": "compacting", "c": "ok", "d": "degraded compacting"}
+	for _, r := range ts.table.rows {
+		if r.Cells[8] != want[r.Key] {
+			t.Errorf("topic %s status %q, want %q", r.Key, r.Cells[8], want[r.Key])
+		}
+	}
+}
