@@ -227,6 +227,7 @@ type recoveryScreen struct {
 	segs   []engine.SegmentInfo
 	infoEr error
 	table  *table
+	moved  bool // the user moved the selection: reloads keep it
 	w, h   int
 }
 
@@ -304,6 +305,7 @@ func (s *recoveryScreen) Update(msg tea.Msg) tea.Cmd {
 func (s *recoveryScreen) key(msg tea.KeyMsg) tea.Cmd {
 	k := s.c.Keys
 	if s.table.Update(msg) {
+		s.moved = true
 		return nil
 	}
 	switch {
@@ -370,6 +372,11 @@ func (s *recoveryScreen) rebuild() {
 		})
 	}
 	s.table.SetRows(rows)
+	if !s.moved {
+		// Start on the first place worth a look: a corrupt range or a
+		// truncation when there is one.
+		s.table.cursor, s.table.offset = 0, 0
+	}
 	s.SetSize(s.w, s.h)
 }
 
@@ -428,7 +435,12 @@ func (s *recoveryScreen) liveLine() string {
 	}
 	line := "  " + strings.Join(parts, " · ")
 	if pi.Degraded {
-		return st.Text.Render(line+" · ") + st.BadgeDegraded.Render(fmt.Sprintf("DEGRADED: %s records skipped by reads", humanCount(pi.SkippedRecords)))
+		var inRanges int64
+		if s.report != nil {
+			inRanges = s.report.CorruptRecords()
+		}
+		return st.Text.Render(line+" · ") + st.BadgeDegraded.Render(fmt.Sprintf("DEGRADED: %s offsets in corrupt ranges, %s records skipped by reads so far",
+			humanCount(inRanges), humanCount(pi.SkippedRecords)))
 	}
 	return st.Text.Render(line+" · ") + st.Good.Render("not degraded")
 }

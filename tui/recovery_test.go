@@ -1,0 +1,236 @@
+package tui
+
+import (
+	"fmt"
+	"os"
+	"path/filepath"
+	"strings"
+	"sync"
+	"testing"
+	"time"
+
+	"github.com/charmbracelet/x/exp/teatest"
+	"github.com/pulselog/pulse/engine"
+	"github.com/pulselog/pulse/engine/crashlab"
+	"github.com/pulselog/pulse/engine/recovery"
+	"github.com/pulselog/pulse/engine/segment"
+)
+
+// testRecoveryDuration is what every recovery report's duration reads in
+// golden files: the wall-clock time recovery took is the one field of a
+// report that cannot be the same twice.
+const testRecoveryDuration = 1234 * time.Microsecond
+
+// fixedDurations is the real engine with its real recovery reports, their
+// durations pinned.
+type fixedDurations struct{ *engine.Engine }
+
+func (f fixedDurations) RecoveryReports() []recovery.Report {
+	rs := f.Engine.RecoveryReports()
+	for i := range rs {
+		rs[i].Duration = testRecoveryDuration
+	}
+	return rs
+}
+
+// crashDataDir writes batches batches of 10 order records to orders p0
+// (codec c) through a real engine, closes it cleanly, and returns the data
+// dir and the partition directory.
+func crashDataDir(t *testing.T, c string, batches int) (data, part string) {
+	t.Helper()
+	data = t.TempDir()
+	e, err := engine.Open(engine.DefaultOptions(data))
+	if err != nil {
+		t.Fatal(err)
+	}
+	cfg := engine.DefaultTopicConfig()
+	cfg.Codec = c
+	create(t, e, "orders", cfg)
+	for b := 0; b < batches; b++ {
+		produce(t, e, "orders", 0, orderRecords(b*10, 10)...)
+	}
+	if err := e.Close(); err != nil {
+		t.Fatal(err)
+	}
+	return data, crashlab.PartitionDir(data, "orders", 0)
+}
+
+// reopen opens the data dir again (running recovery) and closes it at the
+// end of the test.
+func reopen(t *testing.T, data string, hide bool) *engine.Engine {
+	t.Helper()
+	opts := engine.DefaultOptions(data)
+	if hide {
+		opts.HiddenTail = engine.HiddenTailHide
+	}
+	e, err := engine.Open(opts)
+	if err != nil {
+		t.Fatalf("reopen: %v", err)
+	}
+	t.Cleanup(func() { e.Close() })
+	return e
+}
+
+// batchesOf lists the batches of the partition's only segment.
+func batchesOf(t *testing.T, part string) (string, []crashlab.BatchSpan) {
+	t.Helper()
+	segs, err := crashlab.Layout(part)
+	if err != nil || len(segs) != 1 {
+		t.Fatalf("layout: %v, %d segments", err, len(segs))
+	}
+	return filepath.Join(part, segment.LogFile(segs[0].Base)), segs[0].Batches
+}
+
+func flipByte(t *testing.T, path string, pos int64) {
+	t.Helper()
+	b, err := os.ReadFile(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	b[pos] ^= 0x20
+	if err := os.WriteFile(path, b, 0o644); err != nil {
+		t.Fatal(err)
+	}
+}
+
+// openRecovery starts the UI on src and types ":recovery orders 0".
+func openRecovery(t *testing.T, src Source, wants ...string) *teatest.TestModel {
+	t.Helper()
+	tm := startUI(t, testOptions(src))
+	waitFor(t, tm, "orders")
+	tm.Send(keys(":"))
+	tm.Send(keys("recovery orders 0"))
+	tm.Send(enter)
+	waitFor(t, tm, append([]string{"Topics / orders / p0 / recovery", "Jump into the frames", "now: hwm"}, wants...)...)
+	return tm
+}
+
+func TestRecoveryScreenCleanOpen(t *testing.T) {
+	data, _ := crashDataDir(t, "zstd", 3)
+	e := reopen(t, data, false)
+	tm := openRecovery(t, fixedDurations{e}, "not degraded")
+	m := finish(t, tm)
+	v := m.View()
+	for _, want := range []string{"[ok]", "path            snapshot", "dir             topics/orders/p00000", "duration        1.234ms", "hwm             30 (persisted 30"} {
+		if !strings.Contains(v, want) {
+			t.Errorf("screen lacks %q:\n%s", want, v)
+		}
+	}
+	if strings.Contains(v, data) {
+		t.Errorf("screen shows the temporary data dir %s", data)
+	}
+	golden(t, m)
+}
+
+func TestRecoveryScreenTornTail(t *testing.T) {
+	data, part := crashDataDir(t, "zstd", 3)
+	log, bs := batchesOf(t, part)
+	last := bs[len(bs)-1]
+	if err := os.Truncate(log, last.Pos+last.Size/2); err != nil {
+		t.Fatal(err)
+	}
+	e := reopen(t, data, false)
+	tm := openRecovery(t, fixedDurations{e}, "truncated at", "truncated ")
+	m := finish(t, tm)
+	v := m.View()
+	want := fmt.Sprintf("truncation      00000000000000000000.log truncated at %d: %d bytes", last.Pos, last.Size/2)
+	if !strings.Contains(v, want) || !strings.Contains(v, "[recovered]") || !strings.Contains(v, "log             start 0, end 20") {
+		t.Errorf("screen lacks %q, [recovered] or the end 20:\n%s", want, v)
+	}
+	golden(t, m)
+}
+
+func TestRecoveryScreenMidFileCorruption(t *testing.T) {
+	data, part := crashDataDir(t, "zstd", 3)
+	log, bs := batchesOf(t, part)
+	if err := os.Remove(filepath.Join(part, recovery.SnapshotFile)); err != nil {
+		t.Fatal(err)
+	}
+	flipByte(t, log, bs[0].Pos+60)
+	e := reopen(t, data, false)
+	tm := openRecovery(t, fixedDurations{e}, "[DEGRADED]", "DEGRADED: 10 offsets in corrupt ranges, 0 records skipped by reads so far")
+	m := finish(t, tm)
+	v := m.View()
+	want := fmt.Sprintf("CORRUPT         00000000000000000000.log bytes [0, %d) offsets [0, 10)", bs[1].Pos)
+	if !strings.Contains(v, want) || !strings.Contains(v, "path            full-scan (no snapshot)") {
+		t.Errorf("screen lacks %q or the full scan:\n%s", want, v)
+	}
+	golden(t, m)
+}
+
+// exposer is the engine plus a recorder of ExposeHiddenTail calls: the
+// facade has no such method yet, and the test checks what the screen asks
+// of it.
+type exposer struct {
+	fixedDurations
+	mu    sync.Mutex
+	calls []string // guarded by mu
+}
+
+func (x *exposer) ExposeHiddenTail(topic string, p int) error {
+	x.mu.Lock()
+	defer x.mu.Unlock()
+	x.calls = append(x.calls, fmt.Sprintf("%s/%d", topic, p))
+	return nil
+}
+
+func (x *exposer) called() []string {
+	x.mu.Lock()
+	defer x.mu.Unlock()
+	return append([]string(nil), x.calls...)
+}
+
+func TestRecoveryScreenHiddenTail(t *testing.T) {
+	data, part := crashDataDir(t, "none", 2)
+	if err := os.Remove(filepath.Join(part, "hwm")); err != nil {
+		t.Fatal(err)
+	}
+	e := reopen(t, data, true)
+	tm := openRecovery(t, fixedDurations{e}, "hidden tail 20 [0, 20) (expose: not available")
+	m := finish(t, tm)
+	v := m.View()
+	if !strings.Contains(v, "hwm             0 (persisted none, hidden tail 20, policy hide)") {
+		t.Errorf("screen lacks the hidden tail line:\n%s", v)
+	}
+	golden(t, m)
+}
+
+// E asks before exposing the hidden tail, and calls the engine on yes.
+func TestRecoveryScreenExposeAsks(t *testing.T) {
+	data, part := crashDataDir(t, "none", 2)
+	if err := os.Remove(filepath.Join(part, "hwm")); err != nil {
+		t.Fatal(err)
+	}
+	x := &exposer{fixedDurations: fixedDurations{reopen(t, data, true)}}
+	tm := openRecovery(t, x, "E: expose it")
+	tm.Send(keys("E"))
+	waitFor(t, tm, "Expose 20 records [0, 20) of orders p0 to consumers?")
+	if got := x.called(); len(got) != 0 {
+		t.Fatalf("exposed before the answer: %v", got)
+	}
+	tm.Send(keys("y"))
+	waitFor(t, tm, "hidden tail of orders p0 exposed")
+	finish(t, tm)
+	if got := x.called(); len(got) != 1 || got[0] != "orders/0" {
+		t.Fatalf("ExposeHiddenTail calls %v", got)
+	}
+}
+
+// :recovery lists every partition; enter opens one.
+func TestRecoveryListScreen(t *testing.T) {
+	data, part := crashDataDir(t, "zstd", 3)
+	log, bs := batchesOf(t, part)
+	if err := os.Truncate(log, bs[2].Pos+10); err != nil {
+		t.Fatal(err)
+	}
+	e := reopen(t, data, false)
+	tm := startUI(t, testOptions(fixedDurations{e}))
+	waitFor(t, tm, "orders")
+	tm.Send(keys(":"))
+	tm.Send(keys("recovery"))
+	tm.Send(enter)
+	waitFor(t, tm, "Topics / recovery", "1 partitions, 1 needed work, 0 degraded", "orders/p0", "recovered", "full-scan")
+	tm.Send(enter)
+	waitFor(t, tm, "Topics / recovery / p0 / recovery", "truncation      00000000000000000000.log truncated at")
+	finish(t, tm)
+}
