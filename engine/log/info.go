@@ -43,6 +43,8 @@ type segStats struct {
 // Segments describes every segment, oldest first. Figures cover the durable
 // part of each segment.
 func (l *Log) Segments() ([]SegmentInfo, error) {
+	l.pinReads() // segments picked below stay open (maintenance.go)
+	defer l.unpinReads()
 	l.segMu.RLock()
 	segs := append([]*segState(nil), l.segs...)
 	l.segMu.RUnlock()
@@ -125,6 +127,8 @@ func rawSize(seg segmentReader, pos int64, h codec.BatchHeader) int64 {
 // the answer are passed over by looking at one header each.
 func (l *Log) OffsetForTimestamp(ms int64) (int64, error) {
 	hwm := l.hwm.Load()
+	l.pinReads() // segments picked below stay open (maintenance.go)
+	defer l.unpinReads()
 	l.segMu.RLock()
 	segs := append([]*segState(nil), l.segs...)
 	l.segMu.RUnlock()

@@ -35,14 +35,23 @@ import (
 // segment's files are renamed over, but the old descriptors stay open on the
 // old inodes, so a reader that picked the old segState keeps reading exactly
 // the bytes its in-memory index describes (the old, still consistent data).
-// The old segment is retired: it is closed by the first pass that begins at
-// least retireGrace after it was retired, or by Close. A read is bounded by
-// its byte and record limits and finishes in far less than retireGrace. Its
-// read-cache entries are dropped under segMu when it leaves the list, and the
-// segment that replaces it has a new identity, so no stale entry is ever hit.
+// Its read-cache entries are dropped under segMu when it leaves the list,
+// and the segment that replaces it has a new identity, so no stale entry is
+// ever hit.
+//
+// The old segment is retired, and closed once no reader can hold it. Those
+// readers pin the log (pinReads / unpinReads, a read lock on
+// maintState.readMu) for as long as they use a segState picked under segMu.
+// A reader that starts after the retirement cannot pick the retired segment,
+// so the first moment with no pinned reader proves every retired segment
+// unreachable: closeRetired (at the start and the end of every pass, and in
+// Close) tries the write lock without waiting and, when it gets it, closes
+// them all. A segment retired longer than retireGrace is closed in any case,
+// so readers that never pause cannot make descriptors pile up; a read is
+// bounded by its byte and record limits and lasts far less than that.
 
-// retireGrace is how long a segment taken out of the list by a pass stays
-// open for readers that picked it before.
+// retireGrace bounds how long a segment taken out of the list by a pass
+// stays open while readers keep the log pinned.
 const retireGrace = time.Minute
 
 // maintState is the maintenance side of a Log.
@@ -51,10 +60,22 @@ type maintState struct {
 	mu         sync.Mutex
 	compacting atomic.Bool // a compaction pass holds mu
 
+	// readMu is held for reading by every reader that uses a segState
+	// outside segMu (pinReads); closeRetired tries it for writing, without
+	// waiting, to learn that no such reader is in flight.
+	readMu sync.RWMutex
+
 	// retiredMu guards retired.
 	retiredMu sync.Mutex
 	retired   []retiredSegment
 }
+
+// pinReads marks a reader in flight: segments it picks stay open until
+// unpinReads. Calls nest; each pinReads needs one unpinReads.
+func (l *Log) pinReads() { l.maint.readMu.RLock() }
+
+// unpinReads ends what pinReads began.
+func (l *Log) unpinReads() { l.maint.readMu.RUnlock() }
 
 // retiredSegment is a segment taken out of the list, kept open for readers.
 type retiredSegment struct {
@@ -131,6 +152,7 @@ func (p *Pass) End() {
 	if p.kind == PassCompaction {
 		p.l.maint.compacting.Store(false)
 	}
+	p.l.closeRetired(false)
 	p.l.maint.mu.Unlock()
 }
 
@@ -307,11 +329,19 @@ func (l *Log) retire(seg *segment.Segment) {
 	l.maint.retired = append(l.maint.retired, retiredSegment{seg: seg, at: time.Now()})
 }
 
-// closeRetired closes the retired segments older than retireGrace, or all
-// of them with all set (Close).
+// closeRetired closes the retired segments no reader can hold any more:
+// all of them when no reader is pinned right now (or all is set, in Close),
+// else those retired longer than retireGrace.
 func (l *Log) closeRetired(all bool) {
 	l.maint.retiredMu.Lock()
 	defer l.maint.retiredMu.Unlock()
+	if len(l.maint.retired) == 0 {
+		return
+	}
+	if !all && l.maint.readMu.TryLock() {
+		l.maint.readMu.Unlock()
+		all = true // no reader in flight: none holds a retired segment
+	}
 	kept := l.maint.retired[:0]
 	for _, r := range l.maint.retired {
 		if all || time.Since(r.at) >= retireGrace {

@@ -107,6 +107,7 @@ func TestRetiredSegmentStaysReadable(t *testing.T) {
 	defer l.Close()
 	fillSegments(t, l, 4)
 	segs, _ := l.Segments()
+	l.pinReads() // as Read does before it picks segments
 	heldTrim, _ := l.segmentFor(segs[0].Base)
 	heldSwap, _ := l.segmentFor(segs[1].Base)
 	readFirst := func(st *segState) codec.Batch {
@@ -165,12 +166,29 @@ func TestRetiredSegmentStaysReadable(t *testing.T) {
 		t.Fatalf("hook after End: %v", err)
 	}
 
-	// The held segments still read their old bytes.
-	if got := readFirst(heldTrim).Records[0].Offset; got != segs[0].Base {
-		t.Fatalf("held trimmed segment reads offset %d, want %d", got, segs[0].Base)
+	// The held segments still read their old bytes, across further passes.
+	for i := 0; i < 2; i++ {
+		if got := readFirst(heldTrim).Records[0].Offset; got != segs[0].Base {
+			t.Fatalf("held trimmed segment reads offset %d, want %d", got, segs[0].Base)
+		}
+		if got := len(readFirst(heldSwap).Records); got != 50 {
+			t.Fatalf("held swapped segment's first batch has %d records, want the old 50", got)
+		}
+		p, err := l.BeginMaintenance(PassRetention)
+		if err != nil {
+			t.Fatal(err)
+		}
+		p.End()
 	}
-	if got := len(readFirst(heldSwap).Records); got != 50 {
-		t.Fatalf("held swapped segment's first batch has %d records, want the old 50", got)
+	// Once no reader is pinned, the next pass closes the retired segments.
+	l.unpinReads()
+	p, err = l.BeginMaintenance(PassRetention)
+	if err != nil {
+		t.Fatal(err)
+	}
+	p.End()
+	if _, _, err := heldSwap.seg.ReadBatch(0, nil); err == nil {
+		t.Fatal("retired segment still open after a pass with no reader pinned")
 	}
 	// New reads see the rewrite: one record, then a jump to segment 2.
 	res, err := l.Read(segs[1].Base, 2, 0)

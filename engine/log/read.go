@@ -35,6 +35,8 @@ func (l *Log) Read(from int64, maxRecords, maxBytes int) (ReadResult, error) {
 	if maxBytes <= 0 {
 		maxBytes = defaultReadBytes
 	}
+	l.pinReads() // segments picked below stay open (maintenance.go)
+	defer l.unpinReads()
 	hwm := l.hwm.Load()
 	res := ReadResult{Next: from, HWM: hwm, LogStart: l.logStart.Load()}
 	if from < 0 {
