@@ -13,7 +13,9 @@
 //     bounded by the cap whatever the log size.
 //  2. Rewrite. Sealed segments holding droppable records are re-encoded
 //     oldest first into sparse-offset batches (Options.BatchRecords /
-//     BatchBytes), at most Options.MaxSegmentsPerRun per pass. A record
+//     BatchBytes), at most Options.MaxSegmentsPerRun rewritten or deleted
+//     per pass (segments the gain gate turns down do not count, so a clean
+//     prefix never stalls the segments after it). A record
 //     survives if it is keyless, or the newest occurrence of its key and not
 //     a tombstone committed more than Options.TombstoneRetention ago. An
 //     expired tombstone is dropped only once no older value of its key is
@@ -21,7 +23,9 @@
 //     holds such a value always passes the gain gate.
 //  3. Gain gate. A rewrite that does not shrink its segment by
 //     Options.MinGainRatio (0.1) and drops nothing tied to an expired
-//     tombstone is discarded; the segment waits for a later pass.
+//     tombstone is discarded; the segment waits for a later pass. A segment
+//     whose droppable records (by encoded size) are under half the gate is
+//     turned down without being rewritten at all.
 //  4. Commit. A segment left empty is deleted. Otherwise the rewrite is
 //     written to .tmp-compact-* files in the partition directory, fsynced,
 //     and swapped in by log.Pass.SwapSegment (rename data, rename index,
