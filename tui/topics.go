@@ -16,7 +16,7 @@ const rateSamples = 30
 
 // ratioEvery: compression ratios (which need every partition's segments)
 // are recomputed on every ratioEvery-th refresh.
-const ratioEvery = 5
+const ratioEvery = 3
 
 type topicsMsg struct {
 	to
@@ -240,11 +240,7 @@ func (s *topicsScreen) rebuild() {
 		}
 		rate := "-"
 		if h := s.rates[t.Name]; h != nil {
-			last := 0.0
-			if n := len(h.samples); n > 0 {
-				last = h.samples[n-1]
-			}
-			rate = sparkline(h.samples, 8) + " " + fmt.Sprintf("%s/s", humanCount(int64(last+0.5)))
+			rate = sparkline(h.samples, 8) + " " + fmt.Sprintf("%s/s", humanCount(int64(recentRate(h.samples)+0.5)))
 		}
 		st, stStyle := "ok", func(c *Common) lipgloss.Style { return c.Styles.Good }
 		switch {
@@ -275,6 +271,24 @@ func (s *topicsScreen) rebuild() {
 		})
 	}
 	s.table.SetRows(rows)
+}
+
+// recentRate averages the last rateWindow samples: a topic in sync-mode
+// interval moves its HWM once per fsync, so single samples alternate
+// between zero and a burst.
+func recentRate(samples []float64) float64 {
+	const rateWindow = 3
+	if len(samples) > rateWindow {
+		samples = samples[len(samples)-rateWindow:]
+	}
+	if len(samples) == 0 {
+		return 0
+	}
+	sum := 0.0
+	for _, v := range samples {
+		sum += v
+	}
+	return sum / float64(len(samples))
 }
 
 // retention renders a topic's retention limits: "7d", "1.0 GiB", "1h/64.0 MiB" or "forever".
