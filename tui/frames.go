@@ -193,8 +193,8 @@ func newFramesScreen(c *Common, topic string, p int, base, pos int64) *framesScr
 		{Title: "CODEC", Width: 5},
 		{Title: "STORED", Width: 9, Right: true},
 		{Title: "RAW", Width: 9, Right: true},
-		{Title: "FIRST TS", Width: 12, Flex: true},
-		{Title: "LAST TS", Width: 12, Flex: true},
+		{Title: "FIRST TS", Width: 23},
+		{Title: "LAST TS", Width: 23},
 		{Title: "CRC", Width: 4},
 		{Title: "DETAIL", Width: 10, Flex: true},
 	}, "no batches")

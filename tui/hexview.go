@@ -413,11 +413,32 @@ func recordsView(c *Common, fr frame, raw []byte) []string {
 		}
 		add("", st.Bold.Render(fmt.Sprintf("  record %d · offset %s · %d bytes · key %s · value %s",
 			i, humanCount(fr.H.BaseOffset+int64(offDelta)), n, k, truncate(v, 60))))
-		add("  " + strings.Join(names, " "))
+		add(wrapWords(names, max(c.Width-4, 20), "  ")...)
 		add(annotatedHex(st, rec, base+int64(q), spans)...)
 		q += n
 	}
 	return out
+}
+
+// wrapWords joins styled words with spaces into lines of at most width
+// cells, each starting with indent.
+func wrapWords(words []string, width int, indent string) []string {
+	var out []string
+	line, w := indent, len(indent)
+	for _, wd := range words {
+		ww := lipgloss.Width(wd)
+		if w > len(indent) && w+1+ww > width {
+			out = append(out, line)
+			line, w = indent, len(indent)
+		}
+		if w > len(indent) {
+			line += " "
+			w++
+		}
+		line += wd
+		w += ww
+	}
+	return append(out, line)
 }
 
 // decompress inflates a zstd records section, refusing more than
