@@ -59,8 +59,12 @@ func recoverAndCheck(t *testing.T, dir string, f *fixture, opts Options, e expec
 	if !reflect.DeepEqual(a, b) {
 		t.Fatalf("read-only report differs:\n got %+v\nwant %+v", b, a)
 	}
-	if len(res.Segments) == 0 || res.Segments[len(res.Segments)-1].Size() < 0 {
+	if len(res.Segments) == 0 {
 		t.Fatalf("no segments")
+	}
+	// The hwm file now holds the HWM the log starts with.
+	if h, err := ReadHWM(dir); err != nil || h != res.HWM {
+		t.Fatalf("hwm file %d (%v), the log starts with %d", h, err, res.HWM)
 	}
 
 	// Records: identical where they survive, nothing past the end.
