@@ -1,0 +1,564 @@
+package wsapi
+
+import (
+	"context"
+	"encoding/base64"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io"
+	"net"
+	"net/http"
+	"net/url"
+	"strings"
+	"sync"
+	"syscall"
+	"time"
+
+	"github.com/gorilla/websocket"
+	"github.com/pulselog/pulse/engine"
+)
+
+// Client is a Go client of /v1/ws, used by the pulse commands. It is safe for
+// concurrent use: requests are matched to replies by id, and pushes are
+// routed to their Subscription.
+type Client struct {
+	ws   *websocket.Conn
+	addr string
+
+	// wmu serializes writes (gorilla allows one writer at a time).
+	wmu sync.Mutex
+
+	// mu guards nextID, pending, subs and err.
+	mu      sync.Mutex
+	nextID  int64
+	pending map[int64]chan envelope
+	subs    map[int64]*Subscription
+	early   map[int64][]envelope // pushes that arrived before Subscribe registered the sub
+	err     error                // why the connection ended; nil while it lives
+
+	done chan struct{} // closed when the reader ends
+}
+
+// DialOptions configure Dial.
+type DialOptions struct {
+	// Token is sent as "Authorization: Bearer <token>" when set.
+	Token string
+	// Header is added to the handshake request (Origin, for tests).
+	Header http.Header
+}
+
+// Dial connects to a running Pulse. addr is "host:port" or a ws:// URL;
+// without a path, /v1/ws is used. When nothing listens there, the error
+// wraps ErrNotRunning.
+func Dial(ctx context.Context, addr string, opts DialOptions) (*Client, error) {
+	u, hostport, err := wsURL(addr, "/v1/ws")
+	if err != nil {
+		return nil, err
+	}
+	h := http.Header{}
+	for k, v := range opts.Header {
+		h[k] = v
+	}
+	if opts.Token != "" {
+		h.Set("Authorization", "Bearer "+opts.Token)
+	}
+	d := websocket.Dialer{HandshakeTimeout: 10 * time.Second, ReadBufferSize: 64 << 10, WriteBufferSize: 64 << 10}
+	ws, resp, err := d.DialContext(ctx, u, h)
+	if err != nil {
+		return nil, dialError(hostport, resp, err)
+	}
+	c := &Client{
+		ws:      ws,
+		addr:    hostport,
+		pending: make(map[int64]chan envelope),
+		subs:    make(map[int64]*Subscription),
+		early:   make(map[int64][]envelope),
+		done:    make(chan struct{}),
+	}
+	go c.readLoop()
+	return c, nil
+}
+
+// wsURL turns "host:port" or a ws(s):// URL into a URL with path, and
+// returns its host:port.
+func wsURL(addr, path string) (string, string, error) {
+	if !strings.Contains(addr, "://") {
+		addr = "ws://" + addr
+	}
+	u, err := url.Parse(addr)
+	if err != nil {
+		return "", "", fmt.Errorf("server address %q: %w", addr, err)
+	}
+	if u.Scheme != "ws" && u.Scheme != "wss" {
+		return "", "", fmt.Errorf("server address %q: want host:port or a ws:// URL", addr)
+	}
+	if u.Path == "" || u.Path == "/" {
+		u.Path = path
+	}
+	return u.String(), u.Host, nil
+}
+
+// dialError explains a failed dial: nothing listening, or a refused handshake.
+func dialError(hostport string, resp *http.Response, err error) error {
+	if resp != nil {
+		body, _ := io.ReadAll(io.LimitReader(resp.Body, 512))
+		resp.Body.Close()
+		return fmt.Errorf("pulse at %s refused the connection: %s: %s", hostport, resp.Status, strings.TrimSpace(string(body)))
+	}
+	var op *net.OpError
+	if errors.Is(err, syscall.ECONNREFUSED) || (errors.As(err, &op) && op.Op == "dial") {
+		return fmt.Errorf("%w at %s: start one with `pulse` or `pulse serve`", ErrNotRunning, hostport)
+	}
+	return fmt.Errorf("connecting to pulse at %s: %w", hostport, err)
+}
+
+// Addr is the host:port the client is connected to.
+func (c *Client) Addr() string { return c.addr }
+
+// Close sends a normal close frame and ends the connection.
+func (c *Client) Close() error {
+	c.wmu.Lock()
+	c.ws.SetWriteDeadline(time.Now().Add(writeWait))
+	err := c.ws.WriteMessage(websocket.CloseMessage, websocket.FormatCloseMessage(websocket.CloseNormalClosure, "bye"))
+	c.wmu.Unlock()
+	if err == nil {
+		select {
+		case <-c.done:
+		case <-time.After(closeGrace):
+		}
+	}
+	c.ws.Close()
+	<-c.done
+	return nil
+}
+
+// Done is closed when the connection has ended; Err says why.
+func (c *Client) Done() <-chan struct{} { return c.done }
+
+// Err returns why the connection ended (a *websocket.CloseError carries the
+// server's close code and reason), or nil while it lives.
+func (c *Client) Err() error {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	return c.err
+}
+
+// envelope is every server message: a reply (ID set) or a push (Sub set
+// and no ID).
+type envelope struct {
+	ID         *int64            `json:"id"`
+	Sub        int64             `json:"sub"`
+	Error      *Error            `json:"error"`
+	Partition  int               `json:"partition"`
+	Offset     int64             `json:"offset"`
+	Timestamp  int64             `json:"timestamp"`
+	Acks       []engine.Ack      `json:"acks"`
+	Topics     []TopicInfo       `json:"topics"`
+	Topic      json.RawMessage   `json:"topic"`
+	Partitions []startPos        `json:"partitions"`
+	Next       int64             `json:"next"`
+	Skipped    int64             `json:"skipped"`
+	Records    []json.RawMessage `json:"records"`
+}
+
+func (c *Client) readLoop() {
+	defer close(c.done)
+	var err error
+	for {
+		var msg []byte
+		_, msg, err = c.ws.ReadMessage()
+		if err != nil {
+			break
+		}
+		var env envelope
+		if json.Unmarshal(msg, &env) != nil {
+			continue
+		}
+		c.mu.Lock()
+		switch {
+		case env.ID != nil:
+			if ch, ok := c.pending[*env.ID]; ok {
+				delete(c.pending, *env.ID)
+				ch <- env // buffered 1
+			}
+			c.mu.Unlock()
+		case env.Sub != 0:
+			s := c.subs[env.Sub]
+			if s == nil {
+				c.early[env.Sub] = append(c.early[env.Sub], env)
+				c.mu.Unlock()
+				continue
+			}
+			c.mu.Unlock()
+			s.push(env) // may block: backpressure reaches the server
+		default:
+			c.mu.Unlock()
+		}
+	}
+	var ce *websocket.CloseError
+	if !errors.As(err, &ce) {
+		err = fmt.Errorf("%w: %v", ErrClientClosed, err)
+	}
+	c.mu.Lock()
+	c.err = err
+	for id, ch := range c.pending {
+		delete(c.pending, id)
+		close(ch)
+	}
+	subs := c.subs
+	c.subs = map[int64]*Subscription{}
+	c.mu.Unlock()
+	for _, s := range subs {
+		s.end(err)
+	}
+}
+
+// Pending is a request sent and not yet answered.
+type Pending struct {
+	c  *Client
+	ch chan envelope
+}
+
+// start sends req (a JSON object without "id") and returns its Pending.
+func (c *Client) start(req map[string]any) (*Pending, error) {
+	ch := make(chan envelope, 1)
+	c.mu.Lock()
+	if c.err != nil {
+		err := c.err
+		c.mu.Unlock()
+		return nil, err
+	}
+	c.nextID++
+	id := c.nextID
+	c.pending[id] = ch
+	c.mu.Unlock()
+	req["id"] = id
+	b, err := json.Marshal(req)
+	if err == nil {
+		c.wmu.Lock()
+		c.ws.SetWriteDeadline(time.Now().Add(writeWait))
+		err = c.ws.WriteMessage(websocket.TextMessage, b)
+		c.wmu.Unlock()
+	}
+	if err != nil {
+		c.mu.Lock()
+		delete(c.pending, id)
+		c.mu.Unlock()
+		return nil, fmt.Errorf("sending %v: %w", req["op"], err)
+	}
+	return &Pending{c: c, ch: ch}, nil
+}
+
+// wait returns the reply, the server's *Error, or why the connection ended.
+func (p *Pending) wait(ctx context.Context) (envelope, error) {
+	select {
+	case env, ok := <-p.ch:
+		if !ok {
+			return env, p.c.Err()
+		}
+		if env.Error != nil {
+			return env, env.Error
+		}
+		return env, nil
+	case <-ctx.Done():
+		return envelope{}, ctx.Err()
+	}
+}
+
+// Wait returns the acks of a produce started with ProduceAsync.
+func (p *Pending) Wait(ctx context.Context) ([]engine.Ack, error) {
+	env, err := p.wait(ctx)
+	if err != nil {
+		return nil, err
+	}
+	return env.Acks, nil
+}
+
+func (c *Client) call(ctx context.Context, req map[string]any) (envelope, error) {
+	p, err := c.start(req)
+	if err != nil {
+		return envelope{}, err
+	}
+	return p.wait(ctx)
+}
+
+// ProduceAsync sends a produce of recs to topic (partition -1: the server
+// picks per record, unless a record names its own) without waiting for the
+// acks. Requests of one client are stored in the order they were sent.
+func (c *Client) ProduceAsync(topic string, partition int, recs []RecordIn) (*Pending, error) {
+	req := map[string]any{"op": "produce", "topic": topic, "records": recs}
+	if partition >= 0 {
+		req["partition"] = partition
+	}
+	return c.start(req)
+}
+
+// Produce sends recs and waits for one ack per record.
+func (c *Client) Produce(ctx context.Context, topic string, partition int, recs []RecordIn) ([]engine.Ack, error) {
+	p, err := c.ProduceAsync(topic, partition, recs)
+	if err != nil {
+		return nil, err
+	}
+	return p.Wait(ctx)
+}
+
+// Topics lists every topic.
+func (c *Client) Topics(ctx context.Context) ([]TopicInfo, error) {
+	env, err := c.call(ctx, map[string]any{"op": "topics"})
+	return env.Topics, err
+}
+
+// Describe returns one topic.
+func (c *Client) Describe(ctx context.Context, topic string) (TopicInfo, error) {
+	env, err := c.call(ctx, map[string]any{"op": "describe", "topic": topic})
+	if err != nil {
+		return TopicInfo{}, err
+	}
+	var t TopicInfo
+	return t, json.Unmarshal(env.Topic, &t)
+}
+
+// CreateTopic creates a topic; zero fields of cfg take the defaults.
+func (c *Client) CreateTopic(ctx context.Context, topic string, cfg TopicConfig) (TopicInfo, error) {
+	env, err := c.call(ctx, map[string]any{"op": "create_topic", "topic": topic, "config": cfg})
+	if err != nil {
+		return TopicInfo{}, err
+	}
+	var t TopicInfo
+	return t, json.Unmarshal(env.Topic, &t)
+}
+
+// DeleteTopic deletes a topic and its data.
+func (c *Client) DeleteTopic(ctx context.Context, topic string) error {
+	_, err := c.call(ctx, map[string]any{"op": "delete_topic", "topic": topic})
+	return err
+}
+
+// Commit stores consumer's cursor for one partition: the next offset it
+// wants to read.
+func (c *Client) Commit(ctx context.Context, consumer, topic string, partition int, offset int64) error {
+	_, err := c.call(ctx, map[string]any{"op": "commit", "consumer": consumer, "topic": topic, "partition": partition, "offset": offset})
+	return err
+}
+
+// SubscribeOptions say what to subscribe to.
+type SubscribeOptions struct {
+	Topic string
+	// Partition is one partition, or -1 for all of them.
+	Partition int
+	// From is "earliest", "latest" (the default), an offset ("42") or a
+	// timestamp in Unix ms ("@1700000000000").
+	From string
+	// Consumer, when set, resumes from the consumer's committed cursors.
+	Consumer string
+	// Buffer is how many pushes the Subscription channel holds (default 16).
+	Buffer int
+}
+
+// Subscription receives the pushes of one subscribe.
+type Subscription struct {
+	c      *Client
+	ID     int64
+	Starts []StartPos // where each partition starts
+
+	ch   chan Push
+	quit chan struct{} // closed when the subscription ends
+	// sendMu is held while a push is sent on ch, so that end closes ch only
+	// when no send is under way.
+	sendMu sync.Mutex
+	mu     sync.Mutex // guards err
+	err    error
+	once   sync.Once
+}
+
+// end closes C with err as the reason; only the first call counts.
+func (s *Subscription) end(err error) {
+	s.once.Do(func() {
+		s.mu.Lock()
+		s.err = err
+		s.mu.Unlock()
+		close(s.quit)
+		s.sendMu.Lock()
+		close(s.ch)
+		s.sendMu.Unlock()
+	})
+}
+
+// StartPos is where a subscription starts in one partition.
+type StartPos = startPos
+
+// Push is one delivery: records of one partition in offset order, or an
+// error ending that partition's delivery.
+type Push struct {
+	Partition int
+	Next      int64 // offset after the last record: what to commit
+	Skipped   int64 // records skipped in a corrupt range before these
+	Records   []Record
+	Err       *Error
+}
+
+// Record is one record as the server sent it.
+type Record struct {
+	Partition int
+	Offset    int64
+	Timestamp int64
+	Key       []byte // nil: no key
+	Value     []byte // nil: tombstone
+	Headers   []engine.Header
+	// Raw is the record's JSON as sent by the server.
+	Raw json.RawMessage
+}
+
+// Subscribe starts a subscription. Its pushes arrive on C until the
+// subscription or the connection ends.
+func (c *Client) Subscribe(ctx context.Context, o SubscribeOptions) (*Subscription, error) {
+	req := map[string]any{"op": "subscribe", "topic": o.Topic}
+	if o.Partition >= 0 {
+		req["partition"] = o.Partition
+	}
+	if o.Consumer != "" {
+		req["consumer"] = o.Consumer
+	}
+	from, err := parseFromString(o.From)
+	if err != nil {
+		return nil, err
+	}
+	switch from.kind {
+	case fromEarliest:
+		req["from"] = "earliest"
+	case fromLatest:
+		req["from"] = "latest"
+	case fromOffset:
+		req["from"] = map[string]int64{"offset": from.n}
+	case fromTimestamp:
+		req["from"] = map[string]int64{"timestamp": from.n}
+	}
+	if o.Buffer <= 0 {
+		o.Buffer = 16
+	}
+	env, err := c.call(ctx, req)
+	if err != nil {
+		return nil, err
+	}
+	s := &Subscription{c: c, ID: env.Sub, Starts: env.Partitions, ch: make(chan Push, o.Buffer), quit: make(chan struct{})}
+	c.mu.Lock()
+	if c.err != nil {
+		c.mu.Unlock()
+		s.end(c.err)
+		return s, nil
+	}
+	early := c.early[s.ID]
+	delete(c.early, s.ID)
+	c.subs[s.ID] = s
+	c.mu.Unlock()
+	for _, env := range early {
+		s.push(env)
+	}
+	return s, nil
+}
+
+// C delivers the pushes; it is closed when the subscription ends.
+func (s *Subscription) C() <-chan Push { return s.ch }
+
+// Err says why C was closed.
+func (s *Subscription) Err() error {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return s.err
+}
+
+// Unsubscribe stops the subscription; pushes already on their way may still
+// arrive on C before it closes.
+func (s *Subscription) Unsubscribe(ctx context.Context) error {
+	_, err := s.c.call(ctx, map[string]any{"op": "unsubscribe", "sub": s.ID})
+	s.c.mu.Lock()
+	delete(s.c.subs, s.ID)
+	s.c.mu.Unlock()
+	s.end(nil)
+	return err
+}
+
+// Commit stores the subscription consumer's cursor for one partition.
+func (s *Subscription) Commit(ctx context.Context, partition int, offset int64) error {
+	_, err := s.c.call(ctx, map[string]any{"op": "commit", "sub": s.ID, "partition": partition, "offset": offset})
+	return err
+}
+
+func (s *Subscription) push(env envelope) {
+	p := Push{Partition: env.Partition, Next: env.Next, Skipped: env.Skipped, Err: env.Error}
+	for _, raw := range env.Records {
+		r, err := DecodeRecord(raw)
+		if err != nil {
+			p.Err = errorf(CodeInvalidJSON, "record from server: %v", err)
+			break
+		}
+		p.Records = append(p.Records, r)
+	}
+	s.sendMu.Lock()
+	defer s.sendMu.Unlock()
+	select {
+	case <-s.quit:
+		return
+	default:
+	}
+	select {
+	case s.ch <- p:
+	case <-s.quit:
+	}
+}
+
+// DecodeRecord parses one record of a push or of the tail endpoint.
+func DecodeRecord(raw []byte) (Record, error) {
+	var w struct {
+		Partition  int               `json:"partition"`
+		Offset     int64             `json:"offset"`
+		Timestamp  int64             `json:"timestamp"`
+		Key        *string           `json:"key"`
+		KeyB64     *string           `json:"key_b64"`
+		Value      json.RawMessage   `json:"value"`
+		ValueB64   *string           `json:"value_b64"`
+		Tombstone  bool              `json:"tombstone"`
+		Headers    map[string]string `json:"headers"`
+		HeadersB64 map[string]string `json:"headers_b64"`
+	}
+	if err := json.Unmarshal(raw, &w); err != nil {
+		return Record{}, err
+	}
+	r := Record{Partition: w.Partition, Offset: w.Offset, Timestamp: w.Timestamp, Raw: json.RawMessage(raw)}
+	var err error
+	switch {
+	case w.Key != nil:
+		r.Key = []byte(*w.Key)
+	case w.KeyB64 != nil:
+		if r.Key, err = base64.StdEncoding.DecodeString(*w.KeyB64); err != nil {
+			return r, fmt.Errorf("key_b64: %w", err)
+		}
+	}
+	switch {
+	case w.Tombstone:
+	case w.ValueB64 != nil:
+		if r.Value, err = base64.StdEncoding.DecodeString(*w.ValueB64); err != nil {
+			return r, fmt.Errorf("value_b64: %w", err)
+		}
+	case len(w.Value) > 0 && w.Value[0] == '"':
+		var s string
+		if err := json.Unmarshal(w.Value, &s); err != nil {
+			return r, fmt.Errorf("value: %w", err)
+		}
+		r.Value = []byte(s)
+	default:
+		r.Value = []byte(w.Value)
+	}
+	for k, v := range w.Headers {
+		r.Headers = append(r.Headers, engine.Header{Key: k, Value: []byte(v)})
+	}
+	for k, v := range w.HeadersB64 {
+		b, err := base64.StdEncoding.DecodeString(v)
+		if err != nil {
+			return r, fmt.Errorf("headers_b64: %w", err)
+		}
+		r.Headers = append(r.Headers, engine.Header{Key: k, Value: b})
+	}
+	return r, nil
+}

@@ -1,0 +1,127 @@
+package wsapi
+
+import (
+	"log/slog"
+	"time"
+)
+
+// Timing of every connection, as in gorilla/websocket's chat example.
+const (
+	// writeWait is the time allowed to write one message to the peer.
+	writeWait = 10 * time.Second
+	// pongWait is the time allowed to read the next pong (or any message).
+	pongWait = 60 * time.Second
+	// pingPeriod is how often pings go out; it must be less than pongWait.
+	pingPeriod = (pongWait * 9) / 10
+	// maxMessageSize is the default limit of one incoming message (ReadLimit).
+	maxMessageSize = 1 << 20
+	// slowConsumerWait is the default of Options.SlowConsumerWait.
+	slowConsumerWait = 5 * time.Second
+	// closeGrace is how long a connection waits for the peer's close reply
+	// after sending its own close frame.
+	closeGrace = time.Second
+)
+
+// Options configure a Server. DefaultOptions documents every default.
+type Options struct {
+	// Token, when set, must be presented by every client as
+	// "Authorization: Bearer <token>" or "?token=<token>". Serve refuses to
+	// run on a non-loopback listener without one.
+	Token string
+
+	// AllowOrigins lists extra browser origins ("http://myapp.test:8080", or
+	// "*" for any) accepted on top of http(s)://localhost, 127.0.0.1 and
+	// [::1] on any port. Requests without an Origin header (non-browser
+	// clients) are always accepted; the origin "null" never is.
+	AllowOrigins []string
+
+	// AllowHosts lists extra Host header names (without port) accepted on
+	// top of localhost, 127.0.0.1 and [::1] (DNS rebinding protection).
+	AllowHosts []string
+
+	// AutoCreate creates a topic with engine.DefaultTopicConfig on the first
+	// produce to it. Default true.
+	AutoCreate bool
+
+	// ReadLimit is the largest message accepted from a client; a larger one
+	// closes the connection with 1009. Default 1 MiB.
+	ReadLimit int64
+
+	// MaxRecordBytes bounds one record (key + value + headers); a larger one
+	// is refused with record_too_large. Default 1 MiB.
+	MaxRecordBytes int
+
+	// MaxConns caps concurrent websocket connections; one more is closed
+	// with 1013 and a reason. Default 256.
+	MaxConns int
+
+	// MaxInflight caps the produce requests of one connection that wait for
+	// their ack; one more is refused with rate_limited. Default 1024.
+	MaxInflight int
+
+	// SendQueue is the number of messages (replies and pushes) queued for
+	// one connection's writer. Default 16.
+	SendQueue int
+
+	// PushRecords and PushBytes bound one subscription push (one engine
+	// read). Default 500 records, 256 KiB of record bytes.
+	PushRecords int
+	PushBytes   int
+
+	// SlowConsumerWait is how long a reply or push may wait for room in a
+	// full send queue before the connection is closed with 1013
+	// ("try again later"). Default 5s.
+	SlowConsumerWait time.Duration
+
+	// Logger receives one line per refused handshake and per connection
+	// closed for a reason other than the client's. Nil discards.
+	Logger *slog.Logger
+}
+
+// DefaultOptions returns the options `pulse serve` runs with.
+func DefaultOptions() Options {
+	return Options{
+		AutoCreate:       true,
+		ReadLimit:        maxMessageSize,
+		MaxRecordBytes:   1 << 20,
+		MaxConns:         256,
+		MaxInflight:      1024,
+		SendQueue:        16,
+		PushRecords:      500,
+		PushBytes:        256 << 10,
+		SlowConsumerWait: slowConsumerWait,
+	}
+}
+
+// withDefaults fills zero fields (except booleans) with their defaults.
+func (o Options) withDefaults() Options {
+	d := DefaultOptions()
+	if o.ReadLimit <= 0 {
+		o.ReadLimit = d.ReadLimit
+	}
+	if o.MaxRecordBytes <= 0 {
+		o.MaxRecordBytes = d.MaxRecordBytes
+	}
+	if o.MaxConns <= 0 {
+		o.MaxConns = d.MaxConns
+	}
+	if o.MaxInflight <= 0 {
+		o.MaxInflight = d.MaxInflight
+	}
+	if o.SendQueue <= 0 {
+		o.SendQueue = d.SendQueue
+	}
+	if o.PushRecords <= 0 {
+		o.PushRecords = d.PushRecords
+	}
+	if o.PushBytes <= 0 {
+		o.PushBytes = d.PushBytes
+	}
+	if o.SlowConsumerWait <= 0 {
+		o.SlowConsumerWait = d.SlowConsumerWait
+	}
+	if o.Logger == nil {
+		o.Logger = slog.New(slog.DiscardHandler)
+	}
+	return o
+}

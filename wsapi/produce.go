@@ -1,0 +1,301 @@
+package wsapi
+
+import (
+	"encoding/json"
+	"errors"
+	"net/http"
+	"strconv"
+
+	"github.com/gorilla/websocket"
+	"github.com/pulselog/pulse/engine"
+)
+
+// Bounds of one engine call made of merged produce requests.
+const (
+	mergeMaxRecords = 1000
+	mergeMaxBytes   = 1 << 20
+)
+
+// produceJob is one accepted produce request, waiting for the connection's
+// produce worker.
+type produceJob struct {
+	id     json.RawMessage
+	topic  string
+	units  []produceUnit // runs of consecutive records sharing a partition
+	single bool          // reply with flat fields (one inline record)
+	plain  bool          // /v1/topics/{topic}/produce: reply without id
+	bytes  int
+}
+
+// produceUnit is a run of records for one partition (-1: engine's choice).
+type produceUnit struct {
+	partition int
+	recs      []engine.Record
+}
+
+func (j *produceJob) records() int {
+	n := 0
+	for _, u := range j.units {
+		n += len(u.recs)
+	}
+	return n
+}
+
+// opProduce validates a produce request entirely (nothing reaches the engine
+// when any record is bad) and queues it for the produce worker.
+func (c *conn) opProduce(req *request) {
+	if e := validTopic(req.Topic); e != nil {
+		c.reply(req.ID, nil, e)
+		return
+	}
+	job := &produceJob{id: req.ID, topic: req.Topic}
+	ins := req.Records
+	if len(ins) == 0 {
+		if !req.RecordIn.hasValue() {
+			c.reply(req.ID, nil, errorf(CodeInvalidRequest, `produce needs a record ("value", "value_b64" or "tombstone") or "records": [...]`))
+			return
+		}
+		rin := req.RecordIn
+		rin.Partition = req.Partition
+		ins = []RecordIn{rin}
+		job.single = true
+	} else if req.RecordIn.hasValue() {
+		c.reply(req.ID, nil, errorf(CodeInvalidRequest, `produce has both an inline record and "records"`))
+		return
+	}
+	for i := range ins {
+		p := -1
+		switch {
+		case ins[i].Partition != nil:
+			p = *ins[i].Partition
+		case req.Partition != nil:
+			p = *req.Partition
+		}
+		if p < -1 || (p == -1 && (ins[i].Partition != nil || req.Partition != nil)) {
+			c.reply(req.ID, nil, errorf(CodePartitionOutOfRange, "record %d: partition %d is negative", i, p))
+			return
+		}
+		rec, err := ins[i].toRecord(c.srv.opts.MaxRecordBytes)
+		if err != nil {
+			e := toError(err)
+			if !job.single {
+				e = errorf(e.Code, "record %d: %s", i, e.Message)
+			}
+			c.reply(req.ID, nil, e)
+			return
+		}
+		job.bytes += len(rec.Key) + len(rec.Value)
+		if n := len(job.units); n > 0 && job.units[n-1].partition == p {
+			job.units[n-1].recs = append(job.units[n-1].recs, rec)
+		} else {
+			job.units = append(job.units, produceUnit{partition: p, recs: []engine.Record{rec}})
+		}
+	}
+	if e := c.acceptProduce(job); e != nil {
+		c.reply(req.ID, nil, e)
+	}
+}
+
+// produceWorker answers produce jobs in the order they were accepted. Jobs
+// already waiting for the same topic and partition are merged into one
+// engine call (one batch, one fsync), which keeps per-connection order and
+// lets a pipelining client reach batch throughput. After drain closed the
+// queue and every job is answered, it closes the connection with 1001.
+func (c *conn) produceWorker() {
+	var next *produceJob
+	for {
+		job := next
+		next = nil
+		if job == nil {
+			select {
+			case j, ok := <-c.produceQ:
+				if !ok {
+					c.closeWith(websocket.CloseGoingAway, "server shutting down", true)
+					return
+				}
+				job = j
+			case <-c.ctx.Done():
+				return
+			}
+		}
+		batch := []*produceJob{job}
+		if len(job.units) == 1 {
+			n, size := job.records(), job.bytes
+		merge:
+			for n < mergeMaxRecords && size < mergeMaxBytes {
+				select {
+				case j, ok := <-c.produceQ:
+					if !ok {
+						break merge
+					}
+					if j.topic != job.topic || len(j.units) != 1 || j.units[0].partition != job.units[0].partition {
+						next = j
+						break merge
+					}
+					batch = append(batch, j)
+					n += j.records()
+					size += j.bytes
+				default:
+					break merge
+				}
+			}
+		}
+		c.runProduce(batch)
+	}
+}
+
+// runProduce makes the engine calls of batch and answers every job.
+func (c *conn) runProduce(batch []*produceJob) {
+	defer c.inflight.Add(-int64(len(batch)))
+	if len(batch) > 1 {
+		var recs []engine.Record
+		for _, j := range batch {
+			recs = append(recs, j.units[0].recs...)
+		}
+		acks, err := c.produce(batch[0].topic, batch[0].units[0].partition, recs)
+		if err == nil {
+			for _, j := range batch {
+				c.answer(j, acks[:len(j.units[0].recs)], nil)
+				acks = acks[len(j.units[0].recs):]
+			}
+			return
+		}
+		// Nothing was stored: give every request its own answer.
+	}
+	for _, j := range batch {
+		acks, err := c.runJob(j)
+		c.answer(j, acks, err)
+	}
+}
+
+// runJob runs the engine calls of one job, checking partitions first
+// when the job spans several so that none is stored when one is bad.
+func (c *conn) runJob(j *produceJob) ([]engine.Ack, error) {
+	if len(j.units) > 1 {
+		parts := engine.DefaultTopicConfig().Partitions
+		t, err := c.srv.b.Describe(j.topic)
+		switch {
+		case err == nil:
+			parts = len(t.Partitions)
+		case !errors.Is(err, engine.ErrTopicNotFound):
+			return nil, err
+		}
+		for _, u := range j.units {
+			if u.partition >= parts {
+				return nil, errorf(CodePartitionOutOfRange, "partition %d of topic %q: the topic has %d", u.partition, j.topic, parts)
+			}
+		}
+	}
+	var acks []engine.Ack
+	for _, u := range j.units {
+		a, err := c.produce(j.topic, u.partition, u.recs)
+		if err != nil {
+			return nil, err
+		}
+		acks = append(acks, a...)
+	}
+	return acks, nil
+}
+
+// produce is one engine call, creating the topic on first produce when
+// AutoCreate is on. A partition the default configuration does not have
+// creates nothing.
+func (c *conn) produce(topic string, partition int, recs []engine.Record) ([]engine.Ack, error) {
+	acks, err := c.srv.b.Produce(c.srv.ctx, topic, partition, recs)
+	if err == nil || !errors.Is(err, engine.ErrTopicNotFound) || !c.srv.opts.AutoCreate {
+		return acks, err
+	}
+	cfg := engine.DefaultTopicConfig()
+	if partition >= cfg.Partitions {
+		return nil, errorf(CodePartitionOutOfRange, "partition %d of topic %q: a topic created on first produce has %d", partition, topic, cfg.Partitions)
+	}
+	if cerr := c.srv.b.CreateTopic(topic, cfg); cerr != nil && !errors.Is(cerr, engine.ErrTopicExists) {
+		return nil, cerr
+	}
+	return c.srv.b.Produce(c.srv.ctx, topic, partition, recs)
+}
+
+// answer queues the reply to job j.
+func (c *conn) answer(j *produceJob, acks []engine.Ack, err error) {
+	if err == nil && len(acks) != j.records() {
+		err = errorf(CodeInternal, "engine returned %d acks for %d records", len(acks), j.records())
+	}
+	if err != nil {
+		c.reply(j.id, nil, toError(err))
+		return
+	}
+	if j.single || j.plain {
+		f := appendAckFields(make([]byte, 0, 64), acks[0].Partition, acks[0].Offset, acks[0].Timestamp)
+		c.reply(j.id, f, nil)
+		return
+	}
+	f := make([]byte, 0, 16+len(acks)*56)
+	f = append(f, `"acks":[`...)
+	for i, a := range acks {
+		if i > 0 {
+			f = append(f, ',')
+		}
+		f = append(f, '{')
+		f = appendAckFields(f, a.Partition, a.Offset, a.Timestamp)
+		f = append(f, '}')
+	}
+	f = append(f, ']')
+	c.reply(j.id, f, nil)
+}
+
+// plainProduce holds the fixed part of records sent on
+// /v1/topics/{topic}/produce: the topic, and key and partition from the
+// query string.
+type plainProduce struct {
+	topic     string
+	key       []byte
+	partition int
+}
+
+// startPlainProduce checks the topic and query of a produce endpoint
+// connection; a bad one gets an error message and close 1008.
+func (c *conn) startPlainProduce(r *http.Request, topic string) {
+	if e := validTopic(topic); e != nil {
+		c.refuse(e)
+		return
+	}
+	pp := &plainProduce{topic: topic, partition: -1}
+	q := r.URL.Query()
+	if q.Has("key") {
+		pp.key = []byte(q.Get("key"))
+	}
+	if s := q.Get("partition"); s != "" {
+		p, err := strconv.Atoi(s)
+		if err != nil || p < 0 {
+			c.refuse(errorf(CodePartitionOutOfRange, "partition %q: want a partition number", s))
+			return
+		}
+		pp.partition = p
+	}
+	c.plain = pp
+}
+
+// handlePlainProduce turns one frame into one record.
+func (c *conn) handlePlainProduce(msg []byte) {
+	if c.plain == nil {
+		return // refused at the start; the close is on its way
+	}
+	job := &produceJob{topic: c.plain.topic, plain: true, bytes: len(msg) + len(c.plain.key)}
+	if job.bytes > c.srv.opts.MaxRecordBytes {
+		c.reply(nil, nil, errorf(CodeRecordTooLarge, "record of %d bytes exceeds the limit of %d bytes", job.bytes, c.srv.opts.MaxRecordBytes))
+		return
+	}
+	if msg == nil {
+		msg = []byte{} // an empty frame is an empty value, not a tombstone
+	}
+	job.units = []produceUnit{{partition: c.plain.partition, recs: []engine.Record{{Key: c.plain.key, Value: msg}}}}
+	if e := c.acceptProduce(job); e != nil {
+		c.reply(nil, nil, e)
+	}
+}
+
+// refuse sends err as a message and closes the connection with 1008.
+func (c *conn) refuse(e *Error) {
+	c.reply(nil, nil, e)
+	c.closeWith(websocket.ClosePolicyViolation, e.Code+": "+e.Message, true)
+}

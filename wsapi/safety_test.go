@@ -1,0 +1,141 @@
+package wsapi
+
+import (
+	"errors"
+	"net"
+	"net/http"
+	"strings"
+	"testing"
+
+	"github.com/gorilla/websocket"
+)
+
+// handshake dials path with the given Origin, Host and token (each "" for
+// none) and reports the HTTP status (101 when the upgrade succeeded).
+func handshake(t *testing.T, addr, path, origin, host, token string, tokenInQuery bool) int {
+	t.Helper()
+	h := http.Header{}
+	if origin != "" {
+		h.Set("Origin", origin)
+	}
+	if host != "" {
+		h.Set("Host", host)
+	}
+	if token != "" {
+		if tokenInQuery {
+			path += "?token=" + token
+		} else {
+			h.Set("Authorization", "Bearer "+token)
+		}
+	}
+	ws, resp, err := websocket.DefaultDialer.Dial("ws://"+addr+path, h)
+	if err == nil {
+		ws.Close()
+		return resp.StatusCode
+	}
+	if resp == nil {
+		t.Fatalf("dial %s: %v", path, err)
+	}
+	return resp.StatusCode
+}
+
+func TestHandshakeMatrix(t *testing.T) {
+	opts := DefaultOptions()
+	opts.Token = "s3cret"
+	ts := startServer(t, opts)
+	_, port, _ := net.SplitHostPort(ts.addr)
+
+	origins := map[string]string{"evil": "http://evil.example", "null": "null", "absent": ""}
+	hosts := map[string]string{"evil": "evil.example:" + port, "localhost": "localhost:" + port}
+	tokens := map[string]string{"yes": "s3cret", "no": "", "wrong": "guess"}
+	for on, origin := range origins {
+		for hn, host := range hosts {
+			for tn, token := range tokens {
+				for _, path := range []string{"/v1/ws", "/v1/topics/t/tail", "/v1/topics/t/produce"} {
+					got := handshake(t, ts.addr, path, origin, host, token, false)
+					allowed := on == "absent" && hn == "localhost" && tn == "yes"
+					if allowed != (got == http.StatusSwitchingProtocols) {
+						t.Errorf("%s origin=%s host=%s token=%s: status %d, allowed=%v", path, on, hn, tn, got, allowed)
+					}
+				}
+			}
+		}
+	}
+	// Browser origins on loopback, any port, are fine; the token may come
+	// in the query (browsers cannot set headers on a WebSocket).
+	for _, origin := range []string{"http://localhost:3000", "http://127.0.0.1:5173", "http://[::1]:8080", "https://localhost"} {
+		for _, host := range []string{"localhost:" + port, "127.0.0.1:" + port, "[::1]:" + port, "LOCALHOST"} {
+			if got := handshake(t, ts.addr, "/v1/ws", origin, host, "s3cret", true); got != http.StatusSwitchingProtocols {
+				t.Errorf("origin %s host %s with ?token: status %d, want 101", origin, host, got)
+			}
+		}
+	}
+	for _, origin := range []string{"http://localhost.evil.example", "http://127.0.0.1.nip.io", "file://", "chrome-extension://abc", "http://evil.example:7450"} {
+		if got := handshake(t, ts.addr, "/v1/ws", origin, "localhost", "s3cret", false); got != http.StatusForbidden {
+			t.Errorf("origin %s: status %d, want 403", origin, got)
+		}
+	}
+	if got := handshake(t, ts.addr, "/v1/ws", "", "127.0.0.1.evil.example", "s3cret", false); got != http.StatusForbidden {
+		t.Errorf("rebinding host: status %d, want 403", got)
+	}
+}
+
+func TestAllowOriginAndHostOptions(t *testing.T) {
+	opts := DefaultOptions()
+	opts.AllowOrigins = []string{"http://myapp.test:8080"}
+	opts.AllowHosts = []string{"pulse.test"}
+	ts := startServer(t, opts)
+	cases := []struct {
+		origin, host string
+		want         int
+	}{
+		{"http://myapp.test:8080", "localhost", 101},
+		{"http://myapp.test:9090", "localhost", 403},
+		{"", "pulse.test:7450", 101},
+		{"", "other.test", 403},
+		{"null", "pulse.test", 403},
+		{"http://localhost:1234", "pulse.test", 101},
+	}
+	for _, tc := range cases {
+		if got := handshake(t, ts.addr, "/v1/ws", tc.origin, tc.host, "", false); got != tc.want {
+			t.Errorf("origin %q host %q: status %d, want %d", tc.origin, tc.host, got, tc.want)
+		}
+	}
+}
+
+func TestConnectionCap(t *testing.T) {
+	opts := DefaultOptions()
+	opts.MaxConns = 2
+	ts := startServer(t, opts)
+	a := dialRaw(t, ts.addr, "/v1/ws", nil)
+	dialRaw(t, ts.addr, "/v1/ws", nil)
+	waitUntil(t, func() bool { return ts.Stats().Conns == 2 }, "two connections")
+	third := dialRaw(t, ts.addr, "/v1/ws", nil)
+	_, err := third.read()
+	var ce *websocket.CloseError
+	if !errors.As(err, &ce) || ce.Code != websocket.CloseTryAgainLater || !strings.Contains(ce.Text, "connection limit") {
+		t.Fatalf("third connection: %v, want close 1013 with a reason", err)
+	}
+	// The first two still work.
+	if r := a.call(1, map[string]any{"op": "topics"}); errCode(r) != "" {
+		t.Fatalf("topics: %v", r)
+	}
+}
+
+// fakeAddrListener reports a non-loopback address without listening there.
+type fakeAddrListener struct{ net.Listener }
+
+func (fakeAddrListener) Addr() net.Addr { return &net.TCPAddr{IP: net.IPv4(192, 0, 2, 1), Port: 7450} }
+
+func TestNonLoopbackNeedsToken(t *testing.T) {
+	e, _ := openEngine(t)
+	l, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer l.Close()
+	s := New(e, DefaultOptions())
+	if err := s.Serve(fakeAddrListener{l}); !errors.Is(err, ErrTokenRequired) {
+		t.Fatalf("Serve on a non-loopback address without a token: %v", err)
+	}
+}

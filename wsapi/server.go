@@ -1,0 +1,333 @@
+package wsapi
+
+import (
+	"context"
+	"crypto/subtle"
+	"errors"
+	"fmt"
+	"net"
+	"net/http"
+	"net/url"
+	"strings"
+	"sync"
+	"sync/atomic"
+	"time"
+
+	"github.com/gorilla/websocket"
+	"github.com/pulselog/pulse/engine"
+)
+
+// Server serves the websocket API of one Backend. Create it with New, serve
+// it with Serve (or mount Handler), stop it with Shutdown.
+type Server struct {
+	b    Backend
+	opts Options
+	up   websocket.Upgrader
+
+	// ctx is cancelled by Close (and by Shutdown when its context expires):
+	// engine calls still running see it.
+	ctx    context.Context
+	cancel context.CancelFunc
+
+	// connWG counts live connections, for Shutdown to wait on.
+	connWG sync.WaitGroup
+
+	// slowClosed counts connections closed as slow consumers.
+	slowClosed atomic.Int64
+
+	// mu guards conns, listenHosts, httpSrv and closing.
+	mu          sync.Mutex
+	conns       map[*conn]struct{}
+	listenHosts []string // Host names allowed because Serve listens on them
+	httpSrv     []*http.Server
+	closing     bool
+}
+
+// New returns a server for b. Zero fields of opts take their defaults
+// (AutoCreate excepted: start from DefaultOptions to keep it on).
+func New(b Backend, opts Options) *Server {
+	s := &Server{b: b, opts: opts.withDefaults(), conns: make(map[*conn]struct{})}
+	s.ctx, s.cancel = context.WithCancel(context.Background())
+	s.up = websocket.Upgrader{
+		ReadBufferSize:  16 << 10,
+		WriteBufferSize: 16 << 10,
+		CheckOrigin:     s.checkOrigin,
+		Error: func(w http.ResponseWriter, r *http.Request, status int, reason error) {
+			http.Error(w, reason.Error(), status)
+		},
+	}
+	return s
+}
+
+// Handler returns the HTTP handler of the API: GET /v1/ws,
+// GET /v1/topics/{topic}/produce and GET /v1/topics/{topic}/tail.
+func (s *Server) Handler() http.Handler {
+	mux := http.NewServeMux()
+	mux.HandleFunc("GET /v1/ws", func(w http.ResponseWriter, r *http.Request) {
+		s.serve(w, r, modeMux, "")
+	})
+	mux.HandleFunc("GET /v1/topics/{topic}/produce", func(w http.ResponseWriter, r *http.Request) {
+		s.serve(w, r, modeProduce, r.PathValue("topic"))
+	})
+	mux.HandleFunc("GET /v1/topics/{topic}/tail", func(w http.ResponseWriter, r *http.Request) {
+		s.serve(w, r, modeTail, r.PathValue("topic"))
+	})
+	return mux
+}
+
+// Serve accepts connections on l until Shutdown or Close. A listener that is
+// not on a loopback address needs Options.Token (ErrTokenRequired).
+func (s *Server) Serve(l net.Listener) error {
+	host := ""
+	if ta, ok := l.Addr().(*net.TCPAddr); ok {
+		if !ta.IP.IsLoopback() && s.opts.Token == "" {
+			return fmt.Errorf("listen %s: %w", l.Addr(), ErrTokenRequired)
+		}
+		if !ta.IP.IsUnspecified() && !ta.IP.IsLoopback() {
+			host = ta.IP.String()
+		}
+	}
+	hs := &http.Server{Handler: s.Handler(), ReadHeaderTimeout: 10 * time.Second}
+	s.mu.Lock()
+	if s.closing {
+		s.mu.Unlock()
+		return ErrServerClosed
+	}
+	if host != "" {
+		s.listenHosts = append(s.listenHosts, host)
+	}
+	s.httpSrv = append(s.httpSrv, hs)
+	s.mu.Unlock()
+	err := hs.Serve(l)
+	if errors.Is(err, http.ErrServerClosed) {
+		return ErrServerClosed
+	}
+	return err
+}
+
+// Shutdown stops accepting connections, refuses new requests, lets every
+// produce already accepted finish and get its ack, then closes every
+// connection with 1001 ("going away"). When ctx expires first, the remaining
+// connections are closed at once and ctx's error is returned. The Backend is
+// not closed: that is the caller's job, after Shutdown returns.
+func (s *Server) Shutdown(ctx context.Context) error {
+	s.mu.Lock()
+	s.closing = true
+	srvs := s.httpSrv
+	conns := make([]*conn, 0, len(s.conns))
+	for c := range s.conns {
+		conns = append(conns, c)
+	}
+	s.mu.Unlock()
+	var firstErr error
+	for _, hs := range srvs {
+		if err := hs.Shutdown(ctx); err != nil && firstErr == nil {
+			firstErr = err
+		}
+	}
+	for _, c := range conns {
+		c.drain()
+	}
+	done := make(chan struct{})
+	go func() { s.connWG.Wait(); close(done) }()
+	select {
+	case <-done:
+	case <-ctx.Done():
+		s.Close()
+		<-done
+		if firstErr == nil {
+			firstErr = ctx.Err()
+		}
+	}
+	s.cancel()
+	return firstErr
+}
+
+// Close closes the listeners and every connection at once, without waiting
+// for produces in flight (their engine calls see a cancelled context).
+func (s *Server) Close() error {
+	s.mu.Lock()
+	s.closing = true
+	srvs := s.httpSrv
+	conns := make([]*conn, 0, len(s.conns))
+	for c := range s.conns {
+		conns = append(conns, c)
+	}
+	s.mu.Unlock()
+	s.cancel()
+	for _, hs := range srvs {
+		hs.Close()
+	}
+	for _, c := range conns {
+		c.ws.NetConn().Close()
+	}
+	s.connWG.Wait()
+	return nil
+}
+
+// Stats is a snapshot of the server's load.
+type Stats struct {
+	Conns         int   // live websocket connections
+	Subscriptions int   // live subscriptions over all connections
+	QueuedBytes   int64 // bytes of replies and pushes waiting for a writer
+	QueueLimit    int64 // bound of QueuedBytes implied by the options
+	SlowClosed    int64 // connections closed with 1013 as slow consumers, since New
+}
+
+// Stats returns the server's current load.
+func (s *Server) Stats() Stats {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	st := Stats{Conns: len(s.conns), SlowClosed: s.slowClosed.Load()}
+	for c := range s.conns {
+		st.Subscriptions += c.subCount()
+		st.QueuedBytes += c.queued.Load()
+		st.QueueLimit += c.queueLimit()
+	}
+	return st
+}
+
+// serve runs the handshake checks, upgrades and runs one connection.
+func (s *Server) serve(w http.ResponseWriter, r *http.Request, mode connMode, topic string) {
+	if !s.checkHost(r.Host) {
+		s.opts.Logger.Warn("websocket handshake refused: Host not allowed", "host", r.Host, "remote", r.RemoteAddr)
+		http.Error(w, fmt.Sprintf("Host %q is not allowed (DNS rebinding protection): use localhost, 127.0.0.1 or [::1], or start pulse with --allow-host", r.Host), http.StatusForbidden)
+		return
+	}
+	if !s.checkToken(r) {
+		s.opts.Logger.Warn("websocket handshake refused: bad or missing token", "remote", r.RemoteAddr)
+		w.Header().Set("WWW-Authenticate", `Bearer realm="pulse"`)
+		http.Error(w, "missing or wrong token: send Authorization: Bearer <token> or ?token=<token>", http.StatusUnauthorized)
+		return
+	}
+	ws, err := s.up.Upgrade(w, r, nil)
+	if err != nil {
+		s.opts.Logger.Warn("websocket handshake refused", "origin", r.Header.Get("Origin"), "remote", r.RemoteAddr, "err", err)
+		return
+	}
+	c := newConn(s, ws, mode)
+	if reason := s.addConn(c); reason != "" {
+		ws.SetWriteDeadline(time.Now().Add(writeWait))
+		ws.WriteMessage(websocket.CloseMessage, websocket.FormatCloseMessage(websocket.CloseTryAgainLater, reason))
+		ws.Close()
+		return
+	}
+	defer s.connWG.Done()
+	defer s.removeConn(c)
+	c.run(r, topic)
+}
+
+func (s *Server) addConn(c *conn) (refusal string) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	if s.closing {
+		return "server shutting down"
+	}
+	if len(s.conns) >= s.opts.MaxConns {
+		return fmt.Sprintf("connection limit reached (%d)", s.opts.MaxConns)
+	}
+	s.conns[c] = struct{}{}
+	s.connWG.Add(1) // under mu, so never after Shutdown set closing and waits
+	return ""
+}
+
+func (s *Server) removeConn(c *conn) {
+	s.mu.Lock()
+	delete(s.conns, c)
+	s.mu.Unlock()
+}
+
+func (s *Server) isClosing() bool {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return s.closing
+}
+
+// loopbackHosts are the Host names always accepted.
+var loopbackHosts = []string{"localhost", "127.0.0.1", "::1"}
+
+// checkHost accepts a Host header naming a loopback host (any port), a
+// host Serve listens on, or one of Options.AllowHosts.
+func (s *Server) checkHost(hostport string) bool {
+	h := hostOnly(hostport)
+	if h == "" {
+		return false
+	}
+	for _, a := range loopbackHosts {
+		if strings.EqualFold(h, a) {
+			return true
+		}
+	}
+	for _, a := range s.opts.AllowHosts {
+		if strings.EqualFold(h, strings.Trim(a, "[]")) {
+			return true
+		}
+	}
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	for _, a := range s.listenHosts {
+		if strings.EqualFold(h, a) {
+			return true
+		}
+	}
+	return false
+}
+
+// hostOnly strips the port and IPv6 brackets from a Host header value.
+func hostOnly(hostport string) string {
+	if h, _, err := net.SplitHostPort(hostport); err == nil {
+		return h
+	}
+	return strings.Trim(hostport, "[]")
+}
+
+// checkOrigin is the upgrader's CheckOrigin: no Origin (a non-browser
+// client) is fine; "null" never is; otherwise the origin's host must be a
+// loopback name (any scheme among http/https, any port) or the origin must be
+// listed in Options.AllowOrigins.
+func (s *Server) checkOrigin(r *http.Request) bool {
+	origin := r.Header.Get("Origin")
+	if origin == "" {
+		return true
+	}
+	if origin == "null" {
+		return false
+	}
+	for _, a := range s.opts.AllowOrigins {
+		if a == "*" || strings.EqualFold(strings.TrimSuffix(a, "/"), origin) {
+			return true
+		}
+	}
+	u, err := url.Parse(origin)
+	if err != nil || (u.Scheme != "http" && u.Scheme != "https") {
+		return false
+	}
+	h := u.Hostname()
+	for _, a := range loopbackHosts {
+		if strings.EqualFold(h, a) {
+			return true
+		}
+	}
+	return false
+}
+
+// checkToken accepts anything when no token is configured, otherwise a
+// matching "Authorization: Bearer" header or "token" query parameter.
+func (s *Server) checkToken(r *http.Request) bool {
+	if s.opts.Token == "" {
+		return true
+	}
+	got := r.URL.Query().Get("token")
+	if auth := r.Header.Get("Authorization"); strings.HasPrefix(auth, "Bearer ") {
+		got = strings.TrimPrefix(auth, "Bearer ")
+	}
+	return subtle.ConstantTimeCompare([]byte(got), []byte(s.opts.Token)) == 1
+}
+
+// validTopic checks a topic name before it reaches the engine.
+func validTopic(name string) *Error {
+	if err := engine.ValidateTopicName(name); err != nil {
+		return toError(err)
+	}
+	return nil
+}

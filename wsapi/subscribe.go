@@ -1,0 +1,338 @@
+package wsapi
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"net/http"
+	"strconv"
+	"sync"
+
+	"github.com/pulselog/pulse/engine"
+)
+
+// maxSubscriptions caps the subscriptions of one connection.
+const maxSubscriptions = 64
+
+// subscription delivers one topic (or one partition of it) to a connection:
+// one goroutine per partition, each parked on the engine's NotifyC channel
+// between reads (no timers), each blocked by the bounded send queue when the
+// client reads slower than records arrive.
+type subscription struct {
+	c        *conn
+	id       int64
+	topic    string
+	consumer string
+	plain    bool // tail endpoint: one frame per record, no envelope
+
+	ctx    context.Context
+	cancel context.CancelFunc
+	wg     sync.WaitGroup // partition goroutines
+}
+
+// startPos is where a subscription starts in one partition.
+type startPos struct {
+	Partition int   `json:"partition"`
+	From      int64 `json:"from"`
+}
+
+func (c *conn) opSubscribe(req *request) {
+	if e := validTopic(req.Topic); e != nil {
+		c.reply(req.ID, nil, e)
+		return
+	}
+	if req.Consumer != "" {
+		if err := engine.ValidateTopicName(req.Consumer); err != nil {
+			c.reply(req.ID, nil, errorf(CodeInvalidRequest, "consumer name: %v (consumer names follow the topic name rule)", err))
+			return
+		}
+	}
+	from, err := parseFrom(req.From)
+	if err != nil {
+		c.reply(req.ID, nil, toError(err))
+		return
+	}
+	starts, err := c.startOffsets(req.Topic, req.Partition, from, req.Consumer)
+	if err != nil {
+		c.reply(req.ID, nil, toError(err))
+		return
+	}
+	s, e := c.addSub(req.Topic, req.Consumer, false)
+	if e != nil {
+		c.reply(req.ID, nil, e)
+		return
+	}
+	f := []byte(`"sub":`)
+	f = strconv.AppendInt(f, s.id, 10)
+	f = append(f, `,"topic":`...)
+	f = appendJSONString(f, []byte(req.Topic))
+	f = append(f, `,"partitions":[`...)
+	for i, st := range starts {
+		if i > 0 {
+			f = append(f, ',')
+		}
+		f = fmt.Appendf(f, `{"partition":%d,"from":%d}`, st.Partition, st.From)
+	}
+	f = append(f, ']')
+	c.reply(req.ID, f, nil) // queued before any push of s
+	s.start(starts)
+}
+
+// startPlainTail starts the one subscription of a tail endpoint connection
+// from its query string: from, partition, consumer.
+func (c *conn) startPlainTail(r *http.Request, topic string) {
+	if e := validTopic(topic); e != nil {
+		c.refuse(e)
+		return
+	}
+	q := r.URL.Query()
+	from, err := parseFromString(q.Get("from"))
+	if err != nil {
+		c.refuse(toError(err))
+		return
+	}
+	var part *int
+	if ps := q.Get("partition"); ps != "" {
+		p, err := strconv.Atoi(ps)
+		if err != nil {
+			c.refuse(errorf(CodePartitionOutOfRange, "partition %q: want a partition number", ps))
+			return
+		}
+		part = &p
+	}
+	consumer := q.Get("consumer")
+	if consumer != "" {
+		if err := engine.ValidateTopicName(consumer); err != nil {
+			c.refuse(errorf(CodeInvalidRequest, "consumer name: %v", err))
+			return
+		}
+	}
+	starts, err := c.startOffsets(topic, part, from, consumer)
+	if err != nil {
+		c.refuse(toError(err))
+		return
+	}
+	s, e := c.addSub(topic, consumer, true)
+	if e != nil {
+		c.refuse(e)
+		return
+	}
+	s.start(starts)
+}
+
+// startOffsets resolves where to start in each partition: the consumer's
+// committed cursor when it has one, else from.
+func (c *conn) startOffsets(topic string, partition *int, from fromSpec, consumer string) ([]startPos, error) {
+	b := c.srv.b
+	t, err := b.Describe(topic)
+	if err != nil {
+		return nil, err
+	}
+	var parts []int
+	if partition != nil {
+		if p := *partition; p < 0 || p >= len(t.Partitions) {
+			return nil, errorf(CodePartitionOutOfRange, "partition %d of topic %q: the topic has %d", p, topic, len(t.Partitions))
+		}
+		parts = []int{*partition}
+	} else {
+		for p := range t.Partitions {
+			parts = append(parts, p)
+		}
+	}
+	starts := make([]startPos, 0, len(parts))
+	for _, p := range parts {
+		pi := t.Partitions[p]
+		if consumer != "" {
+			off, ok, err := b.Cursor(consumer, topic, p)
+			if err != nil {
+				return nil, err
+			}
+			if ok {
+				starts = append(starts, startPos{p, max(off, pi.LogStart)})
+				continue
+			}
+		}
+		var off int64
+		switch from.kind {
+		case fromEarliest:
+			off = pi.LogStart
+		case fromLatest:
+			off = pi.HWM
+		case fromOffset:
+			if from.n < pi.LogStart || from.n > pi.LEO {
+				return nil, errorf(CodeOffsetOutOfRange, "offset %d of %s/%d: the log holds [%d, %d)", from.n, topic, p, pi.LogStart, pi.LEO)
+			}
+			off = from.n
+		case fromTimestamp:
+			off, err = b.OffsetForTimestamp(topic, p, from.n)
+			if errors.Is(err, engine.ErrOffsetOutOfRange) {
+				off, err = pi.HWM, nil // no record that recent yet: wait for the next
+			}
+			if err != nil {
+				return nil, err
+			}
+		}
+		starts = append(starts, startPos{p, off})
+	}
+	return starts, nil
+}
+
+func (c *conn) addSub(topic, consumer string, plain bool) (*subscription, *Error) {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	if c.draining {
+		return nil, errorf(CodeShuttingDown, "server shutting down: subscribe refused")
+	}
+	if len(c.subs) >= maxSubscriptions {
+		return nil, errorf(CodeRateLimited, "%d subscriptions on this connection (limit %d): unsubscribe one first", len(c.subs), maxSubscriptions)
+	}
+	c.nextSub++
+	s := &subscription{c: c, id: c.nextSub, topic: topic, consumer: consumer, plain: plain}
+	s.ctx, s.cancel = context.WithCancel(c.ctx)
+	c.subs[s.id] = s
+	return s, nil
+}
+
+func (c *conn) sub(id int64) *subscription {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	return c.subs[id]
+}
+
+func (c *conn) subCount() int {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	return len(c.subs)
+}
+
+// stopSubs ends every subscription and waits for their goroutines.
+func (c *conn) stopSubs() {
+	c.mu.Lock()
+	subs := c.subs
+	c.subs = make(map[int64]*subscription)
+	c.mu.Unlock()
+	for _, s := range subs {
+		s.stop()
+	}
+}
+
+func (c *conn) opUnsubscribe(req *request) {
+	c.mu.Lock()
+	s := c.subs[req.Sub]
+	delete(c.subs, req.Sub)
+	c.mu.Unlock()
+	if s == nil {
+		c.reply(req.ID, nil, errorf(CodeUnknownSubscription, "no subscription %d on this connection", req.Sub))
+		return
+	}
+	s.stop()
+	c.reply(req.ID, nil, nil)
+}
+
+func (s *subscription) start(starts []startPos) {
+	for _, st := range starts {
+		s.wg.Add(1)
+		go s.run(st.Partition, st.From)
+	}
+}
+
+func (s *subscription) stop() {
+	s.cancel()
+	s.wg.Wait()
+}
+
+// run delivers one partition from offset next, in offset order: take the
+// notify channel, read, deliver or park until the HWM moves.
+func (s *subscription) run(p int, next int64) {
+	defer s.wg.Done()
+	b, o := s.c.srv.b, s.c.srv.opts
+	for {
+		ch, err := b.NotifyC(s.topic, p)
+		if err != nil {
+			s.fail(p, err)
+			return
+		}
+		res, err := b.Read(s.topic, p, next, o.PushRecords, o.PushBytes)
+		if errors.Is(err, engine.ErrOffsetOutOfRange) {
+			// Retention removed what we were about to read: go on from
+			// the log start, as a Kafka consumer with reset "earliest".
+			if t, derr := b.Describe(s.topic); derr == nil && p < len(t.Partitions) && next < t.Partitions[p].LogStart {
+				next = t.Partitions[p].LogStart
+				continue
+			}
+		}
+		if err != nil {
+			s.fail(p, err)
+			return
+		}
+		if len(res.Records) > 0 {
+			if !s.deliver(p, &res) {
+				return
+			}
+			next = res.Next
+			continue
+		}
+		if res.Next > next {
+			next = res.Next // skipped over a compacted or corrupt range
+			continue
+		}
+		select {
+		case <-ch:
+		case <-s.ctx.Done():
+			return
+		}
+	}
+}
+
+// deliver queues one read's records: one push {"sub","partition","next",
+// "records"} on /v1/ws, one frame per record on the tail endpoint.
+func (s *subscription) deliver(p int, res *engine.ReadResult) bool {
+	if s.plain {
+		for i := range res.Records {
+			if !s.c.enqueueCtx(s.ctx, appendRecordJSON(nil, p, &res.Records[i])) {
+				return false
+			}
+		}
+		return true
+	}
+	size := 64
+	for i := range res.Records {
+		size += 96 + len(res.Records[i].Key) + len(res.Records[i].Value)
+	}
+	b := make([]byte, 0, size)
+	b = append(b, `{"sub":`...)
+	b = strconv.AppendInt(b, s.id, 10)
+	b = append(b, `,"partition":`...)
+	b = strconv.AppendInt(b, int64(p), 10)
+	b = append(b, `,"next":`...)
+	b = strconv.AppendInt(b, res.Next, 10)
+	if res.Skipped > 0 {
+		b = append(b, `,"skipped":`...)
+		b = strconv.AppendInt(b, res.Skipped, 10)
+	}
+	b = append(b, `,"records":[`...)
+	for i := range res.Records {
+		if i > 0 {
+			b = append(b, ',')
+		}
+		b = appendRecordJSON(b, p, &res.Records[i])
+	}
+	b = append(b, "]}"...)
+	return s.c.enqueueCtx(s.ctx, b)
+}
+
+// fail reports an error that ends the delivery of partition p.
+func (s *subscription) fail(p int, err error) {
+	if s.ctx.Err() != nil {
+		return
+	}
+	e := toError(err)
+	if s.plain {
+		s.c.refuse(e)
+		return
+	}
+	b := fmt.Appendf(nil, `{"sub":%d,"partition":%d,`, s.id, p)
+	b = appendErrorField(b, e)
+	b = append(b, '}')
+	s.c.enqueueCtx(s.ctx, b)
+}
