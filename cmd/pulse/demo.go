@@ -13,7 +13,7 @@ import (
 
 // defaultDemoRate is how many records per second `pulse --demo` produces,
 // spread over its topics.
-const defaultDemoRate = 400
+const defaultDemoRate = 600
 
 // demoTick is how often the demo producer sends a batch to each topic.
 const demoTick = 100 * time.Millisecond
@@ -32,18 +32,22 @@ func demoTopics() []demoTopic {
 
 	pageviews := engine.DefaultTopicConfig()
 	pageviews.Partitions = 2
-	pageviews.SegmentMaxBytes = 1 << 20 // small segments: they seal and expire while you watch
-	pageviews.RetentionMaxAge = 3 * time.Minute
+	// Small uncompressed segments: they seal every few seconds and expire
+	// a couple of minutes later, while you watch.
+	pageviews.Codec = "none"
+	pageviews.SegmentMaxBytes = 1 << 20
+	pageviews.RetentionMaxAge = 2 * time.Minute
 	pageviews.SyncMode = engine.SyncInterval
 
 	sensors := engine.DefaultTopicConfig()
 	sensors.Cleanup = engine.CleanupCompact // the newest reading of each sensor survives
+	sensors.Codec = "none"                  // so segments seal, and get compacted, within a minute
 	sensors.SegmentMaxBytes = 1 << 20
 
 	return []demoTopic{
-		{name: "orders", cfg: orders, share: 0.15, event: orderEvent},
-		{name: "pageviews", cfg: pageviews, share: 0.6, event: pageviewEvent},
-		{name: "sensors", cfg: sensors, share: 0.25, event: sensorEvent},
+		{name: "orders", cfg: orders, share: 0.1, event: orderEvent},
+		{name: "pageviews", cfg: pageviews, share: 0.55, event: pageviewEvent},
+		{name: "sensors", cfg: sensors, share: 0.35, event: sensorEvent},
 	}
 }
 
