@@ -439,6 +439,7 @@ func (m *Model) crumbs() string {
 func (m *Model) statusLine() string {
 	st := m.c.Styles
 	if m.prompt != promptNone {
+		themeLine(&m.input, st)
 		return m.input.View()
 	}
 	if f, ok := m.Top().(filterable); ok && f.Filter() != "" && m.status == "" {

@@ -7,6 +7,7 @@ import (
 	"github.com/charmbracelet/bubbles/textarea"
 	"github.com/charmbracelet/bubbles/textinput"
 	tea "github.com/charmbracelet/bubbletea"
+	"github.com/pulselog/pulse/themes"
 )
 
 // field is one input of a form: a single line, or a multi-line area.
@@ -119,8 +120,30 @@ func (f *form) update(msg tea.Msg) (tea.Cmd, bool) {
 	return cmd, false
 }
 
+// themeInputs gives the inputs the current theme's colours.
+func (f *form) themeInputs() {
+	st := f.c.Styles
+	for _, fl := range f.fields {
+		if fl.area != nil {
+			for _, as := range []*textarea.Style{&fl.area.FocusedStyle, &fl.area.BlurredStyle} {
+				as.Text, as.CursorLine, as.Placeholder, as.Prompt = st.Text, st.Text, st.FormHint, st.Faint
+				as.EndOfBuffer = st.Faint
+			}
+			fl.area.Cursor.Style = st.Prompt
+			continue
+		}
+		themeLine(fl.line, st)
+	}
+}
+
+func themeLine(in *textinput.Model, st *themes.Styles) {
+	in.TextStyle, in.PlaceholderStyle, in.PromptStyle = st.Text, st.FormHint, st.Prompt
+	in.Cursor.Style = st.Prompt
+}
+
 func (f *form) view() string {
 	st := f.c.Styles
+	f.themeInputs()
 	var b strings.Builder
 	for i, fl := range f.fields {
 		lbl := st.FormLabel
