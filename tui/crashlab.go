@@ -280,7 +280,10 @@ func (s *crashLabScreen) render() {
 	case len(r.Lost) > 0 || r.Faulted.NeedsWork():
 		vs = st.Warn
 	}
-	add(vs.Render("  verdict: "+r.Verdict), "")
+	for _, l := range wrapWords(strings.Fields("verdict: "+r.Verdict), max(s.w-2, 20), "  ") {
+		add(vs.Render(l))
+	}
+	add("")
 	colW := max((s.w-5)/2, 20)
 	side := crashlab.SideBySide("HEALTHY COPY", r.Healthy.Lines(), "FAULTED COPY", r.Faulted.Lines(), colW)
 	for i, l := range side {
@@ -292,7 +295,9 @@ func (s *crashLabScreen) render() {
 	}
 	add("", st.PanelTitle.Render("  What changed"))
 	for _, f := range r.Findings {
-		add("  - " + truncate(f, s.w-5))
+		ls := wrapWords(strings.Fields(f), max(s.w-2, 20), "    ")
+		ls[0] = "  - " + strings.TrimPrefix(ls[0], "    ")
+		add(ls...)
 	}
 	add("", st.Muted.Render("  enter: pick another fault"))
 }
