@@ -6,10 +6,12 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
+	"regexp"
 	"strings"
 	"testing"
 	"time"
 
+	"github.com/gorilla/websocket"
 	"github.com/pulselog/pulse/engine"
 )
 
@@ -106,11 +108,16 @@ func TestTerminalUI(t *testing.T) {
 	}
 
 	x := tmux{t: t, sock: filepath.Join(tmp, "tmux.sock")}
-	cmd := fmt.Sprintf("NO_COLOR=1 %s --data %s --listen off --theme dark; echo pulse-exited-$?; sleep 600", bin, data)
+	cmd := fmt.Sprintf("NO_COLOR=1 %s --data %s --listen 127.0.0.1:0 --theme dark; echo pulse-exited-$?; sleep 600", bin, data)
 	x.must("new-session", "-d", "-s", "ui", "-x", "120", "-y", "32", cmd)
 	t.Cleanup(func() { x.run("kill-server") })
 
-	x.waitScreen("pulse", "theme dark", "orders", "Topics")
+	screen := x.waitScreen("pulse", "theme dark", "orders", "Topics", "ws 127.0.0.1:")
+	m := regexp.MustCompile(`ws (127\.0\.0\.1:\d+)`).FindStringSubmatch(screen)
+	if m == nil {
+		t.Fatalf("no websocket address in the header:\n%s", screen)
+	}
+	wsAddr := m[1]
 	x.keys("Enter")
 	x.waitScreen("Topics / orders", "LOG START")
 	x.keys("t") // tail p0
@@ -128,6 +135,30 @@ func TestTerminalUI(t *testing.T) {
 	x.keys("Escape")
 	x.waitScreen(`{"typed":"in tmux"}`, "from-tmux") // the tail saw it arrive
 
+	// The websocket API served by the same process: a record produced
+	// over it shows up in the open tail.
+	ws, _, err := websocket.DefaultDialer.Dial("ws://"+wsAddr+"/v1/topics/orders/produce", nil)
+	if err != nil {
+		t.Fatalf("websocket dial %s: %v", wsAddr, err)
+	}
+	if err := ws.WriteMessage(websocket.TextMessage, []byte(`{"via":"websocket"}`)); err != nil {
+		t.Fatal(err)
+	}
+	var ack struct {
+		Partition int   `json:"partition"`
+		Offset    int64 `json:"offset"`
+	}
+	if err := ws.ReadJSON(&ack); err != nil {
+		t.Fatalf("websocket ack: %v", err)
+	}
+	ws.Close()
+	if ack.Partition == 0 {
+		x.waitScreen(`{"via":"websocket"}`)
+	} else {
+		x.keys("]") // the keyless record went round-robin to p1
+		x.waitScreen("orders p1", `{"via":"websocket"}`)
+	}
+
 	x.keys(":")
 	x.keys("-l", "theme light")
 	x.keys("Enter")
@@ -144,7 +175,7 @@ func TestTerminalUI(t *testing.T) {
 		t.Fatalf("reopen after the UI quit: %v", err)
 	}
 	defer e.Close()
-	res, err := e.Read("orders", 0, 20, 10, 1<<20)
+	res, err := e.Read("orders", 0, 20, 1, 1<<20)
 	if err != nil || len(res.Records) != 1 {
 		t.Fatalf("read the produced record: %d records, %v", len(res.Records), err)
 	}
