@@ -3,9 +3,12 @@ package recovery
 import (
 	"bytes"
 	"encoding/binary"
+	"errors"
 	"fmt"
+	"io/fs"
 	"os"
 	"path/filepath"
+	"strings"
 	"testing"
 
 	"github.com/pulselog/pulse/engine/codec"
@@ -474,5 +477,57 @@ func TestCompactionSwapCrash(t *testing.T) {
 		opts := Options{IndexIntervalBytes: testInterval}
 		res := recoverAndCheck(t, dir, comp, opts, e)
 		reopen(t, dir, opts, res)
+	}
+}
+
+// TestStaleSnapshotReplaced: a snapshot the recovery could not use is
+// replaced by one of the recovered log (so the next open is fast and cannot
+// line up with a stale checkpoint), or removed when the active segment holds
+// a corrupt range (so the next open reports it again).
+func TestStaleSnapshotReplaced(t *testing.T) {
+	f := defaultFixture(t)
+	s2 := f.active()
+	opts := Options{IndexIntervalBytes: testInterval}
+	open := func(dir string) *Result {
+		t.Helper()
+		res, err := Run(dir, opts)
+		if err != nil {
+			t.Fatal(err)
+		}
+		for _, s := range res.Segments {
+			s.Close()
+		}
+		return res
+	}
+
+	// Torn tail under a snapshot that is now ahead of the file.
+	dir := t.TempDir()
+	m := f.files(t, true)
+	m[s2.name()+".log"] = m[s2.name()+".log"][:len(s2.data)-10]
+	writeFiles(t, dir, m)
+	if res := open(dir); res.Report.Path != PathFullScan || res.LEO != 245 {
+		t.Fatalf("first open:\n%s", strings.Join(res.Report.Lines(), "\n"))
+	}
+	snap, err := ReadSnapshot(dir)
+	if err != nil || snap != (Snapshot{LEO: 245, ActiveBase: 200, ActiveSize: s2.starts[len(s2.starts)-1], ActiveNext: 245}) {
+		t.Fatalf("snapshot %+v (%v)", snap, err)
+	}
+	if res := open(dir); res.Report.Path != PathSnapshot || res.Report.NeedsWork() || res.LEO != 245 {
+		t.Fatalf("second open:\n%s", strings.Join(res.Report.Lines(), "\n"))
+	}
+
+	// A corrupt range in the active segment: the snapshot goes away.
+	dir = t.TempDir()
+	m = f.files(t, false)
+	m[SnapshotFile] = []byte("garbage")
+	m[s2.name()+".log"][s2.starts[3]+30] ^= 1
+	writeFiles(t, dir, m)
+	for i := 0; i < 2; i++ {
+		if res := open(dir); res.Report.Path != PathFullScan || len(res.Report.Corrupt) != 1 {
+			t.Fatalf("open %d:\n%s", i, strings.Join(res.Report.Lines(), "\n"))
+		}
+		if _, err := ReadSnapshot(dir); !errors.Is(err, fs.ErrNotExist) {
+			t.Fatalf("snapshot still there: %v", err)
+		}
 	}
 }

@@ -31,6 +31,10 @@
 //  5. The high-watermark is the persisted hwm file clamped to the recovered
 //     end; the records between are the hidden tail, fsynced and exposed
 //     (HiddenTailExpose, the default) or kept hidden (HiddenTailHide).
+//  6. A snapshot that did not describe the log (full scan) or that a
+//     truncation left ahead of it is replaced by a checkpoint of the
+//     recovered log, or removed when the active segment holds a corrupt
+//     range (so that the next open scans and reports it again).
 //
 // Every Run produces a Report; with Options.ReadOnly it is computed without
 // changing a byte, which is what `pulse inspect` prints. CheckSegmentFile

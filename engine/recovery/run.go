@@ -46,6 +46,9 @@ type runner struct {
 	rep  Report
 	segs []*segState
 	buf  []byte // scan buffer, reused across segments
+
+	snapExists bool     // a snapshot file was there (valid or not)
+	snap       Snapshot // its contents, when valid
 }
 
 // Run recovers the partition directory dir (SPEC §5): deletes temp files,
@@ -124,6 +127,8 @@ func (r *runner) run() (*Result, error) {
 	if err := r.openSegments(bases); err != nil {
 		return nil, err
 	}
+	r.snapExists = !errors.Is(snapErr, fs.ErrNotExist)
+	r.snap = snap
 	if r.useSnapshot(snap, snapErr) {
 		if err := r.fastPath(snap); err != nil {
 			return nil, err
@@ -356,6 +361,9 @@ func (r *runner) finish() (*Result, error) {
 			return nil, err
 		}
 	}
+	if err := r.replaceStaleSnapshot(leo); err != nil {
+		return nil, err
+	}
 	r.rep.RecoveredEnd = leo
 	r.rep.HiddenTail = hidden
 	r.rep.HWM = hwm
@@ -366,4 +374,29 @@ func (r *runner) finish() (*Result, error) {
 		}
 	}
 	return res, nil
+}
+
+// replaceStaleSnapshot replaces a snapshot that no longer describes the log
+// (the full scan ran, or a truncation cut the active segment below the
+// checkpoint): left in place, a later log that regrows past the old
+// checkpoint could line up with it by chance. The recovered active segment is
+// fsynced and checkpointed; when it holds a corrupt range the snapshot is
+// removed instead, so the next open scans and reports the range again.
+func (r *runner) replaceStaleSnapshot(leo int64) error {
+	active := r.segs[len(r.segs)-1]
+	if r.opts.ReadOnly || !r.snapExists || (r.rep.Path != PathFullScan && r.snap.ActiveSize <= active.size) {
+		return nil
+	}
+	for _, c := range r.rep.Corrupt {
+		if c.Segment == active.seg.Path() {
+			if err := os.Remove(filepath.Join(r.dir, SnapshotFile)); err != nil && !errors.Is(err, fs.ErrNotExist) {
+				return fmt.Errorf("remove stale snapshot: %w", err)
+			}
+			return fsutil.SyncDir(r.dir)
+		}
+	}
+	if err := active.seg.Sync(); err != nil {
+		return err
+	}
+	return WriteSnapshot(r.dir, Snapshot{LEO: leo, ActiveBase: active.base, ActiveSize: active.size, ActiveNext: leo})
 }
