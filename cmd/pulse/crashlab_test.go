@@ -2,12 +2,17 @@ package main
 
 import (
 	"bytes"
+	"context"
 	"encoding/json"
 	"errors"
+	"fmt"
+	"os"
+	"os/exec"
 	"path/filepath"
 	"strings"
 	"testing"
 
+	"github.com/pulselog/pulse/engine"
 	"github.com/pulselog/pulse/engine/crashlab"
 )
 
@@ -113,6 +118,79 @@ func TestCrashlabCommandBadInput(t *testing.T) {
 	for p, sum := range before {
 		if after[p] != sum {
 			t.Errorf("%s changed", p)
+		}
+	}
+}
+
+// TestTerminalCrashLab builds the real binary, opens the crash lab under
+// tmux, applies the default torn-tail fault and reads the report off the
+// screen; the data dir is unchanged afterwards.
+func TestTerminalCrashLab(t *testing.T) {
+	if _, err := exec.LookPath("tmux"); err != nil {
+		if os.Getenv("CI") != "" {
+			t.Fatal("tmux is not installed (apt-get install -y tmux); .ci/run installs it")
+		}
+		t.Skip("tmux is not installed (apt-get install -y tmux): skipping the terminal crash lab test")
+	}
+	tmp := t.TempDir()
+	bin := filepath.Join(tmp, "pulse")
+	if out, err := exec.Command("go", "build", "-o", bin, ".").CombinedOutput(); err != nil {
+		t.Fatalf("go build: %v\n%s", err, out)
+	}
+	data := filepath.Join(tmp, "data")
+	e, err := engine.Open(engine.DefaultOptions(data))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := e.CreateTopic("orders", engine.DefaultTopicConfig()); err != nil {
+		t.Fatal(err)
+	}
+	for b := 0; b < 3; b++ {
+		var recs []engine.Record
+		for i := 0; i < 10; i++ {
+			recs = append(recs, engine.Record{Key: []byte(fmt.Sprintf("k%d", i)), Value: []byte(fmt.Sprintf(`{"order":%d}`, b*10+i))})
+		}
+		if _, err := e.Produce(context.Background(), "orders", 0, recs); err != nil {
+			t.Fatal(err)
+		}
+	}
+	if err := e.Close(); err != nil {
+		t.Fatal(err)
+	}
+	part, _ := partitionPath(data, "orders", 0)
+	before := checksums(t, part)
+
+	x := tmux{t: t, sock: filepath.Join(tmp, "tmux.sock")}
+	cmd := fmt.Sprintf("NO_COLOR=1 TMPDIR=%s %s --data %s --listen off --theme dark; echo pulse-exited-$?; sleep 600", tmp, bin, data)
+	x.must("new-session", "-d", "-s", "ui", "-x", "140", "-y", "40", cmd)
+	t.Cleanup(func() { x.run("kill-server") })
+
+	x.waitScreen("Topics", "orders")
+	x.keys(":")
+	x.keys("-l", "crashlab orders 0")
+	x.keys("Enter")
+	x.waitScreen("Topics / orders / p0 / crash lab", "compaction-crash", "cut:SEGMENT=0:")
+	x.keys("Enter") // apply the default: a cut inside the last batch
+	screen := x.waitScreen("HEALTHY COPY", "FAULTED COPY", "torn tail truncated", "What changed")
+	for _, want := range []string{"[recovered]", "truncated at", "20 of 30 records survive", "(faulted copy)"} {
+		if !strings.Contains(screen, want) {
+			t.Errorf("the crash lab screen lacks %q:\n%s", want, screen)
+		}
+	}
+	x.keys("q")
+	x.waitScreen("pulse-exited-0")
+
+	after := checksums(t, part)
+	for p, sum := range before {
+		if after[p] != sum {
+			t.Errorf("%s changed", p)
+		}
+	}
+	// The scratch copies are gone.
+	ents, _ := os.ReadDir(tmp)
+	for _, e := range ents {
+		if strings.HasPrefix(e.Name(), "pulse-crashlab-") {
+			t.Errorf("scratch copy %s left behind", e.Name())
 		}
 	}
 }
