@@ -180,6 +180,16 @@ func (s *segmentsScreen) key(msg tea.KeyMsg) tea.Cmd {
 		var base int64
 		fmt.Sscan(r.Key, &base)
 		return push(newTailScreenAt(s.c, s.topic, s.part, base))
+	case key.Matches(msg, k.Frames):
+		r, ok := s.table.Selected()
+		if !ok {
+			return nil
+		}
+		var base int64
+		fmt.Sscan(r.Key, &base)
+		return push(newFramesScreen(s.c, s.topic, s.part, base, 0))
+	case key.Matches(msg, k.Recovery):
+		return push(newRecoveryScreen(s.c, s.topic, s.part))
 	}
 	return nil
 }
@@ -289,5 +299,5 @@ func (s *segmentsScreen) ShortHelp() []key.Binding {
 
 func (s *segmentsScreen) FullHelp() [][]key.Binding {
 	k := s.c.Keys
-	return [][]key.Binding{{k.Enter, k.Tail, k.CompactNow, k.RetainNow, k.Back}}
+	return [][]key.Binding{{k.Enter, k.Tail, k.CompactNow, k.RetainNow, k.Frames, k.Recovery, k.Back}}
 }
