@@ -191,3 +191,17 @@ func TestReadFramesDamage(t *testing.T) {
 		t.Fatalf("second page: %d frames to %d, %v", len(rest), end, err)
 	}
 }
+
+// f on the segments screen opens the frame browser of the selected segment.
+func TestFramesFromSegmentsScreen(t *testing.T) {
+	data, _, _ := handWrittenDataDir(t, 3)
+	opts := testOptions(reopen(t, data, false))
+	opts.StartTopic = "orders"
+	tm := startUI(t, opts)
+	waitFor(t, tm, "Topics / orders", "LOG START")
+	tm.Send(enter)
+	waitFor(t, tm, "Topics / orders / p0 / segments")
+	tm.Send(keys("f"))
+	waitFor(t, tm, "Topics / orders / p0 / segments / frames 00000000000000000000", "3 frames, 0 bad")
+	finish(t, tm)
+}
