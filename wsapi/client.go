@@ -222,6 +222,11 @@ type Pending struct {
 
 // start sends req (a JSON object without "id") and returns its Pending.
 func (c *Client) start(req map[string]any) (*Pending, error) {
+	return c.startWith(func(id int64) any { req["id"] = id; return req })
+}
+
+// startWith sends the request build returns for a fresh id.
+func (c *Client) startWith(build func(id int64) any) (*Pending, error) {
 	ch := make(chan envelope, 1)
 	c.mu.Lock()
 	if c.err != nil {
@@ -233,8 +238,7 @@ func (c *Client) start(req map[string]any) (*Pending, error) {
 	id := c.nextID
 	c.pending[id] = ch
 	c.mu.Unlock()
-	req["id"] = id
-	b, err := json.Marshal(req)
+	b, err := json.Marshal(build(id))
 	if err == nil {
 		c.wmu.Lock()
 		c.ws.SetWriteDeadline(time.Now().Add(writeWait))
@@ -245,7 +249,7 @@ func (c *Client) start(req map[string]any) (*Pending, error) {
 		c.mu.Lock()
 		delete(c.pending, id)
 		c.mu.Unlock()
-		return nil, fmt.Errorf("sending %v: %w", req["op"], err)
+		return nil, fmt.Errorf("sending request: %w", err)
 	}
 	return &Pending{c: c, ch: ch}, nil
 }
@@ -266,11 +270,15 @@ func (p *Pending) wait(ctx context.Context) (envelope, error) {
 	}
 }
 
-// Wait returns the acks of a produce started with ProduceAsync.
+// Wait returns the acks of a produce started with ProduceAsync or
+// ProduceRecordAsync.
 func (p *Pending) Wait(ctx context.Context) ([]engine.Ack, error) {
 	env, err := p.wait(ctx)
 	if err != nil {
 		return nil, err
+	}
+	if env.Acks == nil {
+		return []engine.Ack{{Partition: env.Partition, Offset: env.Offset, Timestamp: env.Timestamp}}, nil
 	}
 	return env.Acks, nil
 }
@@ -292,6 +300,24 @@ func (c *Client) ProduceAsync(topic string, partition int, recs []RecordIn) (*Pe
 		req["partition"] = partition
 	}
 	return c.start(req)
+}
+
+// ProduceRecordAsync sends a produce of one inline record (the request form
+// without "records") without waiting for the ack.
+func (c *Client) ProduceRecordAsync(topic string, partition int, rec RecordIn) (*Pending, error) {
+	var p *int
+	if partition >= 0 {
+		p = &partition
+	}
+	return c.startWith(func(id int64) any {
+		return struct {
+			Op        string `json:"op"`
+			ID        int64  `json:"id"`
+			Topic     string `json:"topic"`
+			Partition *int   `json:"partition,omitempty"`
+			RecordIn
+		}{"produce", id, topic, p, rec}
+	})
 }
 
 // Produce sends recs and waits for one ack per record.

@@ -130,6 +130,13 @@ func (c *conn) readPump() {
 			return
 		}
 		c.ws.SetReadDeadline(time.Now().Add(pongWait))
+		select {
+		case <-c.closingC:
+			// After the close frame no reply can be sent: a request read
+			// now is not executed at all, so that no reply means not done.
+			continue
+		default:
+		}
 		switch c.mode {
 		case modeMux:
 			if typ != websocket.TextMessage {

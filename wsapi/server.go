@@ -165,6 +165,9 @@ func (s *Server) Close() error {
 	return nil
 }
 
+// Done is closed once the server has stopped (Shutdown finished, or Close).
+func (s *Server) Done() <-chan struct{} { return s.ctx.Done() }
+
 // Stats is a snapshot of the server's load.
 type Stats struct {
 	Conns         int   // live websocket connections

@@ -1,0 +1,254 @@
+package main
+
+import (
+	"bufio"
+	"context"
+	"encoding/base64"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io"
+	"os"
+	"os/signal"
+	"strings"
+	"syscall"
+	"unicode/utf8"
+
+	"github.com/spf13/cobra"
+
+	"github.com/pulselog/pulse/wsapi"
+)
+
+func init() { register(newProduceCmd) }
+
+// produceWindow is how many produce requests `pulse produce` keeps in
+// flight before waiting for the oldest ack.
+const produceWindow = 32
+
+type produceConfig struct {
+	key       string
+	keySet    bool
+	headers   []string
+	jsonLines bool
+	partition int
+	batch     int
+}
+
+func newProduceCmd() *cobra.Command {
+	var cfg produceConfig
+	cmd := &cobra.Command{
+		Use:   "produce TOPIC",
+		Short: "Produce the lines of stdin to a topic of a running pulse",
+		Long: `Reads stdin line by line; each non-empty line becomes one record whose value
+is the line's text. With --json each line is a JSON object
+{"key":..,"value":..,"headers":{..},"partition":..} where value is any JSON (a
+string is stored as its text, anything else as the JSON), and key_b64 /
+value_b64 carry bytes. The topic is created on first produce unless the
+server runs with --no-auto-create. Records are sent in batches as lines
+arrive and acknowledged once the topic's sync mode promise holds; the count
+is printed on stderr at the end.`,
+		Args: cobra.ExactArgs(1),
+	}
+	cf := addClientFlags(cmd)
+	f := cmd.Flags()
+	f.StringVarP(&cfg.key, "key", "k", "", "key of every record (default: none, records spread round-robin)")
+	f.StringArrayVarP(&cfg.headers, "header", "H", nil, "header key=value added to every record, repeatable")
+	f.BoolVar(&cfg.jsonLines, "json", false, "each line is a JSON record object")
+	f.IntVarP(&cfg.partition, "partition", "p", -1, "partition of every record (default: by key, or round-robin)")
+	f.IntVar(&cfg.batch, "batch", 100, "most records per produce request")
+	cmd.RunE = func(cmd *cobra.Command, args []string) error {
+		cfg.keySet = cmd.Flags().Changed("key")
+		ctx, stop := signal.NotifyContext(cmdContext(cmd), os.Interrupt, syscall.SIGTERM)
+		defer stop()
+		n, err := runProduce(ctx, cf, args[0], cfg, cmd.InOrStdin())
+		fmt.Fprintf(cmd.ErrOrStderr(), "pulse: produced %d records to %s\n", n, args[0])
+		return err
+	}
+	return cmd
+}
+
+// parseHeaders turns key=value flags into a header map.
+func parseHeaders(hs []string) (map[string]string, error) {
+	if len(hs) == 0 {
+		return nil, nil
+	}
+	m := make(map[string]string, len(hs))
+	for _, h := range hs {
+		k, v, ok := strings.Cut(h, "=")
+		if !ok || k == "" {
+			return nil, fmt.Errorf("--header %q: want key=value", h)
+		}
+		m[k] = v
+	}
+	return m, nil
+}
+
+// lineRecord turns one stdin line into a record; lineNo is for errors.
+func lineRecord(line []byte, lineNo int, cfg produceConfig, headers map[string]string) (wsapi.RecordIn, error) {
+	var r wsapi.RecordIn
+	if cfg.jsonLines {
+		dec := json.NewDecoder(strings.NewReader(string(line)))
+		dec.DisallowUnknownFields()
+		if err := dec.Decode(&r); err != nil {
+			return r, fmt.Errorf("line %d: not a JSON record object: %w", lineNo, err)
+		}
+		if len(r.Value) == 0 && r.ValueB64 == nil && !r.Tombstone {
+			return r, fmt.Errorf(`line %d: no "value" (use "value": null for a tombstone)`, lineNo)
+		}
+	} else if utf8.Valid(line) {
+		v, _ := json.Marshal(string(line))
+		r.Value = v
+	} else {
+		s := base64.StdEncoding.EncodeToString(line)
+		r.ValueB64 = &s
+	}
+	if cfg.keySet && r.Key == nil && r.KeyB64 == nil {
+		k := cfg.key
+		r.Key = &k
+	}
+	if len(headers) > 0 {
+		if r.Headers == nil {
+			r.Headers = map[string]string{}
+		}
+		for k, v := range headers {
+			if _, ok := r.Headers[k]; !ok {
+				r.Headers[k] = v
+			}
+		}
+	}
+	return r, nil
+}
+
+// runProduce sends the lines of in to topic and returns how many records
+// were acknowledged.
+func runProduce(ctx context.Context, cf *clientFlags, topic string, cfg produceConfig, in io.Reader) (int, error) {
+	headers, err := parseHeaders(cfg.headers)
+	if err != nil {
+		return 0, err
+	}
+	if cfg.batch <= 0 {
+		cfg.batch = 1
+	}
+	c, err := cf.dial(ctx)
+	if err != nil {
+		return 0, err
+	}
+	defer c.Close()
+	ctx, cancel := context.WithCancel(ctx)
+	defer cancel() // ends the reader goroutine on an early return
+
+	// A reader goroutine hands over lines, so that whatever arrived together
+	// goes out in one request while an interactive line goes out at once.
+	type line struct {
+		b   []byte
+		err error
+	}
+	lines := make(chan line, cfg.batch)
+	go func() {
+		defer close(lines)
+		br := bufio.NewReaderSize(in, 64<<10)
+		for {
+			b, err := br.ReadBytes('\n')
+			if len(b) > 0 {
+				b = []byte(strings.TrimRight(string(b), "\r\n"))
+				select {
+				case lines <- line{b: b}:
+				case <-ctx.Done():
+					return
+				}
+			}
+			if err != nil {
+				if !errors.Is(err, io.EOF) {
+					select {
+					case lines <- line{err: err}:
+					case <-ctx.Done():
+					}
+				}
+				return
+			}
+		}
+	}()
+
+	acked := 0
+	var window []*wsapi.Pending
+	var sizes []int
+	wait := func() error {
+		acks, err := window[0].Wait(ctx)
+		if err != nil {
+			return fmt.Errorf("produce to %s: %w", topic, err)
+		}
+		if len(acks) != sizes[0] {
+			return fmt.Errorf("produce to %s: %d acks for %d records", topic, len(acks), sizes[0])
+		}
+		acked += sizes[0]
+		window, sizes = window[1:], sizes[1:]
+		return nil
+	}
+	lineNo := 0
+	var batch []wsapi.RecordIn
+	add := func(l line) error {
+		if l.err != nil {
+			return fmt.Errorf("reading stdin: %w", l.err)
+		}
+		lineNo++
+		if len(l.b) == 0 {
+			return nil
+		}
+		r, err := lineRecord(l.b, lineNo, cfg, headers)
+		if err != nil {
+			return err
+		}
+		batch = append(batch, r)
+		return nil
+	}
+	for done := false; !done; {
+		l, ok := <-lines
+		if !ok {
+			break
+		}
+		batch = batch[:0:0]
+		if err := add(l); err != nil {
+			return acked, err
+		}
+	more: // whatever is already buffered joins the batch
+		for len(batch) < cfg.batch {
+			select {
+			case l, ok := <-lines:
+				if !ok {
+					done = true
+					break more
+				}
+				if err := add(l); err != nil {
+					return acked, err
+				}
+			default:
+				break more
+			}
+		}
+		if len(batch) > 0 {
+			p, err := c.ProduceAsync(topic, cfg.partition, batch)
+			if err != nil {
+				return acked, err
+			}
+			window = append(window, p)
+			sizes = append(sizes, len(batch))
+			if len(window) >= produceWindow {
+				if err := wait(); err != nil {
+					return acked, err
+				}
+			}
+		}
+		// Nothing more buffered: collect acks before blocking on stdin.
+		for len(lines) == 0 && len(window) > 0 {
+			if err := wait(); err != nil {
+				return acked, err
+			}
+		}
+	}
+	for len(window) > 0 {
+		if err := wait(); err != nil {
+			return acked, err
+		}
+	}
+	return acked, ctx.Err()
+}

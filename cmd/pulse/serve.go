@@ -1,0 +1,190 @@
+package main
+
+import (
+	"context"
+	"crypto/rand"
+	"encoding/hex"
+	"errors"
+	"fmt"
+	"log/slog"
+	"net"
+	"os"
+	"os/signal"
+	"sync"
+	"syscall"
+	"time"
+
+	"github.com/spf13/cobra"
+
+	"github.com/pulselog/pulse/engine"
+	"github.com/pulselog/pulse/wsapi"
+)
+
+func init() { register(newServeCmd) }
+
+// apiShutdownWait bounds how long stopping the websocket API waits for
+// produces in flight to be acked before connections are cut.
+const apiShutdownWait = 10 * time.Second
+
+// apiConfig is how the websocket API is served; `pulse serve` and the
+// terminal UI both start it with startAPI.
+type apiConfig struct {
+	Listen       string   // host:port, default defaultListen
+	Token        string   // required from clients when set
+	AllowOrigins []string // extra browser origins
+	AllowHosts   []string // extra Host header names
+	NoAutoCreate bool     // refuse produces to missing topics
+	ReadLimit    int64    // largest client message; 0: wsapi's default (1 MiB)
+	Logger       *slog.Logger
+}
+
+// ensureToken makes up a random token when the API would listen on a
+// non-loopback address without one (wsapi refuses to). It reports whether it
+// did, so that the caller can show it.
+func (c *apiConfig) ensureToken() (bool, error) {
+	if c.Token != "" || isLoopbackListen(c.Listen) {
+		return false, nil
+	}
+	b := make([]byte, 16)
+	if _, err := rand.Read(b); err != nil {
+		return false, fmt.Errorf("making a token: %w", err)
+	}
+	c.Token = hex.EncodeToString(b)
+	return true, nil
+}
+
+// isLoopbackListen reports whether addr ("host:port") names a loopback host.
+func isLoopbackListen(addr string) bool {
+	h, _, err := net.SplitHostPort(addr)
+	if err != nil {
+		return false
+	}
+	if h == "localhost" {
+		return true
+	}
+	ip := net.ParseIP(h)
+	return ip != nil && ip.IsLoopback()
+}
+
+// startAPI serves the websocket API of eng on cfg.Listen until stop is
+// called or ctx is done. stop shuts the server down gracefully (produces in
+// flight are acked, new ones refused, clients closed with 1001) within
+// apiShutdownWait; it does not close eng. It is safe to call more than once.
+func startAPI(ctx context.Context, eng *engine.Engine, cfg apiConfig) (addr string, stop func() error, err error) {
+	if cfg.Listen == "" {
+		cfg.Listen = defaultListen
+	}
+	opts := wsapi.DefaultOptions()
+	opts.Token = cfg.Token
+	opts.AllowOrigins = cfg.AllowOrigins
+	opts.AllowHosts = cfg.AllowHosts
+	opts.AutoCreate = !cfg.NoAutoCreate
+	if cfg.ReadLimit > 0 {
+		opts.ReadLimit = cfg.ReadLimit
+	}
+	opts.Logger = cfg.Logger
+	if !isLoopbackListen(cfg.Listen) && cfg.Token == "" {
+		return "", nil, fmt.Errorf("websocket API on %s: %w", cfg.Listen, wsapi.ErrTokenRequired)
+	}
+	l, err := net.Listen("tcp", cfg.Listen)
+	if err != nil {
+		return "", nil, fmt.Errorf("websocket API on %s: %w (is another pulse running? use --listen ADDR)", cfg.Listen, err)
+	}
+	srv := wsapi.New(eng, opts)
+	served := make(chan error, 1)
+	go func() { served <- srv.Serve(l) }()
+
+	var once sync.Once
+	var stopErr error
+	stop = func() error {
+		once.Do(func() {
+			sctx, cancel := context.WithTimeout(context.Background(), apiShutdownWait)
+			defer cancel()
+			stopErr = srv.Shutdown(sctx)
+			if err := <-served; err != nil && !errors.Is(err, wsapi.ErrServerClosed) && stopErr == nil {
+				stopErr = err
+			}
+		})
+		return stopErr
+	}
+	if ctx != nil {
+		go func() {
+			select {
+			case <-ctx.Done():
+				stop()
+			case <-srv.Done():
+			}
+		}()
+	}
+	return l.Addr().String(), stop, nil
+}
+
+func newServeCmd() *cobra.Command {
+	var cfg apiConfig
+	cmd := &cobra.Command{
+		Use:   "serve",
+		Short: "Run the engine and the websocket API without the terminal UI",
+		Long: `Opens the data directory and serves the websocket API (docs/websocket.md)
+until SIGINT or SIGTERM. On shutdown it stops accepting connections, lets every
+produce it already accepted be acknowledged, refuses new ones, closes clients
+with 1001 ("going away") and closes the engine.
+
+Listening on a non-loopback address needs a token (--token); without one, a
+random token is made up and printed.`,
+		Args: cobra.NoArgs,
+	}
+	data := addDataFlag(cmd)
+	f := cmd.Flags()
+	f.StringVar(&cfg.Listen, "listen", defaultListen, "address of the websocket API")
+	f.StringVar(&cfg.Token, "token", "", "token clients must send (Authorization: Bearer, or ?token=)")
+	f.StringSliceVar(&cfg.AllowOrigins, "allow-origin", nil, `extra browser origin allowed (e.g. http://myapp.test:8080, or "*"), repeatable`)
+	f.StringSliceVar(&cfg.AllowHosts, "allow-host", nil, "extra Host header name allowed (DNS rebinding protection), repeatable")
+	f.BoolVar(&cfg.NoAutoCreate, "no-auto-create", false, "refuse produces to topics that do not exist instead of creating them")
+	f.Int64Var(&cfg.ReadLimit, "read-limit", 1<<20, "largest websocket message accepted from a client, in bytes")
+	cmd.RunE = func(cmd *cobra.Command, args []string) error {
+		return runServe(cmd, *data, cfg)
+	}
+	return cmd
+}
+
+func runServe(cmd *cobra.Command, dir string, cfg apiConfig) error {
+	ctx := cmd.Context()
+	if ctx == nil {
+		ctx = context.Background()
+	}
+	ctx, stopSignals := signal.NotifyContext(ctx, os.Interrupt, syscall.SIGTERM)
+	defer stopSignals()
+
+	cfg.Logger = slog.New(slog.NewTextHandler(cmd.ErrOrStderr(), &slog.HandlerOptions{Level: slog.LevelWarn}))
+	generated, err := cfg.ensureToken()
+	if err != nil {
+		return err
+	}
+	eng, err := engine.Open(engine.DefaultOptions(dir))
+	if err != nil {
+		return fmt.Errorf("opening %s: %w", dir, err)
+	}
+	addr, stop, err := startAPI(ctx, eng, cfg)
+	if err != nil {
+		eng.Close()
+		return err
+	}
+	banner := fmt.Sprintf("pulse: serving %s on ws://%s/v1/ws", dir, addr)
+	if generated {
+		banner += " token " + cfg.Token
+	} else if cfg.Token != "" {
+		banner += " (token required)"
+	}
+	fmt.Fprintln(cmd.OutOrStdout(), banner)
+
+	<-ctx.Done()
+	fmt.Fprintln(cmd.ErrOrStderr(), "pulse: shutting down")
+	serr := stop()
+	if cerr := eng.Close(); cerr != nil {
+		return errors.Join(serr, fmt.Errorf("closing the engine: %w", cerr))
+	}
+	if serr != nil {
+		return fmt.Errorf("stopping the websocket API: %w", serr)
+	}
+	return nil
+}

@@ -1,0 +1,190 @@
+package main
+
+import (
+	"bufio"
+	"bytes"
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io"
+	"os"
+	"os/signal"
+	"strconv"
+	"syscall"
+	"time"
+	"unicode"
+	"unicode/utf8"
+
+	"github.com/gorilla/websocket"
+	"github.com/spf13/cobra"
+
+	"github.com/pulselog/pulse/wsapi"
+)
+
+func init() { register(newTailCmd) }
+
+type tailConfig struct {
+	from      string
+	partition int
+	jsonOut   bool
+	consumer  string
+	count     int
+}
+
+func newTailCmd() *cobra.Command {
+	var cfg tailConfig
+	cmd := &cobra.Command{
+		Use:   "tail TOPIC",
+		Short: "Print the records of a topic of a running pulse as they arrive",
+		Long: `Subscribes to a topic (every partition, or --partition) and prints one line
+per record: partition, offset, timestamp (UTC), key ("-" when none) and
+value, separated by tabs, kcat style. Values that are not printable text are
+shown quoted; a tombstone is shown as <tombstone>. With --json each line is
+the record's JSON as the websocket API sends it.
+
+--from is earliest, latest (the default), an offset, or @ and a Unix time in
+milliseconds. With --consumer the tail resumes from that consumer's committed
+position and commits its position after every record batch it printed.`,
+		Args: cobra.ExactArgs(1),
+	}
+	cf := addClientFlags(cmd)
+	f := cmd.Flags()
+	f.StringVar(&cfg.from, "from", "latest", "earliest, latest, an offset, or @unix-ms")
+	f.IntVarP(&cfg.partition, "partition", "p", -1, "one partition (default: all)")
+	f.BoolVar(&cfg.jsonOut, "json", false, "print each record as JSON")
+	f.StringVar(&cfg.consumer, "consumer", "", "consumer name: resume from its cursor and commit as records are printed")
+	f.IntVarP(&cfg.count, "count", "c", 0, "exit after this many records (0: run until interrupted)")
+	cmd.RunE = func(cmd *cobra.Command, args []string) error {
+		ctx, stop := signal.NotifyContext(cmdContext(cmd), os.Interrupt, syscall.SIGTERM)
+		defer stop()
+		err := runTail(ctx, cf, args[0], cfg, cmd.OutOrStdout())
+		if errors.Is(err, context.Canceled) {
+			return nil // interrupted: a normal way to stop tailing
+		}
+		return err
+	}
+	return cmd
+}
+
+// runTail prints the records of topic until ctx ends, the count is reached
+// or the connection ends.
+func runTail(ctx context.Context, cf *clientFlags, topic string, cfg tailConfig, out io.Writer) error {
+	c, err := cf.dial(ctx)
+	if err != nil {
+		return err
+	}
+	defer c.Close()
+	sub, err := c.Subscribe(ctx, wsapi.SubscribeOptions{Topic: topic, Partition: cfg.partition, From: cfg.from, Consumer: cfg.consumer})
+	if err != nil {
+		return fmt.Errorf("tail %s: %w", topic, err)
+	}
+	w := bufio.NewWriter(out)
+	defer w.Flush()
+	printed := 0
+	for {
+		var p wsapi.Push
+		var ok bool
+		select {
+		case p, ok = <-sub.C():
+		case <-ctx.Done():
+			return ctx.Err()
+		}
+		if !ok {
+			return connEnded(c, sub)
+		}
+		if p.Err != nil {
+			return fmt.Errorf("tail %s partition %d: %w", topic, p.Partition, p.Err)
+		}
+		if p.Skipped > 0 {
+			fmt.Fprintf(os.Stderr, "pulse: partition %d: %d records skipped in a corrupt range\n", p.Partition, p.Skipped)
+		}
+		for i, r := range p.Records {
+			if cfg.count > 0 && printed == cfg.count {
+				break
+			}
+			if cfg.jsonOut {
+				w.Write(r.Raw)
+				w.WriteByte('\n')
+			} else {
+				writeRecordLine(w, r)
+			}
+			printed++
+			if cfg.count > 0 && printed == cfg.count && cfg.consumer != "" {
+				// Commit exactly what was printed.
+				p.Next = p.Records[i].Offset + 1
+			}
+		}
+		if err := w.Flush(); err != nil {
+			return err
+		}
+		if cfg.consumer != "" {
+			if err := sub.Commit(ctx, p.Partition, p.Next); err != nil {
+				return fmt.Errorf("committing %s's position: %w", cfg.consumer, err)
+			}
+		}
+		if cfg.count > 0 && printed >= cfg.count {
+			return nil
+		}
+	}
+}
+
+// connEnded explains why a subscription's channel closed.
+func connEnded(c *wsapi.Client, sub *wsapi.Subscription) error {
+	err := sub.Err()
+	if err == nil {
+		err = c.Err()
+	}
+	var ce *websocket.CloseError
+	if errors.As(err, &ce) {
+		return fmt.Errorf("pulse at %s closed the connection: %d %s", c.Addr(), ce.Code, ce.Text)
+	}
+	if err == nil {
+		return fmt.Errorf("pulse at %s ended the subscription", c.Addr())
+	}
+	return err
+}
+
+// writeRecordLine writes partition, offset, timestamp, key and value of r,
+// tab-separated, on one line.
+func writeRecordLine(w *bufio.Writer, r wsapi.Record) {
+	w.WriteString(strconv.Itoa(r.Partition))
+	w.WriteByte('\t')
+	w.WriteString(strconv.FormatInt(r.Offset, 10))
+	w.WriteByte('\t')
+	w.WriteString(time.UnixMilli(r.Timestamp).UTC().Format("2006-01-02T15:04:05.000Z"))
+	w.WriteByte('\t')
+	if r.Key == nil {
+		w.WriteByte('-')
+	} else {
+		w.WriteString(printable(r.Key))
+	}
+	w.WriteByte('\t')
+	if r.Value == nil {
+		w.WriteString("<tombstone>")
+	} else {
+		w.WriteString(printable(r.Value))
+	}
+	w.WriteByte('\n')
+}
+
+// printable returns b as is when it is UTF-8 text without control
+// characters (tabs and newlines included), JSON compacted onto one line, or
+// else Go-quoted, so that one record stays on one line.
+func printable(b []byte) string {
+	if json.Valid(b) && bytes.ContainsAny(b, "\r\n\t") {
+		var buf bytes.Buffer
+		if json.Compact(&buf, b) == nil {
+			b = buf.Bytes()
+		}
+	}
+	if !utf8.Valid(b) {
+		return strconv.Quote(string(b))
+	}
+	for _, r := range string(b) {
+		if unicode.IsControl(r) {
+			return strconv.Quote(string(b))
+		}
+	}
+	return string(b)
+}

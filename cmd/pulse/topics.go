@@ -1,0 +1,248 @@
+package main
+
+import (
+	"context"
+	"encoding/json"
+	"fmt"
+	"io"
+	"os"
+	"strings"
+	"text/tabwriter"
+	"time"
+
+	"github.com/spf13/cobra"
+
+	"github.com/pulselog/pulse/wsapi"
+)
+
+func init() { register(newTopicsCmd) }
+
+// clientFlags are the flags of every command that talks to a running Pulse
+// over the websocket API.
+type clientFlags struct {
+	server string
+	token  string
+}
+
+// addClientFlags adds --server and --token to cmd.
+func addClientFlags(cmd *cobra.Command) *clientFlags {
+	cf := &clientFlags{}
+	server := os.Getenv("PULSE_SERVER")
+	if server == "" {
+		server = defaultListen
+	}
+	cmd.Flags().StringVar(&cf.server, "server", server, "address of the running pulse (host:port or ws://host:port; env PULSE_SERVER)")
+	cmd.Flags().StringVar(&cf.token, "token", os.Getenv("PULSE_TOKEN"), "token of the running pulse, if it needs one (env PULSE_TOKEN)")
+	return cf
+}
+
+// dialTimeout bounds connecting to a running Pulse.
+const dialTimeout = 5 * time.Second
+
+// dial connects to the running Pulse; when none runs, the error says how to
+// start one.
+func (cf *clientFlags) dial(ctx context.Context) (*wsapi.Client, error) {
+	dctx, cancel := context.WithTimeout(ctx, dialTimeout)
+	defer cancel()
+	return wsapi.Dial(dctx, cf.server, wsapi.DialOptions{Token: cf.token})
+}
+
+// cmdContext is the command's context, or Background.
+func cmdContext(cmd *cobra.Command) context.Context {
+	if ctx := cmd.Context(); ctx != nil {
+		return ctx
+	}
+	return context.Background()
+}
+
+func newTopicsCmd() *cobra.Command {
+	cmd := &cobra.Command{
+		Use:   "topics",
+		Short: "List, describe, create and delete topics of a running pulse",
+	}
+	cmd.AddCommand(newTopicsListCmd(), newTopicsDescribeCmd(), newTopicsCreateCmd(), newTopicsDeleteCmd())
+	return cmd
+}
+
+func newTopicsListCmd() *cobra.Command {
+	var jsonOut bool
+	cmd := &cobra.Command{
+		Use:   "list",
+		Short: "List topics",
+		Args:  cobra.NoArgs,
+	}
+	cf := addClientFlags(cmd)
+	cmd.Flags().BoolVar(&jsonOut, "json", false, "print JSON")
+	cmd.RunE = func(cmd *cobra.Command, args []string) error {
+		ctx := cmdContext(cmd)
+		c, err := cf.dial(ctx)
+		if err != nil {
+			return err
+		}
+		defer c.Close()
+		ts, err := c.Topics(ctx)
+		if err != nil {
+			return err
+		}
+		if jsonOut {
+			return printJSON(cmd.OutOrStdout(), ts)
+		}
+		printTopicList(cmd.OutOrStdout(), ts)
+		return nil
+	}
+	return cmd
+}
+
+// printTopicList prints one line per topic.
+func printTopicList(w io.Writer, ts []wsapi.TopicInfo) {
+	tw := tabwriter.NewWriter(w, 0, 4, 2, ' ', 0)
+	fmt.Fprintln(tw, "TOPIC\tPARTITIONS\tRECORDS\tBYTES\tCODEC\tSYNC\tCLEANUP\tRETENTION")
+	for _, t := range ts {
+		var recs, bytes int64
+		for _, p := range t.Partitions {
+			recs += p.HWM - p.LogStart
+			bytes += p.Bytes
+		}
+		fmt.Fprintf(tw, "%s\t%d\t%d\t%d\t%s\t%s\t%s\t%s\n", t.Name, len(t.Partitions), recs, bytes,
+			t.Config.Codec, t.Config.SyncMode, t.Config.Cleanup, retention(t.Config))
+	}
+	tw.Flush()
+}
+
+func retention(c wsapi.TopicConfig) string {
+	var parts []string
+	if c.RetentionMs > 0 {
+		parts = append(parts, (time.Duration(c.RetentionMs) * time.Millisecond).String())
+	}
+	if c.RetentionBytes > 0 {
+		parts = append(parts, fmt.Sprintf("%d bytes", c.RetentionBytes))
+	}
+	if len(parts) == 0 {
+		return "none"
+	}
+	return strings.Join(parts, ", ")
+}
+
+func newTopicsDescribeCmd() *cobra.Command {
+	var jsonOut bool
+	cmd := &cobra.Command{
+		Use:   "describe TOPIC",
+		Short: "Show a topic's configuration and partitions",
+		Args:  cobra.ExactArgs(1),
+	}
+	cf := addClientFlags(cmd)
+	cmd.Flags().BoolVar(&jsonOut, "json", false, "print JSON")
+	cmd.RunE = func(cmd *cobra.Command, args []string) error {
+		ctx := cmdContext(cmd)
+		c, err := cf.dial(ctx)
+		if err != nil {
+			return err
+		}
+		defer c.Close()
+		t, err := c.Describe(ctx, args[0])
+		if err != nil {
+			return fmt.Errorf("topic %q: %w", args[0], err)
+		}
+		if jsonOut {
+			return printJSON(cmd.OutOrStdout(), t)
+		}
+		printTopic(cmd.OutOrStdout(), t)
+		return nil
+	}
+	return cmd
+}
+
+// printTopic prints a topic's configuration, then a partition table.
+func printTopic(w io.Writer, t wsapi.TopicInfo) {
+	c := t.Config
+	fmt.Fprintf(w, "topic %s\n", t.Name)
+	if t.CreatedAt > 0 {
+		fmt.Fprintf(w, "  created     %s\n", time.UnixMilli(t.CreatedAt).UTC().Format(time.RFC3339))
+	}
+	fmt.Fprintf(w, "  partitions  %d\n  codec       %s\n  segment     %d bytes\n  sync mode   %s\n  cleanup     %s\n  retention   %s\n",
+		c.Partitions, c.Codec, c.SegmentBytes, c.SyncMode, c.Cleanup, retention(c))
+	tw := tabwriter.NewWriter(w, 0, 4, 2, ' ', 0)
+	fmt.Fprintln(tw, "PARTITION\tLOG-START\tHWM\tLEO\tSEGMENTS\tBYTES\tSTATUS")
+	for _, p := range t.Partitions {
+		var status []string
+		if p.Degraded {
+			status = append(status, fmt.Sprintf("degraded (%d records skipped)", p.SkippedRecords))
+		}
+		if p.HiddenTail > 0 {
+			status = append(status, fmt.Sprintf("hidden tail %d", p.HiddenTail))
+		}
+		if p.Compacting {
+			status = append(status, "compacting")
+		}
+		if len(status) == 0 {
+			status = append(status, "ok")
+		}
+		fmt.Fprintf(tw, "%d\t%d\t%d\t%d\t%d\t%d\t%s\n", p.Partition, p.LogStart, p.HWM, p.LEO, p.Segments, p.Bytes, strings.Join(status, ", "))
+	}
+	tw.Flush()
+}
+
+func newTopicsCreateCmd() *cobra.Command {
+	var cfg wsapi.TopicConfig
+	cmd := &cobra.Command{
+		Use:   "create TOPIC",
+		Short: "Create a topic",
+		Long: `Creates a topic. Flags left out take the defaults (1 partition, zstd,
+64 MiB segments, sync mode every-write, no retention, cleanup delete).`,
+		Args: cobra.ExactArgs(1),
+	}
+	cf := addClientFlags(cmd)
+	f := cmd.Flags()
+	f.IntVar(&cfg.Partitions, "partitions", 1, "number of partitions")
+	f.StringVar(&cfg.Codec, "codec", "zstd", "batch compression: zstd or none")
+	f.Int64Var(&cfg.SegmentBytes, "segment-bytes", 64<<20, "segment size before rolling (at least 1 MiB)")
+	f.StringVar(&cfg.SyncMode, "sync-mode", "every-write", "every-write (ack after fsync) or interval (ack after write, fsync every second)")
+	f.Int64Var(&cfg.RetentionMs, "retention-ms", 0, "delete sealed segments whose newest record is older (0: keep)")
+	f.Int64Var(&cfg.RetentionBytes, "retention-bytes", 0, "delete the oldest sealed segments past this size per partition (0: keep)")
+	f.StringVar(&cfg.Cleanup, "cleanup", "delete", "delete or compact (keep the latest record per key)")
+	cmd.RunE = func(cmd *cobra.Command, args []string) error {
+		ctx := cmdContext(cmd)
+		c, err := cf.dial(ctx)
+		if err != nil {
+			return err
+		}
+		defer c.Close()
+		t, err := c.CreateTopic(ctx, args[0], cfg)
+		if err != nil {
+			return fmt.Errorf("creating topic %q: %w", args[0], err)
+		}
+		fmt.Fprintf(cmd.OutOrStdout(), "created topic %s (%d partitions, %s, %s)\n", t.Name, len(t.Partitions), t.Config.Codec, t.Config.SyncMode)
+		return nil
+	}
+	return cmd
+}
+
+func newTopicsDeleteCmd() *cobra.Command {
+	cmd := &cobra.Command{
+		Use:   "delete TOPIC",
+		Short: "Delete a topic and all its records",
+		Args:  cobra.ExactArgs(1),
+	}
+	cf := addClientFlags(cmd)
+	cmd.RunE = func(cmd *cobra.Command, args []string) error {
+		ctx := cmdContext(cmd)
+		c, err := cf.dial(ctx)
+		if err != nil {
+			return err
+		}
+		defer c.Close()
+		if err := c.DeleteTopic(ctx, args[0]); err != nil {
+			return fmt.Errorf("deleting topic %q: %w", args[0], err)
+		}
+		fmt.Fprintf(cmd.OutOrStdout(), "deleted topic %s\n", args[0])
+		return nil
+	}
+	return cmd
+}
+
+// printJSON prints v as indented JSON.
+func printJSON(w io.Writer, v any) error {
+	enc := json.NewEncoder(w)
+	enc.SetIndent("", "  ")
+	return enc.Encode(v)
+}
