@@ -285,7 +285,7 @@ func (s *crashLabScreen) render() {
 	}
 	add("")
 	colW := max((s.w-5)/2, 20)
-	side := crashlab.SideBySide("HEALTHY COPY", r.Healthy.Lines(), "FAULTED COPY", r.Faulted.Lines(), colW)
+	side := crashlab.SideBySide("HEALTHY COPY", reportLines(s.c, r.Healthy), "FAULTED COPY", reportLines(s.c, r.Faulted), colW)
 	for i, l := range side {
 		if i == 0 {
 			add(st.PanelTitle.Render(" " + l))

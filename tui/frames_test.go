@@ -82,7 +82,7 @@ func handWrittenDataDir(t *testing.T, batches int) (string, string, []int64) {
 func openFrames(t *testing.T, data string, wants ...string) *teatest.TestModel {
 	t.Helper()
 	e := reopen(t, data, false)
-	tm := openRecovery(t, fixedDurations{e})
+	tm := openRecovery(t, e)
 	tm.Send(enter)
 	waitFor(t, tm, append([]string{"frames 00000000000000000000", "POSITION"}, wants...)...)
 	return tm

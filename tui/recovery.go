@@ -54,6 +54,20 @@ func relReport(r recovery.Report, dataDir string) recovery.Report {
 	return r
 }
 
+// reportLines is Report.Lines, the text `pulse inspect` prints, with the
+// directory relative to the data dir and the duration through the UI's
+// FormatDuration (so tests can pin it).
+func reportLines(c *Common, r recovery.Report) []string {
+	r = relReport(r, c.Src.Dir())
+	lines := r.Lines()
+	for i, l := range lines {
+		if rest, ok := strings.CutPrefix(l, "  duration "); ok {
+			lines[i] = "  duration " + strings.Repeat(" ", len(rest)-len(strings.TrimLeft(rest, " "))) + c.Opts.FormatDuration(r.Duration)
+		}
+	}
+	return lines
+}
+
 // reportState is the one-word state of a report, as Lines prints it.
 func reportState(r *recovery.Report) (string, func(*Common) lipgloss.Style) {
 	switch {
@@ -149,7 +163,7 @@ func (s *recoveryListScreen) Update(msg tea.Msg) tea.Cmd {
 			rows = append(rows, row{
 				Key: fmt.Sprintf("%d/%s", r.Partition, r.Topic),
 				Cells: []string{
-					r.Name(), state, r.Path, r.Duration.Round(1000).String(),
+					r.Name(), state, r.Path, s.c.Opts.FormatDuration(r.Duration),
 					humanBytes(r.BytesScanned), humanBytes(r.TruncatedBytes()),
 					fmt.Sprint(len(r.Corrupt)), humanCount(r.CorruptRecords()), humanCount(r.HiddenTail),
 					fmt.Sprint(len(r.IndexesRebuilt)), fmt.Sprint(len(r.TempFilesRemoved)),
@@ -403,8 +417,7 @@ func (s *recoveryScreen) View() string {
 	case s.report == nil:
 		b.WriteString(st.Muted.Render(fmt.Sprintf("  no recovery report for %s p%d (created after the last open)", s.topic, s.part)))
 	default:
-		r := relReport(*s.report, s.c.Src.Dir())
-		b.WriteString(styleReportLines(s.c, r.Lines()))
+		b.WriteString(styleReportLines(s.c, reportLines(s.c, *s.report)))
 	}
 	b.WriteString("\n" + s.liveLine() + "\n\n")
 	b.WriteString(st.PanelTitle.Render("  Jump into the frames") + "\n")
