@@ -50,7 +50,7 @@ func TestRetentionPassFromSegmentsScreen(t *testing.T) {
 	tm := startUI(t, opts)
 	waitFor(t, tm, "Topics / logs", "p0")
 	tm.Send(enter)
-	waitFor(t, tm, "over size by", "last    never")
+	waitFor(t, tm, "segment 0: ", " over", "last    never")
 	tm.Send(keys("X"))
 	waitFor(t, tm, "retention pass on logs done", "trimmed")
 	m := finish(t, tm)

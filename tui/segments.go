@@ -67,7 +67,7 @@ func newSegmentsScreen(c *Common, topic string, p int) *segmentsScreen {
 	s.table = newTable(c, []column{
 		{Title: "BASE", Width: 10, Right: true},
 		{Title: "NEXT", Width: 10, Right: true},
-		{Title: "SIZE", Width: 9, Right: true},
+		{Title: "SIZE", Width: 10, Right: true},
 		{Title: "RECORDS", Width: 8, Right: true},
 		{Title: "BATCHES", Width: 7, Right: true},
 		{Title: "TIME RANGE", Width: 12, Flex: true},

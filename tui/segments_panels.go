@@ -61,14 +61,14 @@ func (s *segmentsScreen) retentionLines() []string {
 	case len(sealed) == 0:
 		next = "next    none (the active segment stays)"
 	case cfg.RetentionMaxBytes > 0 && total > cfg.RetentionMaxBytes:
-		next = fmt.Sprintf("next    %s: over size by %s", humanCount(sealed[0].Base), humanBytes(total-cfg.RetentionMaxBytes))
+		next = fmt.Sprintf("next    segment %s: %s over", humanCount(sealed[0].Base), humanBytes(total-cfg.RetentionMaxBytes))
 	case cfg.RetentionMaxAge > 0:
 		due := time.UnixMilli(sealed[0].LastTimestamp).Add(cfg.RetentionMaxAge)
 		when := "at " + ft(due.UnixMilli())
 		if !s.c.Opts.Now().Before(due) {
 			when = "due now"
 		}
-		next = fmt.Sprintf("next    %s %s", humanCount(sealed[0].Base), when)
+		next = fmt.Sprintf("next    segment %s %s", humanCount(sealed[0].Base), when)
 	}
 	lines = append(lines, next)
 	switch {
