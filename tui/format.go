@@ -2,6 +2,7 @@ package tui
 
 import (
 	"fmt"
+	"math"
 	"strconv"
 	"strings"
 	"time"
@@ -37,7 +38,7 @@ func parseBytes(s string) (int64, error) {
 		}
 	}
 	f, err := strconv.ParseFloat(t, 64)
-	if err != nil || f < 0 || f*float64(mult) > 1<<62 {
+	if err != nil || math.IsNaN(f) || f < 0 || f*float64(mult) > 1<<62 {
 		return 0, fmt.Errorf("%w: size %q (want e.g. 64MiB, 1.5GiB, 1048576)", ErrBadInput, s)
 	}
 	return int64(f * float64(mult)), nil
