@@ -15,6 +15,8 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"os"
+	"path/filepath"
 	"sync"
 	"sync/atomic"
 	"time"
@@ -359,7 +361,17 @@ func (l *Log) persistHWM(force bool) error {
 }
 
 // writeSnapshot records the durable state of the active segment.
+//
+// A degraded log gets no snapshot (an old one is removed): the next open then
+// scans in full and reports the corrupt ranges again instead of trusting
+// segments it knows are damaged.
 func (l *Log) writeSnapshot() error {
+	if l.degraded.Load() {
+		if err := os.Remove(filepath.Join(l.dir, recovery.SnapshotFile)); err != nil && !errors.Is(err, os.ErrNotExist) {
+			return fmt.Errorf("partition %s: remove snapshot of a degraded log: %w", l.dir, err)
+		}
+		return nil
+	}
 	l.segMu.RLock()
 	active := l.segs[len(l.segs)-1]
 	l.segMu.RUnlock()

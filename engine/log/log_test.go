@@ -428,3 +428,56 @@ func TestOffsetForTimestamp(t *testing.T) {
 		t.Fatalf("timestamp past the end gave %d, want HWM %d", got, l.HWM())
 	}
 }
+
+// A degraded log never leaves a snapshot behind, so every later open scans
+// in full and reports the damage again, and reads keep skipping it.
+func TestDegradedLogKeepsReportingCorruption(t *testing.T) {
+	dir := t.TempDir()
+	o := testOptions()
+	o.Codec = codec.CodecNone
+	l := openLog(t, dir, o)
+	for i := range 200 {
+		mustAppend(t, l, codec.Record{Value: bytes.Repeat([]byte{byte(i)}, 900)})
+	}
+	segs, _ := l.Segments()
+	l.Close()
+	if len(segs) < 2 {
+		t.Fatalf("want a sealed segment, have %d segments", len(segs))
+	}
+	// Damage the body of the second batch of the first (sealed) segment.
+	path := segs[0].Path
+	data, err := os.ReadFile(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	h, _ := codec.ParseHeader(data)
+	data[h.Size()+codec.HeaderLen+100] ^= 0x40
+	if err := os.WriteFile(path, data, 0o644); err != nil {
+		t.Fatal(err)
+	}
+	os.Remove(filepath.Join(dir, "snapshot"))
+
+	for round := range 2 {
+		l = openLog(t, dir, o)
+		rep := l.Report()
+		if !rep.Degraded || len(rep.Corrupt) != 1 || rep.Corrupt[0].FirstOffset != 1 {
+			l.Close()
+			t.Fatalf("open %d: report %+v, want one corrupt range starting at offset 1", round, rep.Corrupt)
+		}
+		recs := readAll(t, l)
+		if len(recs) != 199+round || recs[0].Offset != 0 || recs[1].Offset != 2 {
+			l.Close()
+			t.Fatalf("open %d: read %d records, offsets %d, %d; want %d skipping offset 1", round, len(recs), recs[0].Offset, recs[1].Offset, 199+round)
+		}
+		if l.SkippedRecords() != 1 {
+			t.Fatalf("open %d: skipped %d, want 1", round, l.SkippedRecords())
+		}
+		mustAppend(t, l, codec.Record{Value: []byte("after")})
+		if err := l.Close(); err != nil {
+			t.Fatal(err)
+		}
+		if _, err := os.Stat(filepath.Join(dir, "snapshot")); !os.IsNotExist(err) {
+			t.Fatalf("open %d: a degraded log left a snapshot (%v)", round, err)
+		}
+	}
+}
