@@ -201,6 +201,22 @@ func runProduce(ctx context.Context, cf *clientFlags, topic string, cfg produceC
 		batch = append(batch, r)
 		return nil
 	}
+	// fail sends what is batched and waits for every ack: what came before a bad
+	// line is stored before the error is reported.
+	fail := func(err error) (int, error) {
+		if len(batch) > 0 {
+			if p, serr := c.ProduceAsync(topic, cfg.partition, batch); serr == nil {
+				window = append(window, p)
+				sizes = append(sizes, len(batch))
+			}
+		}
+		for len(window) > 0 {
+			if werr := wait(); werr != nil {
+				return acked, errors.Join(err, werr)
+			}
+		}
+		return acked, err
+	}
 	for done := false; !done; {
 		l, ok := <-lines
 		if !ok {
@@ -208,7 +224,7 @@ func runProduce(ctx context.Context, cf *clientFlags, topic string, cfg produceC
 		}
 		batch = batch[:0:0]
 		if err := add(l); err != nil {
-			return acked, err
+			return fail(err)
 		}
 	more: // whatever is already buffered joins the batch
 		for len(batch) < cfg.batch {
@@ -219,7 +235,7 @@ func runProduce(ctx context.Context, cf *clientFlags, topic string, cfg produceC
 					break more
 				}
 				if err := add(l); err != nil {
-					return acked, err
+					return fail(err)
 				}
 			default:
 				break more
