@@ -64,7 +64,12 @@ func readFrames(path string, from int64, n int) ([]frame, int64, int64, error) {
 	if err != nil {
 		return nil, from, 0, err
 	}
-	size := fi.Size()
+	frs, next, err := walkFrames(f, fi.Size(), from, n)
+	return frs, next, fi.Size(), err
+}
+
+// walkFrames is readFrames on any ReaderAt of size bytes.
+func walkFrames(f io.ReaderAt, size, from int64, n int) ([]frame, int64, error) {
 	var out []frame
 	var buf []byte
 	hb := make([]byte, codec.HeaderLen)
@@ -72,19 +77,19 @@ func readFrames(path string, from int64, n int) ([]frame, int64, int64, error) {
 	for len(out) < n && pos < size {
 		fr, err := checkFrame(f, pos, size, hb, &buf)
 		if err != nil {
-			return out, pos, size, err
+			return out, pos, err
 		}
 		if fr.Damaged {
 			next, err := resyncFile(f, pos+1, size)
 			if err != nil {
-				return out, pos, size, err
+				return out, pos, err
 			}
 			fr.Size = next - pos
 		}
 		out = append(out, fr)
 		pos += fr.Size
 	}
-	return out, pos, size, nil
+	return out, pos, nil
 }
 
 // checkFrame reads and checks the batch at pos.
@@ -128,7 +133,7 @@ func checkFrame(f io.ReaderAt, pos, size int64, hb []byte, buf *[]byte) (frame, 
 // with a good header and CRC starts, reading the file in chunks; size when
 // there is none.
 func resyncFile(f io.ReaderAt, from, size int64) (int64, error) {
-	chunk := make([]byte, resyncChunk+codec.HeaderLen)
+	chunk := make([]byte, min(resyncChunk, max(size-from, 0))+codec.HeaderLen)
 	hb := make([]byte, codec.HeaderLen)
 	var buf []byte
 	for start := from; start+codec.HeaderLen <= size; start += resyncChunk {
@@ -136,7 +141,7 @@ func resyncFile(f io.ReaderAt, from, size int64) (int64, error) {
 		if _, err := f.ReadAt(chunk[:n], start); err != nil && !errors.Is(err, io.EOF) {
 			return 0, err
 		}
-		for i := int64(0); i < min(resyncChunk, n-codec.HeaderLen+1); i++ {
+		for i := int64(0); i < min(int64(len(chunk))-codec.HeaderLen, n-codec.HeaderLen+1); i++ {
 			if chunk[i] != codec.Magic || chunk[i+1] != codec.Version {
 				continue
 			}

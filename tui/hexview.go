@@ -1,6 +1,7 @@
 package tui
 
 import (
+	"bytes"
 	"encoding/binary"
 	"errors"
 	"fmt"
@@ -358,8 +359,12 @@ func recordsView(c *Common, fr frame, raw []byte) []string {
 			return out
 		}
 		sec = dec
+		raw := int64(len(dec))
+		if fr.Raw > raw {
+			raw = fr.Raw
+		}
 		add(st.PanelTitle.Render(fmt.Sprintf("  RECORDS (zstd: %s stored, %s decompressed; positions below are in the decompressed bytes)",
-			humanBytes(int64(len(stored))), humanBytes(int64(len(dec))))))
+			humanBytes(int64(len(stored))), humanBytes(raw))))
 		base = 0
 	default:
 		add(st.PanelTitle.Render(fmt.Sprintf("  RECORDS (none: %s as stored)", humanBytes(int64(len(stored))))))
@@ -441,13 +446,18 @@ func wrapWords(words []string, width int, indent string) []string {
 	return append(out, line)
 }
 
-// decompress inflates a zstd records section, refusing more than
-// codec.MaxBatchBytes.
+// decompress inflates the start of a zstd records section: at most
+// hexMaxSection plus one record's worth of bytes, since no more is shown
+// (a corrupt frame may claim up to codec.MaxBatchBytes).
 func decompress(sec []byte) ([]byte, error) {
-	d, err := zstd.NewReader(nil, zstd.WithDecoderConcurrency(1), zstd.WithDecoderMaxMemory(codec.MaxBatchBytes))
+	d, err := zstd.NewReader(bytes.NewReader(sec), zstd.WithDecoderConcurrency(1), zstd.WithDecoderMaxMemory(codec.MaxBatchBytes))
 	if err != nil {
 		return nil, err
 	}
 	defer d.Close()
-	return d.DecodeAll(sec, nil)
+	out, err := io.ReadAll(io.LimitReader(d, 2*hexMaxSection))
+	if err != nil {
+		return nil, err
+	}
+	return out, nil
 }
