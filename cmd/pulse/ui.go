@@ -3,11 +3,9 @@ package main
 import (
 	"context"
 	"fmt"
-	"net"
 	"os"
 	"os/signal"
 	"syscall"
-	"time"
 
 	tea "github.com/charmbracelet/bubbletea"
 	"github.com/spf13/cobra"
@@ -15,7 +13,6 @@ import (
 	"github.com/pulselog/pulse/engine"
 	"github.com/pulselog/pulse/themes"
 	"github.com/pulselog/pulse/tui"
-	"github.com/pulselog/pulse/wsapi"
 )
 
 // uiConfig is what the bare `pulse` command runs with.
@@ -46,35 +43,6 @@ func setupRoot(root *cobra.Command) {
 		cfg.noListen = cfg.listen == "" || cfg.listen == "off"
 		return runUI(cmd.Context(), cfg)
 	}
-}
-
-// uiShutdownWait bounds how long quitting the UI waits for the websocket
-// API's produces in flight to be acked.
-const uiShutdownWait = 5 * time.Second
-
-// startUIWebsocket serves the websocket API of e on addr from this process
-// (the same server `pulse serve` runs headless, with its default options).
-// It returns the address it listens on and a stop function that shuts the
-// server down (acking produces in flight) before the engine closes.
-func startUIWebsocket(e *engine.Engine, addr string) (string, func(), error) {
-	l, err := net.Listen("tcp", addr)
-	if err != nil {
-		return "", nil, fmt.Errorf("websocket API on %s: %w (use --listen ADDR, or --listen off)", addr, err)
-	}
-	if ta, ok := l.Addr().(*net.TCPAddr); ok && !ta.IP.IsLoopback() {
-		l.Close()
-		return "", nil, fmt.Errorf("websocket API on %s: not a loopback address; the UI serves localhost only (pulse serve --token serves others)", addr)
-	}
-	srv := wsapi.New(e, wsapi.DefaultOptions())
-	served := make(chan error, 1)
-	go func() { served <- srv.Serve(l) }()
-	stop := func() {
-		ctx, cancel := context.WithTimeout(context.Background(), uiShutdownWait)
-		defer cancel()
-		_ = srv.Shutdown(ctx)
-		<-served
-	}
-	return l.Addr().String(), stop, nil
 }
 
 // uiSource is the engine as the UI sees it: *engine.Engine satisfies
@@ -114,11 +82,13 @@ func runUI(ctx context.Context, cfg uiConfig) error {
 
 	listen := ""
 	if !cfg.noListen {
-		addr, stopWS, err := startUIWebsocket(e, cfg.listen)
+		// The same server `pulse serve` runs headless, on loopback only
+		// (the UI has no --token: pulse serve is for other addresses).
+		addr, stopAPI, err := startAPI(ctx, e, apiConfig{Listen: cfg.listen})
 		if err != nil {
 			return err
 		}
-		defer stopWS()
+		defer stopAPI()
 		listen = addr
 	}
 
