@@ -96,31 +96,12 @@ func Open(opts Options) (*Engine, error) {
 
 const topicsDir = "topics"
 
+// withDefaults fills what the facade itself uses; the partition logs fill
+// their own zero fields (see log.DefaultOptions, which has the same values as
+// DefaultOptions).
 func (o Options) withDefaults() Options {
-	d := DefaultOptions(o.Dir)
-	if o.FlushBytes <= 0 {
-		o.FlushBytes = d.FlushBytes
-	}
-	if o.FlushRecords <= 0 {
-		o.FlushRecords = d.FlushRecords
-	}
-	if o.FlushInterval <= 0 {
-		o.FlushInterval = d.FlushInterval
-	}
-	if o.SyncInterval <= 0 {
-		o.SyncInterval = d.SyncInterval
-	}
-	if o.SyncBytes <= 0 {
-		o.SyncBytes = d.SyncBytes
-	}
-	if o.IndexIntervalBytes <= 0 {
-		o.IndexIntervalBytes = d.IndexIntervalBytes
-	}
-	if o.HWMInterval <= 0 {
-		o.HWMInterval = d.HWMInterval
-	}
 	if o.HiddenTail == "" {
-		o.HiddenTail = d.HiddenTail
+		o.HiddenTail = HiddenTailExpose
 	}
 	if o.Logger == nil {
 		o.Logger = slog.New(slog.DiscardHandler)

@@ -1,6 +1,10 @@
 package engine
 
-import "errors"
+import (
+	"errors"
+
+	"github.com/pulselog/pulse/meta"
+)
 
 // Errors returned by the engine facade, matched with errors.Is.
 var (
@@ -9,7 +13,7 @@ var (
 	ErrClosed = errors.New("engine is closed")
 
 	// Topics and partitions.
-	ErrInvalidTopic        = errors.New("invalid topic name")
+	ErrInvalidTopic        = meta.ErrInvalidTopic // the name rule lives in meta
 	ErrTopicNotFound       = errors.New("topic not found")
 	ErrTopicExists         = errors.New("topic already exists")
 	ErrInvalidConfig       = errors.New("invalid topic config")

@@ -54,9 +54,9 @@ const (
 
 const offsetLen = 8 // cursor value and schema version: int64 big-endian
 
-// ValidateTopicName checks name against the rule of SPEC.md §2 (the same as
-// engine.ValidateTopicName, repeated here because meta does not import the
-// engine): 1–249 characters of [a-zA-Z0-9._-], not "." or "..".
+// ValidateTopicName checks name against the rule of SPEC.md §2 (Kafka's):
+// 1–249 characters of [a-zA-Z0-9._-], not "." or "..". It is the one
+// implementation of the rule; engine.ValidateTopicName calls it.
 func ValidateTopicName(name string) error {
 	if name == "" {
 		return fmt.Errorf("%w: empty", ErrInvalidTopic)
