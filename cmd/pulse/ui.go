@@ -113,6 +113,7 @@ func runUI(ctx context.Context, cfg uiConfig) error {
 	if err != nil {
 		return err
 	}
+	defer m.Close() // stops the tail's long-poll before the engine closes
 	opts := []tea.ProgramOption{tea.WithContext(ctx), tea.WithMouseCellMotion()}
 	if !cfg.noAlt {
 		opts = append(opts, tea.WithAltScreen())
