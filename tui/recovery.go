@@ -133,7 +133,7 @@ func newRecoveryListScreen(c *Common) *recoveryListScreen {
 		{Title: "SCANNED", Width: 10, Right: true},
 		{Title: "TRUNCATED", Width: 9, Right: true},
 		{Title: "CORRUPT", Width: 7, Right: true},
-		{Title: "SKIPPED", Width: 7, Right: true},
+		{Title: "OFFSETS", Width: 7, Right: true}, // offsets inside corrupt ranges
 		{Title: "HIDDEN", Width: 7, Right: true},
 		{Title: "INDEXES", Width: 7, Right: true},
 		{Title: "TEMPS", Width: 5, Right: true},
