@@ -68,6 +68,7 @@ func TestCrashLabTornTail(t *testing.T) {
 			t.Errorf("crash lab result lacks %q:\n%s", s, v)
 		}
 	}
+	golden(t, m)
 	sameSums(t, before, sums(t, part))
 }
 
