@@ -235,3 +235,49 @@ func TestStartupReportsMismatchesInsteadOfGuessing(t *testing.T) {
 		t.Fatalf("removal of the empty orphan not reported:\n%s", probs)
 	}
 }
+
+// Under the "hide" policy records past the persisted HWM stay invisible
+// after a crash until a commit covers them or they are exposed by hand.
+func TestHiddenTailHideThenExpose(t *testing.T) {
+	dir := t.TempDir()
+	e := openEngine(t, dir)
+	if err := e.CreateTopic("h", TopicConfig{}); err != nil {
+		t.Fatal(err)
+	}
+	for i := range 10 {
+		if _, err := e.Produce(context.Background(), "h", 0, []Record{{Value: fmt.Appendf(nil, "%d", i)}}); err != nil {
+			t.Fatal(err)
+		}
+	}
+	e.Close()
+	// The persisted HWM lags (as after a crash within the persist interval).
+	pdir := filepath.Join(dir, "topics", "h", "p00000")
+	if err := os.WriteFile(filepath.Join(pdir, "hwm"), []byte{0, 0, 0, 0, 0, 0, 0, 4}, 0o644); err != nil {
+		t.Fatal(err)
+	}
+	os.Remove(filepath.Join(pdir, "snapshot"))
+	opts := DefaultOptions(dir)
+	opts.HiddenTail = HiddenTailHide
+	e, err := Open(opts)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer e.Close()
+	info, _ := e.Describe("h")
+	if p := info.Partitions[0]; p.HWM != 4 || p.HiddenTail != 6 {
+		t.Fatalf("after hide recovery HWM %d hidden %d, want 4 and 6", p.HWM, p.HiddenTail)
+	}
+	if r, _ := e.Read("h", 0, 0, 100, 0); len(r.Records) != 4 {
+		t.Fatalf("read %d records with a hidden tail, want 4", len(r.Records))
+	}
+	if err := e.ExposeHiddenTail("h", 0); err != nil {
+		t.Fatal(err)
+	}
+	info, _ = e.Describe("h")
+	if p := info.Partitions[0]; p.HWM != 10 || p.HiddenTail != 0 {
+		t.Fatalf("after expose HWM %d hidden %d, want 10 and 0", p.HWM, p.HiddenTail)
+	}
+	if r, _ := e.Read("h", 0, 0, 100, 0); len(r.Records) != 10 {
+		t.Fatalf("read %d records after expose, want 10", len(r.Records))
+	}
+}

@@ -161,3 +161,16 @@ func (e *Engine) Sync(topic string) error {
 	}
 	return nil
 }
+
+// ExposeHiddenTail makes a partition's hidden tail (records recovery kept
+// above the persisted HWM under the "hide" policy) visible now.
+func (e *Engine) ExposeHiddenTail(topic string, partition int) error {
+	l, err := e.partition(topic, partition)
+	if err != nil {
+		return err
+	}
+	if _, err := l.ExposeHiddenTail(); err != nil {
+		return fmt.Errorf("topic %s partition %d: %w", topic, partition, err)
+	}
+	return nil
+}

@@ -478,3 +478,32 @@ func recordSize(r *codec.Record) int {
 	}
 	return n
 }
+
+// ExposeHiddenTail makes the records recovery kept hidden (between the HWM
+// and the recovered end, under the "hide" policy) visible now: it fsyncs
+// the segments holding them, moves the HWM over them, wakes readers and
+// persists the hwm file. It returns how many offsets became visible.
+func (l *Log) ExposeHiddenTail() (int64, error) {
+	l.syncMu.Lock()
+	defer l.syncMu.Unlock()
+	hwm, end := l.hwm.Load(), l.durable.Load()
+	if end <= hwm {
+		return 0, nil
+	}
+	l.segMu.RLock()
+	segs := append([]*segState(nil), l.segs...)
+	l.segMu.RUnlock()
+	for i, st := range segs {
+		if i+1 < len(segs) && segs[i+1].seg.Base() <= hwm {
+			continue // wholly below the HWM
+		}
+		if err := st.seg.SyncData(); err != nil {
+			return 0, fmt.Errorf("partition %s: expose hidden tail: %w", l.dir, err)
+		}
+	}
+	l.advanceHWM(end)
+	if err := l.persistHWM(true); err != nil {
+		return 0, err
+	}
+	return end - hwm, nil
+}
