@@ -185,3 +185,49 @@ func TestParseWhen(t *testing.T) {
 		}
 	}
 }
+
+// Jumps by time, to the earliest and to the latest record.
+func TestTailJumpKeys(t *testing.T) {
+	e := openEngine(t)
+	create(t, e, "ev", engine.DefaultTopicConfig())
+	produce(t, e, "ev", 0, orderRecords(0, 30)...)
+	acks := produce(t, e, "ev", 0, orderRecords(30, 30)...)
+	ts := acks[0].Timestamp
+	s := newTestTail(t, testOptions(e), "ev", 0)
+
+	// A jump to a time lands on the first record committed at or after it.
+	s.Update(run(t, s.Update(run(t, s.jumpTime(ts, "time")))))
+	first := s.rowRecord(s.cursor)
+	if first.Timestamp < ts || s.live {
+		t.Fatalf("jump to %d landed on offset %d at %d (live %v)", ts, first.Offset, first.Timestamp, s.live)
+	}
+	if first.Offset > 0 {
+		res, err := e.Read("ev", 0, first.Offset-1, 1, 1<<20)
+		if err != nil || len(res.Records) != 1 || res.Records[0].Timestamp >= ts {
+			t.Fatalf("the record before offset %d is at or after %d: %+v, %v", first.Offset, ts, res.Records, err)
+		}
+	}
+
+	// e: the earliest record, paused.
+	s.Update(run(t, s.Update(run(t, s.Update(keys("e"))))))
+	if r := s.rowRecord(s.cursor); r.Offset != 0 || s.live {
+		t.Fatalf("after e: cursor on offset %d, live %v", r.Offset, s.live)
+	}
+
+	// l: live again, on the newest record.
+	catchUp(t, s, s.Update(run(t, s.Update(keys("l")))), 60)
+	if r := s.rowRecord(s.cursor); r.Offset != 59 || !s.live {
+		t.Fatalf("after l: cursor on offset %d, live %v", r.Offset, s.live)
+	}
+
+	// space pauses, and resumes from where the buffer ends.
+	s.Update(keys(" "))
+	if s.live {
+		t.Fatal("space did not pause")
+	}
+	produce(t, e, "ev", 0, orderRecords(60, 5)...)
+	catchUp(t, s, s.Update(keys(" ")), 65)
+	if r := s.rowRecord(s.cursor); r.Offset != 64 || !s.live {
+		t.Fatalf("after resuming: cursor on offset %d, live %v", r.Offset, s.live)
+	}
+}
