@@ -10,6 +10,8 @@ import (
 	"net"
 	"net/http"
 	"net/url"
+	"slices"
+	"strconv"
 	"strings"
 	"sync"
 	"syscall"
@@ -172,7 +174,7 @@ func (c *Client) readLoop() {
 			break
 		}
 		var env envelope
-		if json.Unmarshal(msg, &env) != nil {
+		if !fastAcks(msg, &env) && json.Unmarshal(msg, &env) != nil {
 			continue
 		}
 		c.mu.Lock()
@@ -227,6 +229,20 @@ func (c *Client) start(req map[string]any) (*Pending, error) {
 
 // startWith sends the request build returns for a fresh id.
 func (c *Client) startWith(build func(id int64) any) (*Pending, error) {
+	var merr error
+	p, err := c.startRaw(func(id int64) []byte {
+		b, err := json.Marshal(build(id))
+		merr = err
+		return b
+	})
+	if merr != nil {
+		return nil, fmt.Errorf("encoding request: %w", merr)
+	}
+	return p, err
+}
+
+// startRaw sends the request encoded by build for a fresh id.
+func (c *Client) startRaw(build func(id int64) []byte) (*Pending, error) {
 	ch := make(chan envelope, 1)
 	c.mu.Lock()
 	if c.err != nil {
@@ -238,8 +254,11 @@ func (c *Client) startWith(build func(id int64) any) (*Pending, error) {
 	id := c.nextID
 	c.pending[id] = ch
 	c.mu.Unlock()
-	b, err := json.Marshal(build(id))
-	if err == nil {
+	b := build(id)
+	var err error
+	if b == nil {
+		err = errors.New("request could not be encoded")
+	} else {
 		c.wmu.Lock()
 		c.ws.SetWriteDeadline(time.Now().Add(writeWait))
 		err = c.ws.WriteMessage(websocket.TextMessage, b)
@@ -295,11 +314,100 @@ func (c *Client) call(ctx context.Context, req map[string]any) (envelope, error)
 // picks per record, unless a record names its own) without waiting for the
 // acks. Requests of one client are stored in the order they were sent.
 func (c *Client) ProduceAsync(topic string, partition int, recs []RecordIn) (*Pending, error) {
-	req := map[string]any{"op": "produce", "topic": topic, "records": recs}
-	if partition >= 0 {
-		req["partition"] = partition
+	for i := range recs {
+		if v := recs[i].Value; len(v) > 0 && !validJSON(v) {
+			return nil, fmt.Errorf("record %d: value is not valid JSON (use ValueB64 for bytes)", i)
+		}
 	}
-	return c.start(req)
+	return c.startRaw(func(id int64) []byte {
+		return appendProduceRequest(nil, id, topic, partition, recs)
+	})
+}
+
+// appendProduceRequest encodes a produce request by hand: it is the hot
+// path of a producing client, and reflection would cost more than the
+// network. Values must be valid JSON (checked by the caller).
+func appendProduceRequest(b []byte, id int64, topic string, partition int, recs []RecordIn) []byte {
+	size := 64 + len(topic)
+	for i := range recs {
+		size += 32 + len(recs[i].Value)
+		if recs[i].Key != nil {
+			size += len(*recs[i].Key) + 8
+		}
+	}
+	b = slices.Grow(b, size)
+	b = append(b, `{"op":"produce","id":`...)
+	b = strconv.AppendInt(b, id, 10)
+	b = append(b, `,"topic":`...)
+	b = appendJSONString(b, []byte(topic))
+	if partition >= 0 {
+		b = append(b, `,"partition":`...)
+		b = strconv.AppendInt(b, int64(partition), 10)
+	}
+	b = append(b, `,"records":[`...)
+	for i := range recs {
+		if i > 0 {
+			b = append(b, ',')
+		}
+		b = appendRecordIn(b, &recs[i])
+	}
+	return append(b, "]}"...)
+}
+
+// appendRecordIn encodes one record of a produce request.
+func appendRecordIn(b []byte, r *RecordIn) []byte {
+	b = append(b, '{')
+	sep := func() {
+		if b[len(b)-1] != '{' {
+			b = append(b, ',')
+		}
+	}
+	str := func(name string, v *string) {
+		if v != nil {
+			sep()
+			b = append(b, name...)
+			b = appendJSONString(b, []byte(*v))
+		}
+	}
+	str(`"key":`, r.Key)
+	str(`"key_b64":`, r.KeyB64)
+	if len(r.Value) > 0 {
+		sep()
+		b = append(b, `"value":`...)
+		b = append(b, r.Value...)
+	}
+	str(`"value_b64":`, r.ValueB64)
+	if r.Tombstone {
+		sep()
+		b = append(b, `"tombstone":true`...)
+	}
+	for _, h := range []struct {
+		name string
+		m    map[string]string
+	}{{`"headers":{`, r.Headers}, {`"headers_b64":{`, r.HeadersB64}} {
+		if len(h.m) == 0 {
+			continue
+		}
+		sep()
+		b = append(b, h.name...)
+		first := true
+		for k, v := range h.m {
+			if !first {
+				b = append(b, ',')
+			}
+			first = false
+			b = appendJSONString(b, []byte(k))
+			b = append(b, ':')
+			b = appendJSONString(b, []byte(v))
+		}
+		b = append(b, '}')
+	}
+	if r.Partition != nil {
+		sep()
+		b = append(b, `"partition":`...)
+		b = strconv.AppendInt(b, int64(*r.Partition), 10)
+	}
+	return append(b, '}')
 }
 
 // ProduceRecordAsync sends a produce of one inline record (the request form

@@ -340,9 +340,12 @@ func (c *conn) acceptProduce(job *produceJob) *Error {
 // handle dispatches one request of /v1/ws.
 func (c *conn) handle(msg []byte) {
 	var req request
-	if err := json.Unmarshal(msg, &req); err != nil {
-		c.reply(nil, nil, errorf(CodeInvalidJSON, "request is not a JSON object: %v", err))
-		return
+	if !fastDecode(msg, &req) {
+		req = request{}
+		if err := json.Unmarshal(msg, &req); err != nil {
+			c.reply(nil, nil, errorf(CodeInvalidJSON, "request is not a JSON object: %v", err))
+			return
+		}
 	}
 	if c.isDraining() && req.Op != "" {
 		c.reply(req.ID, nil, errorf(CodeShuttingDown, "server shutting down: %s refused", req.Op))

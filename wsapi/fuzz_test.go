@@ -5,6 +5,7 @@ import (
 	"encoding/json"
 	"os"
 	"path/filepath"
+	"reflect"
 	"testing"
 )
 
@@ -83,5 +84,57 @@ func FuzzDecodeRecord(f *testing.F) {
 	addSeeds(f, "records")
 	f.Fuzz(func(t *testing.T, msg []byte) {
 		DecodeRecord(msg)
+	})
+}
+
+// FuzzFastDecode checks the fast request decoder against encoding/json:
+// whenever it accepts a message, the result is exactly json.Unmarshal's.
+func FuzzFastDecode(f *testing.F) {
+	addSeeds(f, "requests")
+	f.Add([]byte(`{"op":"produce","records":[{"value":{"a":[1,2.5e3,-0,true,null,"x\u00e9\n"]}}],"op":"x"}`))
+	f.Add([]byte(`{"op":"produce","partition":01,"value":1}`))
+	f.Fuzz(func(t *testing.T, msg []byte) {
+		var fast request
+		if !fastDecode(msg, &fast) {
+			return
+		}
+		var slow request
+		if err := json.Unmarshal(msg, &slow); err != nil {
+			t.Fatalf("fast decoder accepted %q, encoding/json says %v", msg, err)
+		}
+		if !reflect.DeepEqual(fast, slow) {
+			t.Fatalf("fast and slow decoders differ on %q:\nfast %+v\nslow %+v", msg, fast, slow)
+		}
+	})
+}
+
+// FuzzValidJSON checks validJSON against json.Valid.
+func FuzzValidJSON(f *testing.F) {
+	addSeeds(f, "requests")
+	addSeeds(f, "records")
+	f.Add([]byte(`[1e5, -0.5, "\ud800", {"a":null}]`))
+	f.Fuzz(func(t *testing.T, b []byte) {
+		if validJSON(b) != json.Valid(b) {
+			t.Fatalf("validJSON(%q) = %v, json.Valid says %v", b, validJSON(b), json.Valid(b))
+		}
+	})
+}
+
+// FuzzFastAcks checks the client's fast ack parser against encoding/json.
+func FuzzFastAcks(f *testing.F) {
+	f.Add([]byte(`{"id":7,"acks":[{"partition":0,"offset":1,"timestamp":1700000000000},{"partition":2,"offset":3,"timestamp":4}]}`))
+	f.Add([]byte(`{"id":7,"partition":0,"offset":1,"timestamp":2}`))
+	f.Fuzz(func(t *testing.T, b []byte) {
+		var fast envelope
+		if !fastAcks(b, &fast) {
+			return
+		}
+		var slow envelope
+		if err := json.Unmarshal(b, &slow); err != nil {
+			t.Fatalf("fastAcks accepted %q, encoding/json says %v", b, err)
+		}
+		if !reflect.DeepEqual(fast, slow) {
+			t.Fatalf("fastAcks and encoding/json differ on %q:\n%+v\n%+v", b, fast, slow)
+		}
 	})
 }

@@ -149,7 +149,7 @@ func appendRecordJSON(dst []byte, p int, rec *engine.Record) []byte {
 	switch {
 	case rec.Value == nil:
 		dst = append(dst, `,"tombstone":true`...)
-	case len(rec.Value) > 0 && json.Valid(rec.Value):
+	case len(rec.Value) > 0 && validJSON(rec.Value):
 		dst = append(dst, `,"value":`...)
 		dst = append(dst, rec.Value...)
 	case utf8.Valid(rec.Value):
