@@ -6,6 +6,7 @@ import (
 	"os"
 	"path/filepath"
 	"reflect"
+	"strings"
 	"testing"
 )
 
@@ -137,4 +138,22 @@ func FuzzFastAcks(f *testing.F) {
 			t.Fatalf("fastAcks and encoding/json differ on %q:\n%+v\n%+v", b, fast, slow)
 		}
 	})
+}
+
+// TestValidJSONEveryPosition puts each special byte at every position of a
+// string around the eight-byte word boundaries of skipString.
+func TestValidJSONEveryPosition(t *testing.T) {
+	specials := []string{`"`, `\`, `\"`, `\u00e9`, `\x`, "\x00", "\x1f", "\x20", "\x7f", "\x80", "\xff", "é"}
+	for pos := range 40 {
+		for tail := range 12 {
+			for _, sp := range specials {
+				s := `"` + strings.Repeat("a", pos) + sp + strings.Repeat("b", tail) + `"`
+				for _, doc := range []string{s, "[" + s + "]", `{"k":` + s + `}`} {
+					if got, want := validJSON([]byte(doc)), json.Valid([]byte(doc)); got != want {
+						t.Fatalf("validJSON(%q) = %v, json.Valid %v", doc, got, want)
+					}
+				}
+			}
+		}
+	}
 }
