@@ -7,6 +7,7 @@ import (
 	"os/exec"
 	"path/filepath"
 	"regexp"
+	"strconv"
 	"strings"
 	"testing"
 	"time"
@@ -71,6 +72,19 @@ func (x tmux) keys(keys ...string) {
 	x.must(append([]string{"send-keys", "-t", "ui"}, keys...)...)
 }
 
+// colourSGR returns the first SGR escape sequence in s that sets a
+// foreground or background colour, or "".
+func colourSGR(s string) string {
+	for _, m := range regexp.MustCompile(`\x1b\[([0-9;:]*)m`).FindAllStringSubmatch(s, -1) {
+		for _, p := range strings.FieldsFunc(m[1], func(r rune) bool { return r == ';' || r == ':' }) {
+			if n, err := strconv.Atoi(p); err == nil && (n >= 30 && n <= 49 || n >= 90 && n <= 107) {
+				return m[0]
+			}
+		}
+	}
+	return ""
+}
+
 // TestTerminalUI builds the real binary, starts it in tmux on a known data
 // dir, types keys and reads the screen back.
 func TestTerminalUI(t *testing.T) {
@@ -118,6 +132,13 @@ func TestTerminalUI(t *testing.T) {
 		t.Fatalf("no websocket address in the header:\n%s", screen)
 	}
 	wsAddr := m[1]
+	// NO_COLOR: the screen carries no colour at all.
+	if sgr := colourSGR(x.must("capture-pane", "-e", "-p", "-t", "ui")); sgr != "" {
+		t.Errorf("colour escape sequence %q on screen under NO_COLOR", sgr)
+	}
+	if !strings.Contains(screen, "theme dark (no colour)") {
+		t.Errorf("the header does not say colour is off:\n%s", screen)
+	}
 	x.keys("Enter")
 	x.waitScreen("Topics / orders", "LOG START")
 	x.keys("t") // tail p0
