@@ -5,6 +5,8 @@ import (
 	"fmt"
 	"os"
 	"os/signal"
+	"path/filepath"
+	"strings"
 	"syscall"
 
 	tea "github.com/charmbracelet/bubbletea"
@@ -43,6 +45,21 @@ func setupRoot(root *cobra.Command) {
 		cfg.noListen = cfg.listen == "" || cfg.listen == "off"
 		return runUI(cmd.Context(), cfg)
 	}
+}
+
+// displayPath shortens a path under the home directory to ~/...
+func displayPath(p string) string {
+	home, err := os.UserHomeDir()
+	if err != nil || home == "" {
+		return p
+	}
+	if rel, err := filepath.Rel(home, p); err == nil && rel != ".." && !strings.HasPrefix(rel, "../") && !filepath.IsAbs(rel) {
+		if rel == "." {
+			return "~"
+		}
+		return "~/" + rel
+	}
+	return p
 }
 
 // uiSource is the engine as the UI sees it: *engine.Engine satisfies
@@ -103,12 +120,13 @@ func runUI(ctx context.Context, cfg uiConfig) error {
 	}
 
 	m, err := tui.New(tui.Options{
-		Source:     uiSource{e},
-		Listen:     listen,
-		SyncMode:   string(engine.DefaultTopicConfig().SyncMode),
-		Theme:      cfg.theme,
-		NoColor:    themes.NoColor(),
-		StartTopic: cfg.topic,
+		Source:      uiSource{e},
+		DataDirName: displayPath(dir),
+		Listen:      listen,
+		SyncMode:    string(engine.DefaultTopicConfig().SyncMode),
+		Theme:       cfg.theme,
+		NoColor:     themes.NoColor(),
+		StartTopic:  cfg.topic,
 	})
 	if err != nil {
 		return err

@@ -204,3 +204,18 @@ func TestTerminalUI(t *testing.T) {
 		t.Fatalf("stored key %q value %q", r.Key, r.Value)
 	}
 }
+
+func TestDisplayPath(t *testing.T) {
+	t.Setenv("HOME", "/home/u")
+	for in, want := range map[string]string{
+		"/home/u/.local/share/pulse": "~/.local/share/pulse",
+		"/home/u":                    "~",
+		"/home/u2/data":              "/home/u2/data",
+		"/tmp/pulse-demo-1":          "/tmp/pulse-demo-1",
+		"rel/data":                   "rel/data",
+	} {
+		if got := displayPath(in); got != want {
+			t.Errorf("displayPath(%q) = %q, want %q", in, got, want)
+		}
+	}
+}
