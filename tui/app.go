@@ -22,8 +22,11 @@ import (
 )
 
 // chrome is the number of lines around the body: header, breadcrumbs,
-// status line and help line.
-const chrome = 4
+// status line and help line; bodyTop is the first line of the body.
+const (
+	chrome  = 4
+	bodyTop = 2
+)
 
 type promptKind int
 

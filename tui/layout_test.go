@@ -123,3 +123,39 @@ func TestTopicBadges(t *testing.T) {
 		}
 	}
 }
+
+// A click on a row selects it.
+func TestMouseClickSelects(t *testing.T) {
+	e := openEngine(t)
+	seed(t, e)
+	tm := startUI(t, testOptions(e))
+	waitFor(t, tm, "users")
+	// Line 0 header, 1 breadcrumbs, 2 column titles, 3 clicks, 4 orders, 5 users.
+	tm.Send(tea.MouseMsg{X: 10, Y: 5, Button: tea.MouseButtonLeft, Action: tea.MouseActionPress})
+	waitFor(t, tm, "▸ users")
+	tm.Send(tea.MouseMsg{X: 10, Y: 20, Button: tea.MouseButtonLeft, Action: tea.MouseActionPress}) // below the rows: nothing
+	tm.Send(enter)
+	waitFor(t, tm, "Topics / users")
+	finish(t, tm)
+}
+
+// A click on a tail row selects that record (and pauses a live tail).
+func TestMouseClickOnTail(t *testing.T) {
+	e := openEngine(t)
+	seed(t, e)
+	tm := startUI(t, testOptions(e))
+	waitFor(t, tm, "orders")
+	tm.Send(keys(":"))
+	tm.Type("tail orders 1")
+	tm.Send(enter)
+	waitFor(t, tm, `"order":64`)
+	// Body line 0 status, 1 titles, 2 the first record (offset 0).
+	tm.Send(tea.MouseMsg{X: 10, Y: bodyTop + 2, Button: tea.MouseButtonLeft, Action: tea.MouseActionPress})
+	waitFor(t, tm, "PAUSED")
+	tm.Send(enter)
+	waitFor(t, tm, "offset 0")
+	m := finish(t, tm)
+	if got := m.Breadcrumbs(); got != "Topics / orders / p1 / tail / offset 0" {
+		t.Fatalf("breadcrumbs %q", got)
+	}
+}

@@ -40,6 +40,8 @@ type table struct {
 	empty  string
 	// passive tables (read-only listings) draw no selection.
 	passive bool
+	// top is the body line the table's column titles are on.
+	top int
 }
 
 func newTable(c *Common, cols []column, empty string) *table {
@@ -171,6 +173,18 @@ func (t *table) Update(msg tea.Msg) bool {
 			t.move(-3)
 		case tea.MouseButtonWheelDown:
 			t.move(3)
+		case tea.MouseButtonLeft:
+			// A click on a row selects it: the body starts under the
+			// header and breadcrumbs, the rows under the column titles.
+			if msg.Action != tea.MouseActionPress || t.passive {
+				return false
+			}
+			i := t.offset + msg.Y - bodyTop - t.top - 1
+			if msg.Y-bodyTop-t.top-1 < 0 || i >= len(t.shown) {
+				return false
+			}
+			t.cursor = i
+			t.clamp()
 		default:
 			return false
 		}

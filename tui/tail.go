@@ -300,6 +300,11 @@ func (s *tailScreen) Update(msg tea.Msg) tea.Cmd {
 			return s.move(-3)
 		case tea.MouseButtonWheelDown:
 			return s.move(3)
+		case tea.MouseButtonLeft:
+			// Under the status line and the column titles.
+			if row := msg.Y - bodyTop - 2; msg.Action == tea.MouseActionPress && row >= 0 && s.offset+row < s.rowCount() {
+				return s.move(s.offset + row - s.cursor)
+			}
 		}
 	}
 	return nil
