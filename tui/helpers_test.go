@@ -29,6 +29,14 @@ const testTime = "2026-01-02 03:04:05.678"
 // testClock is the fixed clock of golden tests.
 var testClock = time.Date(2026, 1, 2, 3, 4, 5, 0, time.UTC)
 
+// The engine facade is the UI's source, with every optional view.
+var (
+	_ Source              = (*engine.Engine)(nil)
+	_ ConsumerLister      = (*engine.Engine)(nil)
+	_ MaintenanceReporter = (*engine.Engine)(nil)
+	_ MaintenanceTrigger  = (*engine.Engine)(nil)
+)
+
 func TestMain(m *testing.M) {
 	lipgloss.SetColorProfile(termenv.Ascii)
 	os.Exit(m.Run())

@@ -62,12 +62,6 @@ func displayPath(p string) string {
 	return p
 }
 
-// uiSource is the engine as the UI sees it: *engine.Engine satisfies
-// tui.Source directly; the wrapper adds the optional views the UI looks for.
-type uiSource struct {
-	*engine.Engine
-}
-
 func runUI(ctx context.Context, cfg uiConfig) error {
 	if ctx == nil {
 		ctx = context.Background()
@@ -120,7 +114,7 @@ func runUI(ctx context.Context, cfg uiConfig) error {
 	}
 
 	m, err := tui.New(tui.Options{
-		Source:      uiSource{e},
+		Source:      e,
 		DataDirName: displayPath(dir),
 		Listen:      listen,
 		SyncMode:    string(engine.DefaultTopicConfig().SyncMode),
