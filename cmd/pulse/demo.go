@@ -90,8 +90,18 @@ func pageviewEvent(r *rand.Rand, n int64) (string, any, []engine.Header) {
 	}, []engine.Header{{Key: "content-type", Value: []byte("application/json")}}
 }
 
+// sensorEvent reads one of 40 busy sensors most of the time and one of 5000
+// quiet ones otherwise, so compaction leaves sparse segments holding the
+// quiet sensors' last readings; now and then a quiet sensor is
+// decommissioned (a tombstone).
 func sensorEvent(r *rand.Rand, n int64) (string, any, []engine.Header) {
 	id := fmt.Sprintf("sensor-%02d", r.IntN(40))
+	if r.IntN(10) == 0 {
+		id = fmt.Sprintf("probe-%04d", r.IntN(5000))
+		if r.IntN(20) == 0 {
+			return id, nil, []engine.Header{{Key: "reason", Value: []byte("decommissioned")}}
+		}
+	}
 	return id, map[string]any{
 		"sensor":      id,
 		"temperature": float64(180+r.IntN(80)) / 10,
@@ -137,7 +147,10 @@ func runDemo(ctx context.Context, e *engine.Engine, rate int) {
 			for j := range recs {
 				n++
 				key, v, hs := t.event(r, n)
-				val, _ := json.Marshal(v)
+				var val []byte // nil: a tombstone
+				if v != nil {
+					val, _ = json.Marshal(v)
+				}
 				recs[j] = engine.Record{Key: []byte(key), Value: val, Headers: hs}
 			}
 			// A produce that fails (closing, disk full) is retried on the next

@@ -71,6 +71,9 @@ func TestDemoProducesToEveryTopic(t *testing.T) {
 			t.Fatal(err)
 		}
 		for _, r := range res.Records {
+			if r.Value == nil && dt.cfg.Cleanup == engine.CleanupCompact {
+				continue // a decommissioned sensor
+			}
 			var v map[string]any
 			if err := json.Unmarshal(r.Value, &v); err != nil {
 				t.Fatalf("%s offset %d: value is not JSON: %v", dt.name, r.Offset, err)
