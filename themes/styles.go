@@ -109,7 +109,7 @@ func newStyles(name string, cs colors) Styles {
 		muted     = cs.c(func(p Palette) string { return p.Muted })
 		faint     = cs.c(func(p Palette) string { return p.Faint })
 		accent    = cs.c(func(p Palette) string { return p.Accent })
-		onAccent  = cs.c(func(p Palette) string { return p.OnAccnt })
+		onAccent  = cs.c(func(p Palette) string { return p.OnAccent })
 		selection = cs.c(func(p Palette) string { return p.Selection })
 		onSel     = cs.c(func(p Palette) string { return p.OnSelection })
 		good      = cs.c(func(p Palette) string { return p.Good })

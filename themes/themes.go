@@ -30,7 +30,7 @@ type Palette struct {
 	Muted   string // secondary text, column headers, help descriptions
 	Faint   string // borders, separators, empty sparkline cells
 	Accent  string // titles, the header bar, focused fields
-	OnAccnt string // text drawn on the Accent colour
+	OnAccent string // text drawn on the Accent colour
 
 	Selection   string // background of the selected table row
 	OnSelection string // text of the selected table row
@@ -56,7 +56,7 @@ func Dark() Palette {
 		Muted:   "#9CA3AF",
 		Faint:   "#4B5563",
 		Accent:  "#7C83FD",
-		OnAccnt: "#0B0B12",
+		OnAccent: "#0B0B12",
 
 		Selection:   "#2F3470",
 		OnSelection: "#FFFFFF",
@@ -83,7 +83,7 @@ func Light() Palette {
 		Muted:   "#6B7280",
 		Faint:   "#D1D5DB",
 		Accent:  "#4338CA",
-		OnAccnt: "#FFFFFF",
+		OnAccent: "#FFFFFF",
 
 		Selection:   "#E0E7FF",
 		OnSelection: "#111827",
@@ -112,7 +112,7 @@ func HighContrast() Palette {
 		Muted:   "15",
 		Faint:   "7",
 		Accent:  "11",
-		OnAccnt: "0",
+		OnAccent: "0",
 
 		Selection:   "15",
 		OnSelection: "0",
