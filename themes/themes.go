@@ -26,10 +26,10 @@ var ErrUnknownTheme = errors.New("unknown theme")
 type Palette struct {
 	Name string
 
-	Text    string // ordinary text
-	Muted   string // secondary text, column headers, help descriptions
-	Faint   string // borders, separators, empty sparkline cells
-	Accent  string // titles, the header bar, focused fields
+	Text     string // ordinary text
+	Muted    string // secondary text, column headers, help descriptions
+	Faint    string // borders, separators, empty sparkline cells
+	Accent   string // titles, the header bar, focused fields
 	OnAccent string // text drawn on the Accent colour
 
 	Selection   string // background of the selected table row
@@ -51,11 +51,11 @@ type Palette struct {
 // Dark is the default palette for dark terminals.
 func Dark() Palette {
 	return Palette{
-		Name:    "dark",
-		Text:    "#E4E4E7",
-		Muted:   "#9CA3AF",
-		Faint:   "#4B5563",
-		Accent:  "#7C83FD",
+		Name:     "dark",
+		Text:     "#E4E4E7",
+		Muted:    "#9CA3AF",
+		Faint:    "#4B5563",
+		Accent:   "#7C83FD",
 		OnAccent: "#0B0B12",
 
 		Selection:   "#2F3470",
@@ -78,11 +78,11 @@ func Dark() Palette {
 // Light is the palette for light terminals.
 func Light() Palette {
 	return Palette{
-		Name:    "light",
-		Text:    "#1F2937",
-		Muted:   "#6B7280",
-		Faint:   "#D1D5DB",
-		Accent:  "#4338CA",
+		Name:     "light",
+		Text:     "#1F2937",
+		Muted:    "#6B7280",
+		Faint:    "#D1D5DB",
+		Accent:   "#4338CA",
 		OnAccent: "#FFFFFF",
 
 		Selection:   "#E0E7FF",
@@ -107,11 +107,11 @@ func Light() Palette {
 // the terminal offers.
 func HighContrast() Palette {
 	return Palette{
-		Name:    "high-contrast",
-		Text:    "15",
-		Muted:   "15",
-		Faint:   "7",
-		Accent:  "11",
+		Name:     "high-contrast",
+		Text:     "15",
+		Muted:    "15",
+		Faint:    "7",
+		Accent:   "11",
 		OnAccent: "0",
 
 		Selection:   "15",
