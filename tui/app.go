@@ -326,6 +326,9 @@ func (m *Model) key(msg tea.KeyMsg) tea.Cmd {
 		m.input.Placeholder = ""
 		return textinput.Blink
 	case key.Matches(msg, k.Refresh):
+		if r, ok := m.Top().(interface{ RefreshAll() tea.Cmd }); ok {
+			return r.RefreshAll()
+		}
 		if r, ok := m.Top().(refresher); ok {
 			return r.Refresh()
 		}

@@ -6,6 +6,7 @@ import (
 	"strings"
 	"testing"
 
+	tea "github.com/charmbracelet/bubbletea"
 	"github.com/pulselog/pulse/engine"
 )
 
@@ -90,6 +91,13 @@ func TestCompactionPassFromSegmentsScreen(t *testing.T) {
 	waitFor(t, tm, "compaction pass on state done", "compacted")
 	m := finish(t, tm)
 	golden(t, m)
+
+	// Back on the topic list, records counts what compaction left.
+	tm = startUI(t, testOptions(e))
+	waitFor(t, tm, "state")
+	tm.Send(tea.KeyMsg{Type: tea.KeyCtrlR})
+	waitFor(t, tm, "    550 ")
+	finish(t, tm)
 
 	segs, err := e.Segments("state", 0)
 	if err != nil {

@@ -24,9 +24,12 @@ type topicsMsg struct {
 	err   error
 }
 
+// ratiosMsg sums every topic's segments: raw and stored bytes for the
+// compression ratio, and records actually stored (fewer than the offset span
+// once compaction has run).
 type ratiosMsg struct {
 	to
-	raw, stored map[string]int64
+	raw, stored, records map[string]int64
 }
 
 type topicDeletedMsg struct {
@@ -45,16 +48,17 @@ type rateHistory struct {
 // topicsScreen lists every topic: partitions, records, bytes, compression
 // ratio, produce rate, retention, cleanup and badges.
 type topicsScreen struct {
-	c      *Common
-	id     int
-	table  *table
-	infos  []engine.TopicInfo
-	rates  map[string]*rateHistory
-	raw    map[string]int64
-	stored map[string]int64
-	loads  int
-	loaded bool
-	err    error
+	c       *Common
+	id      int
+	table   *table
+	infos   []engine.TopicInfo
+	rates   map[string]*rateHistory
+	raw     map[string]int64
+	stored  map[string]int64
+	records map[string]int64
+	loads   int
+	loaded  bool
+	err     error
 }
 
 func newTopicsScreen(c *Common) *topicsScreen {
@@ -77,6 +81,9 @@ func (s *topicsScreen) ID() int          { return s.id }
 func (s *topicsScreen) Crumb() string    { return "Topics" }
 func (s *topicsScreen) Init() tea.Cmd    { return s.load() }
 func (s *topicsScreen) Refresh() tea.Cmd { return s.load() }
+
+// RefreshAll reloads everything now, the per-segment sums included (ctrl+r).
+func (s *topicsScreen) RefreshAll() tea.Cmd { s.loads = 0; return s.load() }
 
 func (s *topicsScreen) SetSize(w, h int)   { s.table.SetSize(w, h) }
 func (s *topicsScreen) SetFilter(f string) { s.table.SetFilter(f) }
@@ -103,7 +110,7 @@ func (s *topicsScreen) loadRatios() tea.Cmd {
 		if err != nil {
 			return nil
 		}
-		msg := ratiosMsg{to: to{id}, raw: map[string]int64{}, stored: map[string]int64{}}
+		msg := ratiosMsg{to: to{id}, raw: map[string]int64{}, stored: map[string]int64{}, records: map[string]int64{}}
 		for _, t := range infos {
 			for _, p := range t.Partitions {
 				segs, err := src.Segments(t.Name, p.Partition)
@@ -113,6 +120,7 @@ func (s *topicsScreen) loadRatios() tea.Cmd {
 				for _, sg := range segs {
 					msg.raw[t.Name] += sg.RawBytes
 					msg.stored[t.Name] += sg.Bytes
+					msg.records[t.Name] += sg.Records
 				}
 			}
 		}
@@ -132,7 +140,7 @@ func (s *topicsScreen) Update(msg tea.Msg) tea.Cmd {
 		}
 		return nil
 	case ratiosMsg:
-		s.raw, s.stored = msg.raw, msg.stored
+		s.raw, s.stored, s.records = msg.raw, msg.stored, msg.records
 		s.rebuild()
 		return nil
 	case topicDeletedMsg:
@@ -237,6 +245,9 @@ func (s *topicsScreen) rebuild() {
 			bytes += p.Bytes
 			degraded = degraded || p.Degraded
 			compacting = compacting || p.Compacting
+		}
+		if n, ok := s.records[t.Name]; ok && t.Config.Cleanup == engine.CleanupCompact && n < records {
+			records = n // compaction removed offsets from the span
 		}
 		rate := "-"
 		if h := s.rates[t.Name]; h != nil {
