@@ -252,21 +252,63 @@ func (s *tailScreen) page(kind readKind) tea.Cmd {
 		return nil
 	}
 	n := max(s.rowsHeight()*2, 100)
-	var from int64
-	switch kind {
-	case readBack:
+	src, id, gen, topic, p, start := s.c.Src, s.id, s.gen, s.topic, s.part, s.start
+	if kind == readBack {
 		if len(s.recs) == 0 || s.recs[0].Offset <= s.start {
 			return nil
 		}
-		from = max(s.start, s.recs[0].Offset-int64(n))
-	default:
-		from = s.next
+		head := s.recs[0].Offset
+		s.loading = true
+		return func() tea.Msg {
+			res, err := readBefore(src, topic, p, start, head, n)
+			return tailRecordsMsg{to: to{id}, gen: gen, kind: kind, from: head, res: res, err: err}
+		}
 	}
+	from := s.next
 	s.loading = true
-	src, id, gen, topic, p := s.c.Src, s.id, s.gen, s.topic, s.part
 	return func() tea.Msg {
 		res, err := src.Read(topic, p, from, n, tailReadBytes)
 		return tailRecordsMsg{to: to{id}, gen: gen, kind: kind, from: from, res: res, err: err}
+	}
+}
+
+// maxBackReads bounds the reads of one page back through a compacted log.
+const maxBackReads = 64
+
+// readBefore returns the (up to) n records just before offset head. In a
+// compacted log offsets have gaps, so it steps back further (4x each time)
+// until it finds records, then reads forward to head so the page joins the
+// buffer without a gap.
+func readBefore(src Source, topic string, p int, start, head int64, n int) (engine.ReadResult, error) {
+	step := int64(n)
+	for reads := 0; ; reads++ {
+		from := max(start, head-step)
+		var page []engine.Record
+		var last engine.ReadResult
+		for at := from; at < head && reads < maxBackReads; reads++ {
+			res, err := src.Read(topic, p, at, n, tailReadBytes)
+			if err != nil {
+				return res, err
+			}
+			last = res
+			for _, r := range res.Records {
+				if r.Offset < head {
+					page = append(page, r)
+				}
+			}
+			if len(page) > n {
+				page = page[len(page)-n:]
+			}
+			if len(res.Records) == 0 || res.Next <= at || res.Records[len(res.Records)-1].Offset >= head {
+				break
+			}
+			at = res.Next
+		}
+		if len(page) > 0 || from == start || reads >= maxBackReads {
+			last.Records = page
+			return last, nil
+		}
+		step *= 4
 	}
 }
 

@@ -231,3 +231,38 @@ func TestTailJumpKeys(t *testing.T) {
 		t.Fatalf("after resuming: cursor on offset %d, live %v", r.Offset, s.live)
 	}
 }
+
+// Paging back through a compacted log, whose offsets have gaps, joins the
+// buffer without a hole and reaches the oldest survivors.
+func TestTailPagesBackThroughCompactedGaps(t *testing.T) {
+	e := manualMaintenance(t)
+	cfg := engine.DefaultTopicConfig()
+	cfg.Codec = "none"
+	cfg.Cleanup = engine.CleanupCompact
+	cfg.SegmentMaxBytes = 1 << 20
+	create(t, e, "state", cfg)
+	produce(t, e, "state", 0, kib("old", 0, 50, 50)...)         // 0..49 survive
+	produce(t, e, "state", 0, kib("user", 50, 500, 50)...)      // 50..549 superseded
+	produce(t, e, "state", 0, kib("user", 550, 500, 50)...)     // 1000..1049 survive
+	produce(t, e, "state", 0, kib("device", 1050, 500, 500)...) // the active segment
+	if err := e.RunCompaction("state"); err != nil {
+		t.Fatal(err)
+	}
+	all := readAll(t, e, "state", 0)
+	if all[49].Offset != 49 || all[50].Offset != 1000 {
+		t.Fatalf("setup: compaction left offsets %d, %d around the gap", all[49].Offset, all[50].Offset)
+	}
+	s := newTestTail(t, testOptions(e), "state", 0)
+	s.Update(run(t, s.Update(run(t, s.jump(1050, "offset 1050")))))
+	for i := 0; i < 2; i++ {
+		s.Update(run(t, s.Update(keys("g"))))
+	}
+	if got := s.recs[0].Offset; got != 0 {
+		t.Fatalf("after paging back twice the buffer starts at %d, want 0", got)
+	}
+	for i := range s.recs {
+		if s.recs[i].Offset != all[i].Offset {
+			t.Fatalf("buffer record %d is offset %d, the log's is %d", i, s.recs[i].Offset, all[i].Offset)
+		}
+	}
+}
