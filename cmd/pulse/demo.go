@@ -6,6 +6,7 @@ import (
 	"errors"
 	"fmt"
 	"math/rand/v2"
+	"strings"
 	"time"
 
 	"github.com/pulselog/pulse/engine"
@@ -51,12 +52,19 @@ func demoTopics() []demoTopic {
 	}
 }
 
-var (
-	demoProducts = []string{"espresso", "flat white", "croissant", "bagel", "matcha latte", "granola", "cold brew", "muffin"}
-	demoPages    = []string{"/", "/pricing", "/docs", "/docs/quickstart", "/blog/event-logs", "/login", "/signup", "/dashboard"}
-	demoAgents   = []string{"firefox", "chrome", "safari", "curl"}
-	demoStatuses = []string{"created", "paid", "paid", "paid", "shipped", "cancelled"}
+// Word lists of the demo events.
+const (
+	demoProducts = "espresso,flat white,croissant,bagel,matcha latte,granola,cold brew,muffin"
+	demoPages    = "/,/pricing,/docs,/docs/quickstart,/blog/event-logs,/login,/signup,/dashboard"
+	demoAgents   = "firefox,chrome,safari,curl"
+	demoStatuses = "created,paid,paid,paid,shipped,cancelled"
 )
+
+// pick returns one of the comma-separated words of list.
+func pick(r *rand.Rand, list string) string {
+	words := strings.Split(list, ",")
+	return words[r.IntN(len(words))]
+}
 
 func orderEvent(r *rand.Rand, n int64) (string, any, []engine.Header) {
 	customer := fmt.Sprintf("cust-%04d", r.IntN(500))
@@ -66,12 +74,12 @@ func orderEvent(r *rand.Rand, n int64) (string, any, []engine.Header) {
 		price := float64(200+r.IntN(900)) / 100
 		qty := 1 + r.IntN(3)
 		total += price * float64(qty)
-		items[i] = map[string]any{"sku": demoProducts[r.IntN(len(demoProducts))], "qty": qty, "price": price}
+		items[i] = map[string]any{"sku": pick(r, demoProducts), "qty": qty, "price": price}
 	}
 	return customer, map[string]any{
 		"order_id": fmt.Sprintf("ord-%08d", n),
 		"customer": customer,
-		"status":   demoStatuses[r.IntN(len(demoStatuses))],
+		"status":   pick(r, demoStatuses),
 		"items":    items,
 		"total":    float64(int(total*100)) / 100,
 		"currency": "EUR",
@@ -82,8 +90,8 @@ func pageviewEvent(r *rand.Rand, n int64) (string, any, []engine.Header) {
 	session := fmt.Sprintf("sess-%05x", r.IntN(1<<16))
 	return session, map[string]any{
 		"session":  session,
-		"path":     demoPages[r.IntN(len(demoPages))],
-		"agent":    demoAgents[r.IntN(len(demoAgents))],
+		"path":     pick(r, demoPages),
+		"agent":    pick(r, demoAgents),
 		"duration": r.IntN(30000),
 		"referrer": []any{nil, "https://news.ycombinator.com", "https://duckduckgo.com"}[r.IntN(3)],
 		"seq":      n,
