@@ -4,6 +4,7 @@ import (
 	"errors"
 	"fmt"
 	"sort"
+	"unsafe"
 
 	"github.com/pulselog/pulse/engine/codec"
 )
@@ -165,7 +166,17 @@ func (l *Log) batchAt(st *segState, pos int64) (*decodedBatch, error) {
 	if err != nil {
 		return nil, &codec.CorruptError{Path: st.seg.Path(), Position: pos, Offset: hdr.BaseOffset, Err: err}
 	}
-	b := &decodedBatch{records: batch.Records, next: pos + hdr.Size(), size: len(raw)}
+	// The cache is bounded by what a decoded batch keeps alive: the
+	// records section after decompression and the Record headers.
+	size := int(unsafe.Sizeof(codec.Record{})) * cap(batch.Records)
+	if hdr.Codec() == codec.CodecNone {
+		size += len(raw)
+	} else {
+		for i := range batch.Records {
+			size += recordSize(&batch.Records[i])
+		}
+	}
+	b := &decodedBatch{records: batch.Records, next: pos + hdr.Size(), size: size}
 	if n := len(batch.Records); n > 0 {
 		b.last = batch.Records[n-1].Offset
 	} else {
