@@ -71,3 +71,16 @@ func BenchmarkEveryWrite64(b *testing.B) {
 	})
 	b.ReportMetric(float64(l.syncPasses.Load())/float64(b.N), "passes/op")
 }
+
+// BenchmarkEveryWrite1 is one producer appending one record at a time: the
+// commit rate the 64-producer run is compared against.
+func BenchmarkEveryWrite1(b *testing.B) {
+	l := benchLog(b, codec.CodecNone, SyncEveryWrite)
+	rec := []codec.Record{{Value: bytes.Repeat([]byte{'v'}, 256)}}
+	b.ResetTimer()
+	for range b.N {
+		if _, _, err := l.Append(context.Background(), rec); err != nil {
+			b.Fatal(err)
+		}
+	}
+}
