@@ -413,18 +413,29 @@ func appendRecordIn(b []byte, r *RecordIn) []byte {
 // ProduceRecordAsync sends a produce of one inline record (the request form
 // without "records") without waiting for the ack.
 func (c *Client) ProduceRecordAsync(topic string, partition int, rec RecordIn) (*Pending, error) {
-	var p *int
-	if partition >= 0 {
-		p = &partition
+	if v := rec.Value; len(v) > 0 && !validJSON(v) {
+		return nil, errors.New("value is not valid JSON (use ValueB64 for bytes)")
 	}
-	return c.startWith(func(id int64) any {
-		return struct {
-			Op        string `json:"op"`
-			ID        int64  `json:"id"`
-			Topic     string `json:"topic"`
-			Partition *int   `json:"partition,omitempty"`
-			RecordIn
-		}{"produce", id, topic, p, rec}
+	return c.startRaw(func(id int64) []byte {
+		b := make([]byte, 0, 96+len(topic)+len(rec.Value))
+		b = append(b, `{"op":"produce","id":`...)
+		b = strconv.AppendInt(b, id, 10)
+		b = append(b, `,"topic":`...)
+		b = appendJSONString(b, []byte(topic))
+		if partition >= 0 {
+			b = append(b, `,"partition":`...)
+			b = strconv.AppendInt(b, int64(partition), 10)
+		}
+		// The record's own fields, without its braces and its partition
+		// (the request's wins, as on the server).
+		r := rec
+		r.Partition = nil
+		fields := appendRecordIn(nil, &r)
+		if len(fields) > 2 {
+			b = append(b, ',')
+			b = append(b, fields[1:len(fields)-1]...)
+		}
+		return append(b, '}')
 	})
 }
 

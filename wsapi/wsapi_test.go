@@ -479,3 +479,45 @@ func TestPlainProduceEndpoint(t *testing.T) {
 		t.Fatalf("stored %d records", len(res.Records))
 	}
 }
+
+func TestClientProduceForms(t *testing.T) {
+	ts := startServer(t, DefaultOptions())
+	ctx := testCtx(t)
+	c := dialClient(t, ts.addr)
+	if _, err := c.CreateTopic(ctx, "forms", TopicConfig{Partitions: 2}); err != nil {
+		t.Fatal(err)
+	}
+	k := "key-é"
+	b64 := "/wAB"
+	p, err := c.ProduceRecordAsync("forms", 1, RecordIn{Key: &k, Value: []byte(`{"a":[1,2]}`), Headers: map[string]string{"h": "v\n"}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	acks, err := p.Wait(ctx)
+	if err != nil || len(acks) != 1 || acks[0].Partition != 1 || acks[0].Offset != 0 {
+		t.Fatalf("ProduceRecordAsync: %v %v", acks, err)
+	}
+	acks, err = c.Produce(ctx, "forms", 1, []RecordIn{{ValueB64: &b64}, {Tombstone: true, Key: &k}, {Value: []byte(`"text"`)}})
+	if err != nil || len(acks) != 3 || acks[2].Offset != 3 {
+		t.Fatalf("Produce: %v %v", acks, err)
+	}
+	// A value that is not JSON could smuggle records into the request: the
+	// client refuses it before sending anything.
+	if _, err := c.ProduceAsync("forms", 1, []RecordIn{{Value: []byte(`1},{"value":2`)}}); err == nil {
+		t.Fatal("ProduceAsync sent an invalid JSON value")
+	}
+	if _, err := c.ProduceRecordAsync("forms", 1, RecordIn{Value: []byte(`1,"key":"x"`)}); err == nil {
+		t.Fatal("ProduceRecordAsync sent an invalid JSON value")
+	}
+	res, err := ts.eng.Read("forms", 1, 0, 10, 1<<20)
+	if err != nil || len(res.Records) != 4 {
+		t.Fatalf("stored %v %v", res.Records, err)
+	}
+	r := res.Records
+	if string(r[0].Key) != k || string(r[0].Value) != `{"a":[1,2]}` || len(r[0].Headers) != 1 || string(r[0].Headers[0].Value) != "v\n" {
+		t.Errorf("record 0: %+v", r[0])
+	}
+	if string(r[1].Value) != "\xff\x00\x01" || r[2].Value != nil || string(r[3].Value) != "text" {
+		t.Errorf("records 1-3: %q %v %q", r[1].Value, r[2].Value, r[3].Value)
+	}
+}

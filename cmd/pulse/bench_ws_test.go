@@ -3,6 +3,7 @@ package main
 import (
 	"context"
 	"io"
+	"os"
 	"path/filepath"
 	"testing"
 
@@ -15,6 +16,17 @@ import (
 func TestWSBenchFigures(t *testing.T) {
 	if testing.Short() {
 		t.Skip("the websocket benchmark moves ~60 MB")
+	}
+	if addr := os.Getenv("PULSE_WS_BENCH_ADDR"); addr != "" {
+		// Against a pulse serve run by hand, in another process.
+		figs, err := runWSBench(context.Background(), addr, io.Discard)
+		if err != nil {
+			t.Fatal(err)
+		}
+		for k, v := range figs {
+			t.Logf("%s = %.1f", k, v)
+		}
+		return
 	}
 	eng, err := engine.Open(engine.DefaultOptions(filepath.Join(t.TempDir(), "data")))
 	if err != nil {
