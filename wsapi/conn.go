@@ -79,11 +79,13 @@ func newConn(s *Server, ws *websocket.Conn, mode connMode) *conn {
 	return c
 }
 
-// queueLimit is the most bytes send can hold: SendQueue messages, each at
-// most a push of PushBytes records (JSON and base64 may expand them up to
-// twice) or a reply.
+// queueLimit is the most bytes send holds for records of ordinary size:
+// SendQueue messages, each at most a push of about 2×PushBytes of JSON or
+// the ack of maxRequestRecords records. (A single record larger than that
+// travels alone in its push, so the true bound also grows with the largest
+// record.)
 func (c *conn) queueLimit() int64 {
-	return int64(c.srv.opts.SendQueue) * int64(2*c.srv.opts.PushBytes+64<<10)
+	return int64(c.srv.opts.SendQueue) * int64(max(2*c.srv.opts.PushBytes+64<<10, maxRequestRecords*64))
 }
 
 // run starts the write pump and the produce worker, runs the read pump in

@@ -56,6 +56,7 @@ func TestEveryErrorCode(t *testing.T) {
 		{name: "produce without value", req: map[string]any{"op": "produce", "topic": "one"}, code: CodeInvalidRequest},
 		{name: "bad base64", req: map[string]any{"op": "produce", "topic": "one", "value_b64": "!!"}, code: CodeInvalidRequest},
 		{name: "one bad record in a batch", req: map[string]any{"op": "produce", "topic": "one", "records": []any{map[string]any{"value": 1}, map[string]any{"key": "k"}}}, code: CodeInvalidRequest},
+		{name: "too many records", req: map[string]any{"op": "produce", "topic": "one", "records": manyRecords(maxRequestRecords + 1)}, code: CodeInvalidRequest},
 		{name: "bad from", req: map[string]any{"op": "subscribe", "topic": "one", "from": "yesterday"}, code: CodeInvalidRequest},
 		{name: "commit without consumer", req: map[string]any{"op": "commit", "topic": "one", "partition": 0, "offset": 1}, code: CodeInvalidRequest},
 		{name: "unknown op", req: map[string]any{"op": "explode"}, code: CodeUnknownOp},
@@ -298,4 +299,12 @@ func probeHostilePath(t *testing.T, addr, path string) {
 			t.Errorf("%s: unexpected message %s", path, b)
 		}
 	}
+}
+
+func manyRecords(n int) []any {
+	recs := make([]any, n)
+	for i := range recs {
+		recs[i] = map[string]any{"value": 1}
+	}
+	return recs
 }

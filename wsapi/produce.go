@@ -10,6 +10,10 @@ import (
 	"github.com/pulselog/pulse/engine"
 )
 
+// maxRequestRecords caps the records of one produce request, which bounds
+// its ack reply too.
+const maxRequestRecords = 10000
+
 // Bounds of one engine call made of merged produce requests.
 const (
 	mergeMaxRecords = 1000
@@ -61,6 +65,9 @@ func (c *conn) opProduce(req *request) {
 		job.single = true
 	} else if req.RecordIn.hasValue() {
 		c.reply(req.ID, nil, errorf(CodeInvalidRequest, `produce has both an inline record and "records"`))
+		return
+	} else if len(ins) > maxRequestRecords {
+		c.reply(req.ID, nil, errorf(CodeInvalidRequest, "%d records in one request: at most %d", len(ins), maxRequestRecords))
 		return
 	}
 	for i := range ins {

@@ -266,10 +266,11 @@ func (s *subscription) run(p int, next int64) {
 			return
 		}
 		if len(res.Records) > 0 {
-			if !s.deliver(p, &res) {
+			n, ok := s.deliver(p, &res)
+			if !ok {
 				return
 			}
-			next = res.Next
+			next = n
 			continue
 		}
 		if res.Next > next {
@@ -285,40 +286,46 @@ func (s *subscription) run(p int, next int64) {
 }
 
 // deliver queues one read's records: one push {"sub","partition","next",
-// "records"} on /v1/ws, one frame per record on the tail endpoint.
-func (s *subscription) deliver(p int, res *engine.ReadResult) bool {
+// "records"} on /v1/ws, one frame per record on the tail endpoint. A push
+// stops at about twice PushBytes of JSON (values that need escaping grow),
+// so that one message stays bounded; it returns the offset to read next.
+func (s *subscription) deliver(p int, res *engine.ReadResult) (int64, bool) {
 	if s.plain {
 		for i := range res.Records {
 			if !s.c.enqueueCtx(s.ctx, appendRecordJSON(nil, p, &res.Records[i])) {
-				return false
+				return 0, false
 			}
 		}
-		return true
+		return res.Next, true
 	}
-	size := 64
+	limit := 2 * s.c.srv.opts.PushBytes
+	next := res.Next
+	recs := make([]byte, 0, min(limit, 64+len(res.Records)*128))
 	for i := range res.Records {
-		size += 96 + len(res.Records[i].Key) + len(res.Records[i].Value)
+		if i > 0 {
+			if len(recs) >= limit {
+				next = res.Records[i].Offset
+				break
+			}
+			recs = append(recs, ',')
+		}
+		recs = appendRecordJSON(recs, p, &res.Records[i])
 	}
-	b := make([]byte, 0, size)
+	b := make([]byte, 0, 96+len(recs))
 	b = append(b, `{"sub":`...)
 	b = strconv.AppendInt(b, s.id, 10)
 	b = append(b, `,"partition":`...)
 	b = strconv.AppendInt(b, int64(p), 10)
 	b = append(b, `,"next":`...)
-	b = strconv.AppendInt(b, res.Next, 10)
+	b = strconv.AppendInt(b, next, 10)
 	if res.Skipped > 0 {
 		b = append(b, `,"skipped":`...)
 		b = strconv.AppendInt(b, res.Skipped, 10)
 	}
 	b = append(b, `,"records":[`...)
-	for i := range res.Records {
-		if i > 0 {
-			b = append(b, ',')
-		}
-		b = appendRecordJSON(b, p, &res.Records[i])
-	}
+	b = append(b, recs...)
 	b = append(b, "]}"...)
-	return s.c.enqueueCtx(s.ctx, b)
+	return next, s.c.enqueueCtx(s.ctx, b)
 }
 
 // fail reports an error that ends the delivery of partition p.

@@ -3,7 +3,9 @@ package wsapi
 import (
 	"bytes"
 	"encoding/base64"
+	"encoding/json"
 	"fmt"
+	"strings"
 	"sync"
 	"testing"
 	"time"
@@ -519,5 +521,57 @@ func TestClientProduceForms(t *testing.T) {
 	}
 	if string(r[1].Value) != "\xff\x00\x01" || r[2].Value != nil || string(r[3].Value) != "text" {
 		t.Errorf("records 1-3: %q %v %q", r[1].Value, r[2].Value, r[3].Value)
+	}
+}
+
+// TestPushesStayBounded: values whose JSON is six times their size (control
+// characters) still make pushes of about 2×PushBytes, and every record
+// arrives once, in order.
+func TestPushesStayBounded(t *testing.T) {
+	opts := DefaultOptions()
+	opts.PushBytes = 4 << 10
+	ts := startServer(t, opts)
+	c := dialRaw(t, ts.addr, "/v1/ws", nil)
+	val := strings.Repeat("\x01", 1000)
+	var recs []any
+	for range 20 {
+		recs = append(recs, map[string]any{"value": val})
+	}
+	if r := c.call(1, map[string]any{"op": "produce", "topic": "ctl", "records": recs}); errCode(r) != "" {
+		t.Fatal(r)
+	}
+	c.send(map[string]any{"op": "subscribe", "id": 2, "topic": "ctl", "from": "earliest"})
+	next, pushes := int64(0), 0
+	for next < 20 {
+		c.ws.SetReadDeadline(time.Now().Add(hangGuard))
+		_, b, err := c.ws.ReadMessage()
+		if err != nil {
+			t.Fatal(err)
+		}
+		if !strings.HasPrefix(string(b), `{"sub":`) {
+			continue // the subscribe reply
+		}
+		recJSON := len(appendRecordJSON(nil, 0, &engine.Record{Offset: 19, Timestamp: 1 << 40, Value: []byte(val)}))
+		if len(b) > 2*opts.PushBytes+recJSON+128 {
+			t.Fatalf("push of %d bytes, bound %d", len(b), 2*opts.PushBytes+recJSON+128)
+		}
+		var m map[string]any
+		if err := json.Unmarshal(b, &m); err != nil {
+			t.Fatal(err)
+		}
+		for _, r := range m["records"].([]any) {
+			rec := r.(map[string]any)
+			if num(t, rec, "offset") != next || rec["value"] != val {
+				t.Fatalf("record %v, want offset %d", rec["offset"], next)
+			}
+			next++
+		}
+		if num(t, m, "next") != next {
+			t.Fatalf("push next %v after offset %d", m["next"], next-1)
+		}
+		pushes++
+	}
+	if pushes < 5 {
+		t.Fatalf("20 records of 6 KB JSON came in %d pushes", pushes)
 	}
 }
