@@ -55,12 +55,13 @@ type conn struct {
 	// set before the read pump starts, then only read by it.
 	plain *plainProduce
 
-	// mu guards draining, produceQ's closing, subs and nextSub.
-	mu       sync.Mutex
-	draining bool
-	produceQ chan *produceJob // cap MaxInflight; closed by drain
-	subs     map[int64]*subscription
-	nextSub  int64
+	// mu guards draining, queueClosed (produceQ's closing), subs and nextSub.
+	mu          sync.Mutex
+	draining    bool
+	queueClosed bool
+	produceQ    chan *produceJob // cap MaxInflight; closed by drain
+	subs        map[int64]*subscription
+	nextSub     int64
 }
 
 func newConn(s *Server, ws *websocket.Conn, mode connMode) *conn {
@@ -316,8 +317,9 @@ func appendErrorField(b []byte, e *Error) []byte {
 // accepted produce answered, subscriptions stopped, then close 1001.
 func (c *conn) drain() {
 	c.mu.Lock()
-	if !c.draining {
-		c.draining = true
+	c.draining = true
+	if !c.queueClosed {
+		c.queueClosed = true
 		close(c.produceQ) // the produce worker answers what is queued, then closes
 	}
 	c.mu.Unlock()

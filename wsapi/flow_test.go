@@ -200,3 +200,39 @@ func TestShutdownAnswersAcceptedProduces(t *testing.T) {
 	}
 	t.Logf("shutdown: %d acked, %d refused, %d unanswered", len(acked), refused, n-len(acked)-refused)
 }
+
+// TestDrainingRefusesNewRequests holds a connection in the state Shutdown
+// puts it in before its last produce is answered, to see every new request
+// refused with shutting_down and nothing stored.
+func TestDrainingRefusesNewRequests(t *testing.T) {
+	ts := startServer(t, DefaultOptions())
+	c := dialRaw(t, ts.addr, "/v1/ws", nil)
+	if r := c.call(1, map[string]any{"op": "produce", "topic": "d", "value": 1}); errCode(r) != "" {
+		t.Fatal(r)
+	}
+	ts.mu.Lock()
+	var sc *conn
+	for k := range ts.conns {
+		sc = k
+	}
+	ts.mu.Unlock()
+	sc.mu.Lock()
+	sc.draining = true // as drain sets it; the produce queue stays open here
+	sc.mu.Unlock()
+	for i, req := range []map[string]any{
+		{"op": "produce", "topic": "d", "value": 2},
+		{"op": "create_topic", "topic": "e"},
+		{"op": "subscribe", "topic": "d"},
+		{"op": "topics"},
+	} {
+		if r := c.call(10+i, req); errCode(r) != CodeShuttingDown {
+			t.Errorf("%v while draining: %v", req["op"], r)
+		}
+	}
+	if ti, err := ts.eng.Describe("d"); err != nil || ti.Partitions[0].LEO != 1 {
+		t.Fatalf("topic d after refused produces: %+v %v", ti, err)
+	}
+	if _, err := ts.eng.Describe("e"); err == nil {
+		t.Fatal("create_topic ran while draining")
+	}
+}
