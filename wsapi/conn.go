@@ -117,8 +117,10 @@ func (c *conn) readPump() {
 	c.ws.SetReadLimit(c.srv.opts.ReadLimit)
 	c.ws.SetReadDeadline(time.Now().Add(pongWait))
 	c.ws.SetPongHandler(func(string) error { return c.ws.SetReadDeadline(time.Now().Add(pongWait)) })
+	hint := 512
 	for {
-		typ, msg, err := c.ws.ReadMessage()
+		typ, msg, err := readMessage(c.ws, hint)
+		hint = max(512, len(msg)+len(msg)/8)
 		if err != nil {
 			if errors.Is(err, websocket.ErrReadLimit) {
 				// The library sent close 1009. Discard what the client is
@@ -151,6 +153,31 @@ func (c *conn) readPump() {
 			c.handlePlainProduce(msg)
 		case modeTail:
 			// Tail connections only receive; anything sent is ignored.
+		}
+	}
+}
+
+// readMessage is ws.ReadMessage with the buffer sized from a hint (the
+// size of the connection's previous messages), so that a producer's
+// similar-sized batches are read without growing a buffer from scratch each
+// time. The read limit applies as with ReadMessage.
+func readMessage(ws *websocket.Conn, hint int) (int, []byte, error) {
+	typ, r, err := ws.NextReader()
+	if err != nil {
+		return typ, nil, err
+	}
+	b := make([]byte, 0, hint)
+	for {
+		if len(b) == cap(b) {
+			b = append(b, 0)[:len(b)]
+		}
+		n, err := r.Read(b[len(b):cap(b)])
+		b = b[:len(b)+n]
+		if err == io.EOF {
+			return typ, b, nil
+		}
+		if err != nil {
+			return typ, nil, err
 		}
 	}
 }
