@@ -5,12 +5,12 @@ import (
 	"fmt"
 	"math/rand/v2"
 	"os"
-	"os/exec"
 	"path/filepath"
 	"strings"
-	"syscall"
 	"testing"
 	"time"
+
+	"github.com/pulselog/pulse/engine/internal/killtest"
 )
 
 const churnChildEnv = "PULSE_CHURN_CHILD"
@@ -51,26 +51,11 @@ func churnChild(dir string) {
 // leaves a data directory whose next open is consistent: every topic whole,
 // no directory without a topic, meta.db clean.
 func TestTopicChurnSurvivesSIGKILL(t *testing.T) {
-	cycles := 15
-	if os.Getenv("PULSE_LONG") != "" {
-		cycles = 300
-	}
+	cycles := killtest.Cycles(15, 300)
 	dir := t.TempDir()
-	rng := rand.New(rand.NewPCG(uint64(time.Now().UnixNano()), 3))
+	rng := rand.New(rand.NewPCG(killtest.Seed(t), 3))
 	for c := range cycles {
-		cmd := exec.Command(os.Args[0], "-test.run=^$")
-		cmd.Env = append(os.Environ(), churnChildEnv+"="+dir)
-		var stderr strings.Builder
-		cmd.Stderr = &stderr
-		if err := cmd.Start(); err != nil {
-			t.Fatal(err)
-		}
-		time.Sleep(time.Duration(40+rng.IntN(200)) * time.Millisecond)
-		cmd.Process.Signal(syscall.SIGKILL)
-		cmd.Wait()
-		if ws := cmd.ProcessState.Sys().(syscall.WaitStatus); !ws.Signaled() {
-			t.Fatalf("cycle %d: child exited by itself: %s", c, stderr.String())
-		}
+		killtest.Run(t, []string{churnChildEnv + "=" + dir}, time.Duration(40+rng.IntN(200))*time.Millisecond)
 
 		e := openEngine(t, dir)
 		for _, p := range e.Problems() {

@@ -1,20 +1,18 @@
 package compact
 
 import (
-	"bufio"
 	"context"
 	"fmt"
 	"math/rand/v2"
 	"os"
-	"os/exec"
 	"strconv"
 	"strings"
 	"sync"
-	"syscall"
 	"testing"
 	"time"
 
 	"github.com/pulselog/pulse/engine/codec"
+	"github.com/pulselog/pulse/engine/internal/killtest"
 	plog "github.com/pulselog/pulse/engine/log"
 )
 
@@ -90,49 +88,15 @@ type ackedRecord struct {
 }
 
 func TestCompactionSurvivesSIGKILL(t *testing.T) {
-	cycles := 12
-	if os.Getenv("PULSE_LONG") != "" {
-		cycles = 400
-	}
-	seed := uint64(time.Now().UnixNano())
-	if s := os.Getenv("PULSE_SEED"); s != "" {
-		seed, _ = strconv.ParseUint(s, 10, 64)
-	}
-	t.Logf("seed %d (PULSE_SEED replays)", seed)
+	cycles := killtest.Cycles(12, 400)
+	seed := killtest.Seed(t)
 	rng := rand.New(rand.NewPCG(seed, 1))
 	dir := t.TempDir()
 	acked := map[int64]ackedRecord{}
 	newest := map[string]int64{} // key → newest acknowledged offset
 	sparse := 0                  // compacted segments seen at reopens
 	for c := range cycles {
-		cmd := exec.Command(os.Args[0], "-test.run=^$")
-		cmd.Env = append(os.Environ(), sigkillChildEnv+"="+dir)
-		out, err := cmd.StdoutPipe()
-		if err != nil {
-			t.Fatal(err)
-		}
-		var stderr strings.Builder
-		cmd.Stderr = &stderr
-		if err := cmd.Start(); err != nil {
-			t.Fatal(err)
-		}
-		lines := make(chan []string)
-		go func() {
-			var ls []string
-			sc := bufio.NewScanner(out)
-			sc.Buffer(make([]byte, 1<<20), 1<<20)
-			for sc.Scan() {
-				ls = append(ls, sc.Text())
-			}
-			lines <- ls
-		}()
-		time.Sleep(time.Duration(50+rng.IntN(250)) * time.Millisecond)
-		cmd.Process.Signal(syscall.SIGKILL)
-		ls := <-lines
-		err = cmd.Wait()
-		if ws, ok := cmd.ProcessState.Sys().(syscall.WaitStatus); !ok || !ws.Signaled() {
-			t.Fatalf("cycle %d: child exited on its own (%v): %s", c, err, stderr.String())
-		}
+		ls := killtest.Run(t, []string{sigkillChildEnv + "=" + dir}, time.Duration(50+rng.IntN(250))*time.Millisecond)
 		for _, line := range ls {
 			f := strings.SplitN(line, " ", 4)
 			if len(f) != 4 || f[0] != "ack" {

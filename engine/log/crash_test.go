@@ -1,20 +1,18 @@
 package log
 
 import (
-	"bufio"
 	"context"
 	"fmt"
 	"math/rand/v2"
 	"os"
-	"os/exec"
 	"strconv"
 	"strings"
 	"sync"
-	"syscall"
 	"testing"
 	"time"
 
 	"github.com/pulselog/pulse/engine/codec"
+	"github.com/pulselog/pulse/engine/internal/killtest"
 )
 
 // The crash test runs a child copy of this test binary that appends and
@@ -99,47 +97,14 @@ func TestCrashEveryWriteSIGKILL(t *testing.T) { runCrashLoop(t, SyncEveryWrite) 
 func TestCrashIntervalSIGKILL(t *testing.T) { runCrashLoop(t, SyncInterval) }
 
 func runCrashLoop(t *testing.T, mode SyncMode) {
-	cycles := 25
-	if os.Getenv("PULSE_LONG") != "" {
-		cycles = 1000
-	}
-	seed := uint64(time.Now().UnixNano())
-	if s := os.Getenv("PULSE_SEED"); s != "" {
-		seed, _ = strconv.ParseUint(s, 10, 64)
-	}
-	t.Logf("seed %d (PULSE_SEED replays)", seed)
+	cycles := killtest.Cycles(25, 1000)
+	seed := killtest.Seed(t)
 	rng := rand.New(rand.NewPCG(seed, 1))
 	dir := t.TempDir()
 	acked := map[int64]string{} // every promise made so far
 	for c := range cycles {
-		cmd := exec.Command(os.Args[0], "-test.run=^$")
-		cmd.Env = append(os.Environ(), crashChildEnv+"="+dir, crashModeEnv+"="+string(mode), crashCycleEnv+"="+strconv.Itoa(c))
-		out, err := cmd.StdoutPipe()
-		if err != nil {
-			t.Fatal(err)
-		}
-		var stderr strings.Builder
-		cmd.Stderr = &stderr
-		if err := cmd.Start(); err != nil {
-			t.Fatal(err)
-		}
-		lines := make(chan []string)
-		go func() {
-			var ls []string
-			sc := bufio.NewScanner(out)
-			sc.Buffer(make([]byte, 1<<20), 1<<20)
-			for sc.Scan() {
-				ls = append(ls, sc.Text())
-			}
-			lines <- ls
-		}()
-		time.Sleep(time.Duration(30+rng.IntN(170)) * time.Millisecond)
-		cmd.Process.Signal(syscall.SIGKILL)
-		ls := <-lines
-		err = cmd.Wait()
-		if ws, ok := cmd.ProcessState.Sys().(syscall.WaitStatus); !ok || !ws.Signaled() {
-			t.Fatalf("cycle %d: child exited on its own (%v): %s", c, err, stderr.String())
-		}
+		env := []string{crashChildEnv + "=" + dir, crashModeEnv + "=" + string(mode), crashCycleEnv + "=" + strconv.Itoa(c)}
+		ls := killtest.Run(t, env, time.Duration(30+rng.IntN(170))*time.Millisecond)
 
 		// Collect what this cycle promised.
 		cycleAcks := map[int64]string{}
