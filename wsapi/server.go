@@ -209,9 +209,9 @@ func (s *Server) serve(w http.ResponseWriter, r *http.Request, mode connMode, to
 		return
 	}
 	c := newConn(s, ws, mode)
-	if reason := s.addConn(c); reason != "" {
+	if code, reason := s.addConn(c); reason != "" {
 		ws.SetWriteDeadline(time.Now().Add(writeWait))
-		ws.WriteMessage(websocket.CloseMessage, websocket.FormatCloseMessage(websocket.CloseTryAgainLater, reason))
+		ws.WriteMessage(websocket.CloseMessage, websocket.FormatCloseMessage(code, reason))
 		ws.Close()
 		return
 	}
@@ -220,18 +220,20 @@ func (s *Server) serve(w http.ResponseWriter, r *http.Request, mode connMode, to
 	c.run(r, topic)
 }
 
-func (s *Server) addConn(c *conn) (refusal string) {
+// addConn registers c, or returns the close code and reason it is refused
+// with.
+func (s *Server) addConn(c *conn) (code int, refusal string) {
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	if s.closing {
-		return "server shutting down"
+		return websocket.CloseGoingAway, "server shutting down"
 	}
 	if len(s.conns) >= s.opts.MaxConns {
-		return fmt.Sprintf("connection limit reached (%d)", s.opts.MaxConns)
+		return websocket.CloseTryAgainLater, fmt.Sprintf("connection limit reached (%d)", s.opts.MaxConns)
 	}
 	s.conns[c] = struct{}{}
 	s.connWG.Add(1) // under mu, so never after Shutdown set closing and waits
-	return ""
+	return 0, ""
 }
 
 func (s *Server) removeConn(c *conn) {
