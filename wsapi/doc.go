@@ -1,0 +1,24 @@
+// Package wsapi is Pulse's websocket API (docs/websocket.md) and the Go
+// client of it used by the pulse commands.
+//
+// A Server serves a Backend (*engine.Engine satisfies it) on three
+// endpoints: GET /v1/ws, a multiplexed JSON protocol (produce, subscribe,
+// unsubscribe, commit, topics, describe, create_topic, delete_topic), and
+// GET /v1/topics/{topic}/produce and /tail, one record per frame.
+//
+// Each connection has one read pump (the goroutine serving the request) and
+// one write pump, the connection's only writer, fed by a bounded queue; a
+// produce worker answers the connection's produces in order, merging the
+// requests already waiting into one engine call; each subscription runs one
+// goroutine per partition, parked on the engine's NotifyC channel between
+// reads. A client that does not read its queue is closed with 1013 after
+// Options.SlowConsumerWait, so the server never buffers a backlog.
+//
+// Handshakes are checked before the upgrade: the Host header (DNS
+// rebinding), the token when one is configured, and the browser Origin
+// (cross-site websocket hijacking). Serve refuses a non-loopback listener
+// without a token.
+//
+// Client is the Go side: Dial, then Produce / ProduceAsync, Subscribe,
+// Commit, Topics, Describe, CreateTopic and DeleteTopic.
+package wsapi
