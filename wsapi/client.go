@@ -158,7 +158,7 @@ type envelope struct {
 	Acks       []engine.Ack      `json:"acks"`
 	Topics     []TopicInfo       `json:"topics"`
 	Topic      json.RawMessage   `json:"topic"`
-	Partitions []startPos        `json:"partitions"`
+	Partitions []StartPos        `json:"partitions"`
 	Next       int64             `json:"next"`
 	Skipped    int64             `json:"skipped"`
 	Records    []json.RawMessage `json:"records"`
@@ -529,9 +529,6 @@ func (s *Subscription) end(err error) {
 		s.sendMu.Unlock()
 	})
 }
-
-// StartPos is where a subscription starts in one partition.
-type StartPos = startPos
 
 // Push is one delivery: records of one partition in offset order, or an
 // error ending that partition's delivery.

@@ -30,8 +30,8 @@ type subscription struct {
 	wg     sync.WaitGroup // partition goroutines
 }
 
-// startPos is where a subscription starts in one partition.
-type startPos struct {
+// StartPos is where a subscription starts in one partition (subscribe reply).
+type StartPos struct {
 	Partition int   `json:"partition"`
 	From      int64 `json:"from"`
 }
@@ -122,7 +122,7 @@ func (c *conn) startPlainTail(r *http.Request, topic string) {
 
 // startOffsets resolves where to start in each partition: the consumer's
 // committed cursor when it has one, else from.
-func (c *conn) startOffsets(topic string, partition *int, from fromSpec, consumer string) ([]startPos, error) {
+func (c *conn) startOffsets(topic string, partition *int, from fromSpec, consumer string) ([]StartPos, error) {
 	b := c.srv.b
 	t, err := b.Describe(topic)
 	if err != nil {
@@ -139,7 +139,7 @@ func (c *conn) startOffsets(topic string, partition *int, from fromSpec, consume
 			parts = append(parts, p)
 		}
 	}
-	starts := make([]startPos, 0, len(parts))
+	starts := make([]StartPos, 0, len(parts))
 	for _, p := range parts {
 		pi := t.Partitions[p]
 		if consumer != "" {
@@ -148,7 +148,7 @@ func (c *conn) startOffsets(topic string, partition *int, from fromSpec, consume
 				return nil, err
 			}
 			if ok {
-				starts = append(starts, startPos{p, max(off, pi.LogStart)})
+				starts = append(starts, StartPos{p, max(off, pi.LogStart)})
 				continue
 			}
 		}
@@ -172,7 +172,7 @@ func (c *conn) startOffsets(topic string, partition *int, from fromSpec, consume
 				return nil, err
 			}
 		}
-		starts = append(starts, startPos{p, off})
+		starts = append(starts, StartPos{p, off})
 	}
 	return starts, nil
 }
@@ -229,7 +229,7 @@ func (c *conn) opUnsubscribe(req *request) {
 	c.reply(req.ID, nil, nil)
 }
 
-func (s *subscription) start(starts []startPos) {
+func (s *subscription) start(starts []StartPos) {
 	for _, st := range starts {
 		s.wg.Add(1)
 		go s.run(st.Partition, st.From)
