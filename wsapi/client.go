@@ -34,10 +34,9 @@ type Client struct {
 	// mu guards nextID, pending, subs and err.
 	mu      sync.Mutex
 	nextID  int64
-	pending map[int64]chan envelope
-	subs    map[int64]*Subscription
-	early   map[int64][]envelope // pushes that arrived before Subscribe registered the sub
-	err     error                // why the connection ended; nil while it lives
+	pending map[int64]pendingCall
+	subs    map[int64]*Subscription // live subscriptions; pushes of others are dropped
+	err     error                   // why the connection ended; nil while it lives
 
 	done chan struct{} // closed when the reader ends
 }
@@ -73,9 +72,8 @@ func Dial(ctx context.Context, addr string, opts DialOptions) (*Client, error) {
 	c := &Client{
 		ws:      ws,
 		addr:    hostport,
-		pending: make(map[int64]chan envelope),
+		pending: make(map[int64]pendingCall),
 		subs:    make(map[int64]*Subscription),
-		early:   make(map[int64][]envelope),
 		done:    make(chan struct{}),
 	}
 	go c.readLoop()
@@ -180,20 +178,23 @@ func (c *Client) readLoop() {
 		c.mu.Lock()
 		switch {
 		case env.ID != nil:
-			if ch, ok := c.pending[*env.ID]; ok {
+			if pc, ok := c.pending[*env.ID]; ok {
 				delete(c.pending, *env.ID)
-				ch <- env // buffered 1
+				if pc.sub != nil && !pc.sub.abandoned && env.Error == nil && env.Sub != 0 {
+					// A subscribe reply: the subscription is live before
+					// its first push is read.
+					pc.sub.ID, pc.sub.Starts = env.Sub, env.Partitions
+					c.subs[env.Sub] = pc.sub
+				}
+				pc.ch <- env // buffered 1
 			}
 			c.mu.Unlock()
 		case env.Sub != 0:
 			s := c.subs[env.Sub]
-			if s == nil {
-				c.early[env.Sub] = append(c.early[env.Sub], env)
-				c.mu.Unlock()
-				continue
-			}
 			c.mu.Unlock()
-			s.push(env) // may block: backpressure reaches the server
+			if s != nil {
+				s.push(env) // may block: backpressure reaches the server
+			}
 		default:
 			c.mu.Unlock()
 		}
@@ -204,9 +205,9 @@ func (c *Client) readLoop() {
 	}
 	c.mu.Lock()
 	c.err = err
-	for id, ch := range c.pending {
+	for id, pc := range c.pending {
 		delete(c.pending, id)
-		close(ch)
+		close(pc.ch)
 	}
 	subs := c.subs
 	c.subs = map[int64]*Subscription{}
@@ -241,8 +242,19 @@ func (c *Client) startWith(build func(id int64) any) (*Pending, error) {
 	return p, err
 }
 
+// pendingCall is a request waiting for its reply.
+type pendingCall struct {
+	ch  chan envelope
+	sub *Subscription // a subscribe's, registered when the reply arrives
+}
+
 // startRaw sends the request encoded by build for a fresh id.
 func (c *Client) startRaw(build func(id int64) []byte) (*Pending, error) {
+	return c.startCall(nil, build)
+}
+
+// startCall is startRaw for a subscribe when sub is not nil.
+func (c *Client) startCall(sub *Subscription, build func(id int64) []byte) (*Pending, error) {
 	ch := make(chan envelope, 1)
 	c.mu.Lock()
 	if c.err != nil {
@@ -252,7 +264,7 @@ func (c *Client) startRaw(build func(id int64) []byte) (*Pending, error) {
 	}
 	c.nextID++
 	id := c.nextID
-	c.pending[id] = ch
+	c.pending[id] = pendingCall{ch: ch, sub: sub}
 	c.mu.Unlock()
 	b := build(id)
 	var err error
@@ -287,6 +299,41 @@ func (p *Pending) wait(ctx context.Context) (envelope, error) {
 	case <-ctx.Done():
 		return envelope{}, ctx.Err()
 	}
+}
+
+// Poll reports whether the reply has arrived and, if so, the error it
+// carries; it does not wait.
+func (p *Pending) Poll() (done bool, err error) {
+	select {
+	case env, ok := <-p.ch:
+		p.ch = closedEnvelope(env, ok)
+		if !ok {
+			return true, p.c.Err()
+		}
+		if env.Error != nil {
+			return true, env.Error
+		}
+		return true, nil
+	default:
+		return false, nil
+	}
+}
+
+// closedEnvelope returns a closed channel that yields env first (when ok),
+// so that a Pending polled once can still be waited on.
+func closedEnvelope(env envelope, ok bool) chan envelope {
+	ch := make(chan envelope, 1)
+	if ok {
+		ch <- env
+	}
+	close(ch)
+	return ch
+}
+
+// Err waits for the reply and returns the error it carries, if any.
+func (p *Pending) Err(ctx context.Context) error {
+	_, err := p.wait(ctx)
+	return err
 }
 
 // Wait returns the acks of a produce started with ProduceAsync or
@@ -509,6 +556,9 @@ type Subscription struct {
 
 	ch   chan Push
 	quit chan struct{} // closed when the subscription ends
+	// abandoned is set (under c.mu) when Subscribe gave up waiting for the
+	// reply, so that the read loop does not register it.
+	abandoned bool
 	// sendMu is held while a push is sent on ch, so that end closes ch only
 	// when no send is under way.
 	sendMu sync.Mutex
@@ -579,25 +629,39 @@ func (c *Client) Subscribe(ctx context.Context, o SubscribeOptions) (*Subscripti
 	if o.Buffer <= 0 {
 		o.Buffer = 16
 	}
-	env, err := c.call(ctx, req)
+	s := &Subscription{c: c, ch: make(chan Push, o.Buffer), quit: make(chan struct{})}
+	p, err := c.startCall(s, func(id int64) []byte {
+		req["id"] = id
+		b, _ := json.Marshal(req)
+		return b
+	})
 	if err != nil {
 		return nil, err
 	}
-	s := &Subscription{c: c, ID: env.Sub, Starts: env.Partitions, ch: make(chan Push, o.Buffer), quit: make(chan struct{})}
-	c.mu.Lock()
-	if c.err != nil {
+	if _, err := p.wait(ctx); err != nil {
+		c.mu.Lock()
+		s.abandoned = true
+		registered := s.ID != 0 && c.subs[s.ID] == s
 		c.mu.Unlock()
-		s.end(c.err)
-		return s, nil
-	}
-	early := c.early[s.ID]
-	delete(c.early, s.ID)
-	c.subs[s.ID] = s
-	c.mu.Unlock()
-	for _, env := range early {
-		s.push(env)
+		if registered {
+			// The caller gave up waiting after all: stop it.
+			s.stopLocal()
+			c.start(map[string]any{"op": "unsubscribe", "sub": s.ID})
+		}
+		return nil, err
 	}
 	return s, nil
+}
+
+// stopLocal ends the subscription on this side: C closes, and pushes still
+// arriving for it are dropped.
+func (s *Subscription) stopLocal() {
+	s.c.mu.Lock()
+	if s.c.subs[s.ID] == s {
+		delete(s.c.subs, s.ID)
+	}
+	s.c.mu.Unlock()
+	s.end(nil)
 }
 
 // C delivers the pushes; it is closed when the subscription ends.
@@ -610,21 +674,30 @@ func (s *Subscription) Err() error {
 	return s.err
 }
 
-// Unsubscribe stops the subscription; pushes already on their way may still
-// arrive on C before it closes.
+// Unsubscribe stops the subscription: C closes at once (pushes still on
+// their way are dropped), then the server is told.
 func (s *Subscription) Unsubscribe(ctx context.Context) error {
+	s.stopLocal()
 	_, err := s.c.call(ctx, map[string]any{"op": "unsubscribe", "sub": s.ID})
-	s.c.mu.Lock()
-	delete(s.c.subs, s.ID)
-	s.c.mu.Unlock()
-	s.end(nil)
 	return err
 }
 
-// Commit stores the subscription consumer's cursor for one partition.
+// Commit stores the subscription consumer's cursor for one partition and
+// waits for the server to confirm it. While Commit waits, the client keeps
+// delivering pushes to C: a caller that commits from the loop reading C and
+// lets C fill up (Buffer pushes) blocks the connection; use CommitAsync
+// there.
 func (s *Subscription) Commit(ctx context.Context, partition int, offset int64) error {
-	_, err := s.c.call(ctx, map[string]any{"op": "commit", "sub": s.ID, "partition": partition, "offset": offset})
-	return err
+	p, err := s.CommitAsync(partition, offset)
+	if err != nil {
+		return err
+	}
+	return p.Err(ctx)
+}
+
+// CommitAsync sends a commit without waiting for its confirmation.
+func (s *Subscription) CommitAsync(partition int, offset int64) (*Pending, error) {
+	return s.c.start(map[string]any{"op": "commit", "sub": s.ID, "partition": partition, "offset": offset})
 }
 
 func (s *Subscription) push(env envelope) {

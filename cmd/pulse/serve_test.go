@@ -362,3 +362,34 @@ func TestListenAndToken(t *testing.T) {
 		t.Fatalf("ensureToken on loopback made %q", cfg.Token)
 	}
 }
+
+// TestTailConsumerOnABusyTopic: a tail that commits as it prints keeps up
+// with many pushes in flight (commits must not wait while the subscription's
+// buffer fills), and its cursor ends where it stopped.
+func TestTailConsumerOnABusyTopic(t *testing.T) {
+	dir := filepath.Join(t.TempDir(), "data")
+	s := startServe(t, dir)
+	var in strings.Builder
+	for i := range 20000 {
+		fmt.Fprintf(&in, "r%d\n", i)
+	}
+	if _, errOut, err := pulse(t, in.String(), "produce", "busy", "--server", s.addr); err != nil || !strings.Contains(errOut, "produced 20000 records") {
+		t.Fatalf("produce: %v %s", err, errOut)
+	}
+	out := mustPulse(t, "", "tail", "busy", "--from", "earliest", "--consumer", "c1", "--count", "19999", "--server", s.addr)
+	lines := strings.Split(strings.TrimSpace(out), "\n")
+	if len(lines) != 19999 || !strings.HasSuffix(lines[19998], "\tr19998") {
+		t.Fatalf("tail printed %d lines, last %q", len(lines), lines[len(lines)-1])
+	}
+	if err := s.stop(t, syscall.SIGTERM); err != nil {
+		t.Fatal(err)
+	}
+	e, err := engine.Open(engine.DefaultOptions(dir))
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer e.Close()
+	if off, ok, err := e.Cursor("c1", "busy", 0); err != nil || !ok || off != 19999 {
+		t.Fatalf("cursor %d %v %v, want 19999", off, ok, err)
+	}
+}

@@ -69,7 +69,7 @@ position and commits its position after every record batch it printed.`,
 
 // runTail prints the records of topic until ctx ends, the count is reached
 // or the connection ends.
-func runTail(ctx context.Context, cf *clientFlags, topic string, cfg tailConfig, out io.Writer) error {
+func runTail(ctx context.Context, cf *clientFlags, topic string, cfg tailConfig, out io.Writer) (retErr error) {
 	c, err := cf.dial(ctx)
 	if err != nil {
 		return err
@@ -81,6 +81,36 @@ func runTail(ctx context.Context, cf *clientFlags, topic string, cfg tailConfig,
 	}
 	w := bufio.NewWriter(out)
 	defer w.Flush()
+
+	// Commits go out without waiting (waiting while the subscription's
+	// buffer fills would stall the connection); their replies are checked
+	// as they come, and all of them before returning.
+	var commits []*wsapi.Pending
+	reap := func() error {
+		for len(commits) > 0 {
+			done, err := commits[0].Poll()
+			if !done {
+				return nil
+			}
+			if err != nil {
+				return fmt.Errorf("committing %s's position: %w", cfg.consumer, err)
+			}
+			commits = commits[1:]
+		}
+		return nil
+	}
+	defer func() {
+		// Stop the deliveries, then collect the commit replies (they come
+		// before the unsubscribe reply).
+		uctx, cancel := context.WithTimeout(context.Background(), dialTimeout)
+		defer cancel()
+		sub.Unsubscribe(uctx)
+		for _, p := range commits {
+			if err := p.Err(uctx); err != nil && retErr == nil {
+				retErr = fmt.Errorf("committing %s's position: %w", cfg.consumer, err)
+			}
+		}
+	}()
 	printed := 0
 	for {
 		var p wsapi.Push
@@ -119,8 +149,13 @@ func runTail(ctx context.Context, cf *clientFlags, topic string, cfg tailConfig,
 			return err
 		}
 		if cfg.consumer != "" {
-			if err := sub.Commit(ctx, p.Partition, p.Next); err != nil {
+			pc, err := sub.CommitAsync(p.Partition, p.Next)
+			if err != nil {
 				return fmt.Errorf("committing %s's position: %w", cfg.consumer, err)
+			}
+			commits = append(commits, pc)
+			if err := reap(); err != nil {
+				return err
 			}
 		}
 		if cfg.count > 0 && printed >= cfg.count {
