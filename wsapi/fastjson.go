@@ -19,7 +19,7 @@ import (
 func fastDecode(msg []byte, req *request) (ok bool) {
 	p := fastParser{b: msg}
 	p.ws()
-	if !p.objectFields(func(key string) bool { return p.requestField(key, req) }) {
+	if !p.objectFields(func(key []byte) bool { return p.requestField(key, req) }) {
 		return false
 	}
 	p.ws()
@@ -119,7 +119,7 @@ func (p *fastParser) peek() byte {
 // objectFields reads an object, calling field for each key with p placed
 // at the value; field must consume the value. A repeated key fails (its
 // merging rules are encoding/json's business).
-func (p *fastParser) objectFields(field func(key string) bool) bool {
+func (p *fastParser) objectFields(field func(key []byte) bool) bool {
 	if p.peek() != '{' {
 		return false
 	}
@@ -129,16 +129,16 @@ func (p *fastParser) objectFields(field func(key string) bool) bool {
 		p.i++
 		return true
 	}
-	var seen [16]string
+	var seen [16][]byte
 	n := 0
 	for {
 		p.ws()
-		k, ok := p.plainString()
+		k, ok := p.plainBytes()
 		if !ok || n == len(seen) {
 			return false
 		}
 		for _, s := range seen[:n] {
-			if s == k {
+			if string(s) == string(k) {
 				return false
 			}
 		}
@@ -169,8 +169,14 @@ func (p *fastParser) objectFields(field func(key string) bool) bool {
 // plainString reads a string without escapes, control characters or
 // non-ASCII bytes (the ones whose decoding needs care: those fall back).
 func (p *fastParser) plainString() (string, bool) {
+	b, ok := p.plainBytes()
+	return string(b), ok
+}
+
+// plainBytes is plainString returning the bytes inside the quotes.
+func (p *fastParser) plainBytes() ([]byte, bool) {
 	if p.peek() != '"' {
-		return "", false
+		return nil, false
 	}
 	start := p.i + 1
 	for j := start; j < len(p.b); j++ {
@@ -178,12 +184,12 @@ func (p *fastParser) plainString() (string, bool) {
 		switch {
 		case c == '"':
 			p.i = j + 1
-			return string(p.b[start:j]), true
+			return p.b[start:j], true
 		case c == '\\' || c < 0x20 || c >= 0x80:
-			return "", false
+			return nil, false
 		}
 	}
-	return "", false
+	return nil, false
 }
 
 // value skips one JSON value, checking its syntax, and returns its bytes.
@@ -411,16 +417,16 @@ func (p *fastParser) stringMap(m *map[string]string) bool {
 	if *m == nil {
 		*m = map[string]string{}
 	}
-	return p.objectFields(func(k string) bool {
+	return p.objectFields(func(k []byte) bool {
 		v, ok := p.plainString()
-		(*m)[k] = v
+		(*m)[string(k)] = v
 		return ok
 	})
 }
 
 // requestField reads one field of a request object.
-func (p *fastParser) requestField(key string, req *request) bool {
-	switch key {
+func (p *fastParser) requestField(key []byte, req *request) bool {
+	switch string(key) {
 	case "op":
 		s, ok := p.plainString()
 		req.Op = s
@@ -454,11 +460,11 @@ func (p *fastParser) requestField(key string, req *request) bool {
 		}
 		for {
 			p.ws()
-			var r RecordIn
-			if !p.objectFields(func(k string) bool { return p.recordField(k, &r) }) {
+			req.Records = append(req.Records, RecordIn{})
+			r := &req.Records[len(req.Records)-1]
+			if !p.objectFields(func(k []byte) bool { return p.recordField(k, r) }) {
 				return false
 			}
-			req.Records = append(req.Records, r)
 			p.ws()
 			switch p.peek() {
 			case ',':
@@ -491,8 +497,8 @@ func (p *fastParser) requestField(key string, req *request) bool {
 }
 
 // recordField reads one field of a record object.
-func (p *fastParser) recordField(key string, r *RecordIn) bool {
-	switch key {
+func (p *fastParser) recordField(key []byte, r *RecordIn) bool {
+	switch string(key) {
 	case "key":
 		s, ok := p.plainString()
 		r.Key = &s
