@@ -204,90 +204,137 @@ func (p *fastParser) value() ([]byte, bool) {
 // maxFastDepth bounds nesting: deeper values take the slow path.
 const maxFastDepth = 64
 
+// skip skips one JSON value, checking its syntax.
 func (p *fastParser) skip(depth int) bool {
-	if depth > maxFastDepth {
-		return false
+	i, ok := skipValue(p.b, p.i, maxFastDepth-depth)
+	p.i = i
+	return ok
+}
+
+// skipWS returns the index of the first non-whitespace byte at or after i.
+func skipWS(b []byte, i int) int {
+	for i < len(b) && (b[i] == ' ' || b[i] == '\t' || b[i] == '\n' || b[i] == '\r') {
+		i++
 	}
-	switch c := p.peek(); {
-	case c == '{':
-		p.i++
-		p.ws()
-		if p.peek() == '}' {
-			p.i++
-			return true
+	return i
+}
+
+// skipValue returns the end of the JSON value at b[i:], checking its syntax
+// without recursion; nesting deeper than maxDepth fails.
+func skipValue(b []byte, i int, maxDepth int) (int, bool) {
+	var stack [maxFastDepth]byte // the open containers, '{' or '['
+	depth := 0
+	for {
+		// A value starts at i.
+		i = skipWS(b, i)
+		if i >= len(b) {
+			return i, false
 		}
+		ok := true
+		switch c := b[i]; {
+		case c == '{' || c == '[':
+			end := byte('}')
+			if c == '[' {
+				end = ']'
+			}
+			if j := skipWS(b, i+1); j < len(b) && b[j] == end {
+				i = j + 1
+				break // an empty container is a whole value
+			}
+			if depth >= maxDepth || depth == len(stack) {
+				return i, false
+			}
+			stack[depth] = c
+			depth++
+			i++
+			if c == '{' {
+				if i, ok = objectKey(b, i); !ok {
+					return i, false
+				}
+			}
+			continue
+		case c == '"':
+			i, ok = skipStr(b, i)
+		case c == '-' || (c >= '0' && c <= '9'):
+			i, ok = skipNum(b, i)
+		case c == 't':
+			i, ok = skipLit(b, i, "true")
+		case c == 'f':
+			i, ok = skipLit(b, i, "false")
+		case c == 'n':
+			i, ok = skipLit(b, i, "null")
+		default:
+			return i, false
+		}
+		if !ok {
+			return i, false
+		}
+		// After a value: close containers, or go on to the next element.
+	after:
 		for {
-			p.ws()
-			if !p.skipString() {
-				return false
+			if depth == 0 {
+				return i, true
 			}
-			p.ws()
-			if p.peek() != ':' {
-				return false
+			i = skipWS(b, i)
+			if i >= len(b) {
+				return i, false
 			}
-			p.i++
-			p.ws()
-			if !p.skip(depth + 1) {
-				return false
-			}
-			p.ws()
-			switch p.peek() {
-			case ',':
-				p.i++
-			case '}':
-				p.i++
-				return true
+			top := stack[depth-1]
+			switch {
+			case b[i] == ',':
+				i++
+				if top == '{' {
+					if i, ok = objectKey(b, i); !ok {
+						return i, false
+					}
+				}
+				break after
+			case (top == '{' && b[i] == '}') || (top == '[' && b[i] == ']'):
+				i++
+				depth--
 			default:
-				return false
+				return i, false
 			}
 		}
-	case c == '[':
-		p.i++
-		p.ws()
-		if p.peek() == ']' {
-			p.i++
-			return true
-		}
-		for {
-			p.ws()
-			if !p.skip(depth + 1) {
-				return false
-			}
-			p.ws()
-			switch p.peek() {
-			case ',':
-				p.i++
-			case ']':
-				p.i++
-				return true
-			default:
-				return false
-			}
-		}
-	case c == '"':
-		return p.skipString()
-	case c == '-' || (c >= '0' && c <= '9'):
-		return p.skipNumber()
-	default:
-		for _, lit := range [...]string{"true", "false", "null"} {
-			if len(p.b)-p.i >= len(lit) && string(p.b[p.i:p.i+len(lit)]) == lit {
-				p.i += len(lit)
-				return true
-			}
-		}
-		return false
 	}
 }
 
-// skipString skips a string, checking its escapes (bytes >= 0x80 are taken
-// as they are, as encoding/json's scanner does). Runs of plain bytes are
-// skipped eight at a time.
-func (p *fastParser) skipString() bool {
-	if p.peek() != '"' {
-		return false
+// objectKey skips `"key" :` (with whitespace) and returns where the value
+// starts.
+func objectKey(b []byte, i int) (int, bool) {
+	i, ok := skipStr(b, skipWS(b, i))
+	if !ok {
+		return i, false
 	}
-	b := p.b
-	for j := p.i + 1; j < len(b); j++ {
+	i = skipWS(b, i)
+	if i >= len(b) || b[i] != ':' {
+		return i, false
+	}
+	return i + 1, true
+}
+
+func skipLit(b []byte, i int, lit string) (int, bool) {
+	if len(b)-i >= len(lit) && string(b[i:i+len(lit)]) == lit {
+		return i + len(lit), true
+	}
+	return i, false
+}
+
+// skipString skips a string (see skipStr).
+func (p *fastParser) skipString() bool {
+	i, ok := skipStr(p.b, p.i)
+	p.i = i
+	return ok
+}
+
+// skipStr returns the end of the string at b[i:], checking its escapes
+// (bytes >= 0x80 are taken as they are, as encoding/json's scanner does).
+// Runs of plain bytes are skipped eight at a time.
+func skipStr(b []byte, i int) (int, bool) {
+	if i >= len(b) || b[i] != '"' {
+		return i, false
+	}
+	for j := i + 1; j < len(b); j++ {
 		for j+8 <= len(b) {
 			x := binary.LittleEndian.Uint64(b[j:])
 			if hasLess(x, 0x20) || hasZero(x^(ones*'"')) || hasZero(x^(ones*'\\')) {
@@ -296,38 +343,88 @@ func (p *fastParser) skipString() bool {
 			j += 8
 		}
 		if j >= len(b) {
-			return false
+			return i, false
 		}
 		c := b[j]
 		switch {
 		case c == '"':
-			p.i = j + 1
-			return true
+			return j + 1, true
 		case c < 0x20:
-			return false
+			return i, false
 		case c == '\\':
 			j++
 			if j >= len(b) {
-				return false
+				return i, false
 			}
 			switch b[j] {
 			case '"', '\\', '/', 'b', 'f', 'n', 'r', 't':
 			case 'u':
 				if j+4 >= len(b) {
-					return false
+					return i, false
 				}
 				for _, h := range b[j+1 : j+5] {
 					if !isHex(h) {
-						return false
+						return i, false
 					}
 				}
 				j += 4
 			default:
-				return false
+				return i, false
 			}
 		}
 	}
-	return false
+	return i, false
+}
+
+func isHex(c byte) bool {
+	return (c >= '0' && c <= '9') || (c >= 'a' && c <= 'f') || (c >= 'A' && c <= 'F')
+}
+
+// skipNumber skips a number (see skipNum).
+func (p *fastParser) skipNumber() bool {
+	i, ok := skipNum(p.b, p.i)
+	p.i = i
+	return ok
+}
+
+// skipNum returns the end of the number at b[i:], with JSON's grammar.
+func skipNum(b []byte, i int) (int, bool) {
+	start := i
+	if i < len(b) && b[i] == '-' {
+		i++
+	}
+	switch {
+	case i < len(b) && b[i] == '0':
+		i++
+	case i < len(b) && b[i] >= '1' && b[i] <= '9':
+		for i < len(b) && b[i] >= '0' && b[i] <= '9' {
+			i++
+		}
+	default:
+		return start, false
+	}
+	if i < len(b) && b[i] == '.' {
+		i++
+		if i >= len(b) || b[i] < '0' || b[i] > '9' {
+			return start, false
+		}
+		for i < len(b) && b[i] >= '0' && b[i] <= '9' {
+			i++
+		}
+	}
+	if i < len(b) && (b[i] == 'e' || b[i] == 'E') {
+		i++
+		if i < len(b) && (b[i] == '+' || b[i] == '-') {
+			i++
+		}
+		if i >= len(b) || b[i] < '0' || b[i] > '9' {
+			return start, false
+		}
+		for i < len(b) && b[i] >= '0' && b[i] <= '9' {
+			i++
+		}
+	}
+	return i, true
 }
 
 // Word-at-a-time byte tests (the bit-twiddling classics): ones has 0x01 in
@@ -342,51 +439,6 @@ func hasZero(x uint64) bool { return (x-ones)&^x&highs != 0 }
 
 // hasLess reports whether a byte of x is below n (n <= 128).
 func hasLess(x, n uint64) bool { return (x-ones*n)&^x&highs != 0 }
-
-func isHex(c byte) bool {
-	return (c >= '0' && c <= '9') || (c >= 'a' && c <= 'f') || (c >= 'A' && c <= 'F')
-}
-
-// skipNumber skips a number with JSON's grammar.
-func (p *fastParser) skipNumber() bool {
-	b, i := p.b, p.i
-	if i < len(b) && b[i] == '-' {
-		i++
-	}
-	switch {
-	case i < len(b) && b[i] == '0':
-		i++
-	case i < len(b) && b[i] >= '1' && b[i] <= '9':
-		for i < len(b) && b[i] >= '0' && b[i] <= '9' {
-			i++
-		}
-	default:
-		return false
-	}
-	if i < len(b) && b[i] == '.' {
-		i++
-		if i >= len(b) || b[i] < '0' || b[i] > '9' {
-			return false
-		}
-		for i < len(b) && b[i] >= '0' && b[i] <= '9' {
-			i++
-		}
-	}
-	if i < len(b) && (b[i] == 'e' || b[i] == 'E') {
-		i++
-		if i < len(b) && (b[i] == '+' || b[i] == '-') {
-			i++
-		}
-		if i >= len(b) || b[i] < '0' || b[i] > '9' {
-			return false
-		}
-		for i < len(b) && b[i] >= '0' && b[i] <= '9' {
-			i++
-		}
-	}
-	p.i = i
-	return true
-}
 
 // integer reads a plain integer (no fraction, exponent or leading zeros
 // beyond "0") that fits in bits.

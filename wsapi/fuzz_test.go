@@ -157,3 +157,22 @@ func TestValidJSONEveryPosition(t *testing.T) {
 		}
 	}
 }
+
+// TestValidJSONStructures compares validJSON with json.Valid on structural
+// edge cases, nesting around the fast path's depth limit included.
+func TestValidJSONStructures(t *testing.T) {
+	docs := []string{
+		`[1,]`, `{"a":1,}`, `{"a" 1}`, `[}`, `{]`, `[[]]`, `{"a":{}}`, ` [ 1 , 2 ] `, `{"a":[{"b":[]}]}`,
+		`-`, `-01`, `1.`, `1e`, `1e+`, `1.5e-3`, `tru`, `nulll`, `[true,false,null]`, `{"a":1}{}`, `{,}`,
+		`[1 2]`, `{"a":1 "b":2}`, `{"a"}`, `{1:2}`, `""`, `"\u12"`, `"\uzzzz"`, `[-]`, `0`, ` `, ``,
+	}
+	for _, n := range []int{1, 62, 63, 64, 65, 100} {
+		docs = append(docs, strings.Repeat("[", n)+strings.Repeat("]", n), strings.Repeat(`{"a":`, n)+"1"+strings.Repeat("}", n),
+			strings.Repeat("[", n)+strings.Repeat("]", n-1))
+	}
+	for _, d := range docs {
+		if got, want := validJSON([]byte(d)), json.Valid([]byte(d)); got != want {
+			t.Errorf("validJSON(%q) = %v, json.Valid %v", d, got, want)
+		}
+	}
+}
