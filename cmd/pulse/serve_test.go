@@ -6,7 +6,6 @@ import (
 	"encoding/json"
 	"fmt"
 	"io"
-	"os"
 	"os/exec"
 	"path/filepath"
 	"regexp"
@@ -19,30 +18,23 @@ import (
 	"github.com/pulselog/pulse/engine"
 )
 
-var (
-	clientBinOnce sync.Once
-	clientBin     string
-	clientBinErr  error
-)
+// clientBins maps a test to the pulse binary built for it.
+var clientBins sync.Map
 
-// pulseBinary builds the pulse command once per test binary run.
+// pulseBinary builds the pulse command once per test, into the test's
+// temporary directory.
 func pulseBinary(t *testing.T) string {
 	t.Helper()
-	clientBinOnce.Do(func() {
-		dir, err := os.MkdirTemp("", "pulse-clients-test-*")
-		if err != nil {
-			clientBinErr = err
-			return
-		}
-		clientBin = filepath.Join(dir, "pulse")
-		if out, err := exec.Command("go", "build", "-o", clientBin, ".").CombinedOutput(); err != nil {
-			clientBinErr = fmt.Errorf("go build: %v\n%s", err, out)
-		}
-	})
-	if clientBinErr != nil {
-		t.Fatal(clientBinErr)
+	if bin, ok := clientBins.Load(t); ok {
+		return bin.(string)
 	}
-	return clientBin
+	bin := filepath.Join(t.TempDir(), "pulse")
+	if out, err := exec.Command("go", "build", "-o", bin, ".").CombinedOutput(); err != nil {
+		t.Fatalf("go build: %v\n%s", err, out)
+	}
+	clientBins.Store(t, bin)
+	t.Cleanup(func() { clientBins.Delete(t) })
+	return bin
 }
 
 // served is a `pulse serve` process.
