@@ -69,9 +69,10 @@ type Log struct {
 	logStart atomic.Int64
 
 	// notifyMu guards notifyC and watched.
-	notifyMu sync.Mutex
-	notifyC  chan struct{} // closed and replaced on every HWM advance
-	watched  bool          // NotifyC was called since the last advance
+	notifyMu   sync.Mutex
+	notifyC    chan struct{} // closed and replaced on every HWM advance; closed for good by Close
+	watched    bool          // NotifyC was called since the last advance
+	notifyDone bool          // Close closed notifyC: it stays closed
 
 	// hwmMu guards the persisted hwm bookkeeping.
 	hwmMu        sync.Mutex
@@ -204,9 +205,10 @@ func (l *Log) Report() recovery.Report { return l.report }
 // Options returns the options l runs with.
 func (l *Log) Options() Options { return l.opts }
 
-// NotifyC returns a channel that is closed at the next HWM advance. Take it
-// before reading, then wait on it if the read came back empty: an advance
-// between the read and the wait closes the channel already held.
+// NotifyC returns a channel that is closed at the next HWM advance, or when
+// the log closes. Take it before reading, then wait on it if the read came
+// back empty: an advance between the read and the wait closes the channel
+// already held.
 func (l *Log) NotifyC() <-chan struct{} {
 	l.notifyMu.Lock()
 	defer l.notifyMu.Unlock()
@@ -233,9 +235,11 @@ func (l *Log) advanceHWM(end int64) {
 		}
 	}
 	l.notifyMu.Lock()
-	close(l.notifyC)
-	l.notifyC = make(chan struct{})
-	l.watched = false
+	if !l.notifyDone {
+		close(l.notifyC)
+		l.notifyC = make(chan struct{})
+		l.watched = false
+	}
 	l.notifyMu.Unlock()
 }
 
@@ -292,6 +296,13 @@ func (l *Log) Close() error {
 			errs = append(errs, err)
 		}
 	}
+	// Wake every parked reader for good: the log will not advance again,
+	// and a reader must learn that (its next read says the log is gone).
+	l.notifyMu.Lock()
+	close(l.notifyC)
+	l.notifyDone = true
+	l.notifyMu.Unlock()
+
 	l.segMu.Lock()
 	for i, st := range l.segs {
 		// Sealed segments were fully synced when they rolled; the active

@@ -481,3 +481,28 @@ func TestDegradedLogKeepsReportingCorruption(t *testing.T) {
 		}
 	}
 }
+
+// Closing the log wakes readers parked on NotifyC, and NotifyC after Close
+// returns a closed channel, so no reader stays parked on a log that is gone.
+func TestCloseWakesParkedReaders(t *testing.T) {
+	l := openLog(t, t.TempDir(), testOptions())
+	ch := l.NotifyC()
+	woke := make(chan struct{})
+	go func() {
+		<-ch
+		close(woke)
+	}()
+	if err := l.Close(); err != nil {
+		t.Fatal(err)
+	}
+	select {
+	case <-woke:
+	case <-time.After(5 * time.Second):
+		t.Fatal("a reader parked on NotifyC was not woken by Close")
+	}
+	select {
+	case <-l.NotifyC():
+	default:
+		t.Fatal("NotifyC after Close returned an open channel")
+	}
+}
