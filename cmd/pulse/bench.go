@@ -74,6 +74,7 @@ func runBench(ctx context.Context, cfg benchConfig, out, progress io.Writer) err
 	}
 	res := benchResult{}
 	step := func(name string, fn func() error) error {
+		settle(dir)
 		fmt.Fprintf(progress, "bench: %s...\n", name)
 		if err := fn(); err != nil {
 			return fmt.Errorf("bench %s: %w", name, err)
@@ -128,6 +129,17 @@ func runBench(ctx context.Context, cfg benchConfig, out, progress io.Writer) err
 // wsBench measures the websocket API of a running Pulse (set by the
 // websocket client's bench file).
 var wsBench func(ctx context.Context, addr string, progress io.Writer) (map[string]float64, error)
+
+// settle removes what earlier steps left in dir and waits for the kernel to
+// write back every dirty page, so that no step's fsyncs queue behind the
+// writeback of the step before it.
+func settle(dir string) {
+	ents, _ := os.ReadDir(dir)
+	for _, e := range ents {
+		os.RemoveAll(filepath.Join(dir, e.Name()))
+	}
+	syscall.Sync()
+}
 
 // benchExtras are further figures other parts of Pulse add to `pulse bench`.
 var benchExtras []struct {
