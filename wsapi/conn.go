@@ -144,8 +144,8 @@ func (c *conn) readPump() {
 		}
 		switch c.mode {
 		case modeMux:
-			if typ != websocket.TextMessage {
-				c.reply(nil, nil, errorf(CodeInvalidJSON, "binary frames are not accepted on /v1/ws: send JSON text frames"))
+			if typ == websocket.BinaryMessage {
+				c.handleBinary(msg)
 				continue
 			}
 			c.handle(msg)

@@ -103,6 +103,34 @@ func (c *conn) opProduce(req *request) {
 	}
 }
 
+// handleBinary runs a binary produce frame of /v1/ws (binary.go): the same
+// checks as opProduce, then the same produce queue.
+func (c *conn) handleBinary(msg []byte) {
+	req, recs, size, e := decodeBinaryProduce(msg, c.srv.opts.MaxRecordBytes)
+	var id json.RawMessage
+	if req != nil {
+		id = req.ID
+	}
+	if e == nil && c.isDraining() {
+		e = errorf(CodeShuttingDown, "server shutting down: produce refused")
+	}
+	if e == nil {
+		e = validTopic(req.Topic)
+	}
+	p := -1
+	if e == nil && req.Partition != nil {
+		if p = *req.Partition; p < 0 {
+			e = errorf(CodePartitionOutOfRange, "partition %d is negative", p)
+		}
+	}
+	if e == nil {
+		e = c.acceptProduce(&produceJob{id: id, topic: req.Topic, units: []produceUnit{{partition: p, recs: recs}}, bytes: size})
+	}
+	if e != nil {
+		c.reply(id, nil, e)
+	}
+}
+
 // produceWorker answers produce jobs in the order they were accepted. Jobs
 // already waiting for the same topic and partition are merged into one
 // engine call (one batch, one fsync), which keeps per-connection order and
