@@ -13,6 +13,7 @@ import (
 	"sync"
 	"time"
 
+	"github.com/pulselog/pulse/engine"
 	"github.com/pulselog/pulse/wsapi"
 )
 
@@ -68,26 +69,40 @@ func runWSBench(ctx context.Context, addr string, progress io.Writer) (map[strin
 	if err != nil {
 		return res, err
 	}
-	elapsed, err := wsProduceRun(ctx, cf, topic, recs, 100, wsBenchWindow)
+	elapsed, err := wsProduceRun(ctx, cf, topic, recs, nil, 100, wsBenchWindow)
 	if err != nil {
 		return res, err
 	}
-	t, err := admin.Describe(ctx, topic)
+	stored, err := storedBytes(ctx, admin, topic)
 	if err != nil {
 		return res, err
-	}
-	var stored int64
-	for _, p := range t.Partitions {
-		stored += p.Bytes
 	}
 	res["ws_produce_batch100_rps"] = float64(len(recs)) / elapsed.Seconds()
 	res["ws_produce_batch100_mbps"] = float64(stored) / (1 << 20) / elapsed.Seconds()
+
+	// The same records in binary produce frames: no JSON on either side.
+	fmt.Fprintf(progress, "bench ws: produce, binary frames of 100, %d connections\n", wsBenchConns)
+	bin := make([]engine.Record, len(recs))
+	for i, r := range recs {
+		bin[i] = engine.Record{Key: []byte(*r.Key), Value: r.Value}
+	}
+	if topic, err = newTopic("binary"); err != nil {
+		return res, err
+	}
+	if elapsed, err = wsProduceRun(ctx, cf, topic, nil, bin, 100, wsBenchWindow); err != nil {
+		return res, err
+	}
+	if stored, err = storedBytes(ctx, admin, topic); err != nil {
+		return res, err
+	}
+	res["ws_produce_binary100_rps"] = float64(len(bin)) / elapsed.Seconds()
+	res["ws_produce_binary100_mbps"] = float64(stored) / (1 << 20) / elapsed.Seconds()
 
 	fmt.Fprintf(progress, "bench ws: produce, single records, %d connections\n", wsBenchConns)
 	if topic, err = newTopic("single"); err != nil {
 		return res, err
 	}
-	if elapsed, err = wsProduceRun(ctx, cf, topic, recs[:wsBenchSingleRecords], 1, wsBenchSingleWindow); err != nil {
+	if elapsed, err = wsProduceRun(ctx, cf, topic, recs[:wsBenchSingleRecords], nil, 1, wsBenchSingleWindow); err != nil {
 		return res, err
 	}
 	res["ws_produce_single_rps"] = float64(wsBenchSingleRecords) / elapsed.Seconds()
@@ -105,10 +120,24 @@ func runWSBench(ctx context.Context, addr string, progress io.Writer) (map[strin
 	return res, nil
 }
 
-// wsProduceRun produces recs to topic over wsBenchConns connections, per
-// request records at a time (1: the single-record request form), window
-// requests in flight per connection, and returns the time until the last ack.
-func wsProduceRun(ctx context.Context, cf *clientFlags, topic string, recs []wsapi.RecordIn, per, window int) (time.Duration, error) {
+// storedBytes is the size of topic's partitions on disk.
+func storedBytes(ctx context.Context, admin *wsapi.Client, topic string) (int64, error) {
+	t, err := admin.Describe(ctx, topic)
+	if err != nil {
+		return 0, err
+	}
+	var stored int64
+	for _, p := range t.Partitions {
+		stored += p.Bytes
+	}
+	return stored, nil
+}
+
+// wsProduceRun produces recs (JSON requests) or else bin (binary frames) to
+// topic over wsBenchConns connections, per request records at a time (1:
+// the single-record request form), window requests in flight per
+// connection, and returns the time until the last ack.
+func wsProduceRun(ctx context.Context, cf *clientFlags, topic string, recs []wsapi.RecordIn, bin []engine.Record, per, window int) (time.Duration, error) {
 	clients := make([]*wsapi.Client, wsBenchConns)
 	for i := range clients {
 		c, err := cf.dial(ctx)
@@ -118,28 +147,31 @@ func wsProduceRun(ctx context.Context, cf *clientFlags, topic string, recs []wsa
 		defer c.Close()
 		clients[i] = c
 	}
-	chunk := (len(recs) + len(clients) - 1) / len(clients)
+	total := max(len(recs), len(bin))
+	chunk := (total + len(clients) - 1) / len(clients)
 	errs := make(chan error, len(clients))
 	var wg sync.WaitGroup
 	start := time.Now()
 	for i, c := range clients {
-		part := recs[min(i*chunk, len(recs)):min((i+1)*chunk, len(recs))]
+		lo, hi := min(i*chunk, total), min((i+1)*chunk, total)
 		wg.Add(1)
 		go func() {
 			defer wg.Done()
 			var inflight []*wsapi.Pending
-			for len(part) > 0 || len(inflight) > 0 {
-				if len(part) > 0 && len(inflight) < window {
+			for lo < hi || len(inflight) > 0 {
+				if lo < hi && len(inflight) < window {
 					var p *wsapi.Pending
 					var err error
-					if per == 1 {
-						p, err = c.ProduceRecordAsync(topic, 0, part[0])
-						part = part[1:]
-					} else {
-						n := min(per, len(part))
-						p, err = c.ProduceAsync(topic, 0, part[:n])
-						part = part[n:]
+					n := min(per, hi-lo)
+					switch {
+					case bin != nil:
+						p, err = c.ProduceBytesAsync(topic, 0, bin[lo:lo+n])
+					case per == 1:
+						p, err = c.ProduceRecordAsync(topic, 0, recs[lo])
+					default:
+						p, err = c.ProduceAsync(topic, 0, recs[lo:lo+n])
 					}
+					lo += n
 					if err != nil {
 						errs <- err
 						return

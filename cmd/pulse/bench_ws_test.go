@@ -44,7 +44,7 @@ func TestWSBenchFigures(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	for _, k := range []string{"ws_produce_batch100_rps", "ws_produce_batch100_mbps", "ws_produce_single_rps", "ws_e2e_p50_us", "ws_e2e_p99_us"} {
+	for _, k := range []string{"ws_produce_batch100_rps", "ws_produce_batch100_mbps", "ws_produce_binary100_rps", "ws_produce_binary100_mbps", "ws_produce_single_rps", "ws_e2e_p50_us", "ws_e2e_p99_us"} {
 		v, ok := figs[k]
 		if !ok || v <= 0 {
 			t.Errorf("figure %s = %v (present %v)", k, v, ok)
