@@ -97,3 +97,35 @@ func BenchmarkEngineProduce100(b *testing.B) {
 	}
 	wg.Wait()
 }
+
+// structuredValue is a ~1 KiB JSON value shaped like pulse bench's records:
+// many short strings and numbers.
+func structuredValue() []byte {
+	b := []byte(`{"id":12345,"type":"order.created","user":"user-4711","ts":1764000012345,"amount":123.45,"tags":["a","b"],"items":[`)
+	for j := 0; len(b) < 1000; j++ {
+		b = fmt.Appendf(b, `{"sku":"SKU-%05d","qty":%d},`, j*7919%100000, 1+j%9)
+	}
+	b[len(b)-1] = ']'
+	return append(b, '}')
+}
+
+// BenchmarkValidJSON measures the value check both the client and the
+// server run on every JSON record value.
+func BenchmarkValidJSON(b *testing.B) {
+	for _, tc := range []struct {
+		name string
+		v    []byte
+	}{
+		{"structured", structuredValue()},
+		{"long_string", benchRecords(1)[0].Value},
+	} {
+		b.Run(tc.name, func(b *testing.B) {
+			b.SetBytes(int64(len(tc.v)))
+			for range b.N {
+				if !validJSON(tc.v) {
+					b.Fatal("invalid")
+				}
+			}
+		})
+	}
+}

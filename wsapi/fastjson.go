@@ -3,6 +3,7 @@ package wsapi
 import (
 	"encoding/binary"
 	"encoding/json"
+	"math/bits"
 	"strconv"
 
 	"github.com/pulselog/pulse/engine"
@@ -213,7 +214,7 @@ func (p *fastParser) skip(depth int) bool {
 
 // skipWS returns the index of the first non-whitespace byte at or after i.
 func skipWS(b []byte, i int) int {
-	for i < len(b) && (b[i] == ' ' || b[i] == '\t' || b[i] == '\n' || b[i] == '\r') {
+	for i < len(b) && b[i] <= ' ' && (b[i] == ' ' || b[i] == '\t' || b[i] == '\n' || b[i] == '\r') {
 		i++
 	}
 	return i
@@ -329,29 +330,22 @@ func (p *fastParser) skipString() bool {
 
 // skipStr returns the end of the string at b[i:], checking its escapes
 // (bytes >= 0x80 are taken as they are, as encoding/json's scanner does).
-// Runs of plain bytes are skipped eight at a time.
+// Plain bytes are skipped eight at a time: the lowest flagged byte of a
+// word is where the run ends.
 func skipStr(b []byte, i int) (int, bool) {
 	if i >= len(b) || b[i] != '"' {
 		return i, false
 	}
-	for j := i + 1; j < len(b); j++ {
-		for j+8 <= len(b) {
-			x := binary.LittleEndian.Uint64(b[j:])
-			if hasLess(x, 0x20) || hasZero(x^(ones*'"')) || hasZero(x^(ones*'\\')) {
-				break
-			}
-			j += 8
-		}
+	j := i + 1
+	for {
+		j = plainRun(b, j)
 		if j >= len(b) {
 			return i, false
 		}
-		c := b[j]
-		switch {
-		case c == '"':
+		switch b[j] {
+		case '"':
 			return j + 1, true
-		case c < 0x20:
-			return i, false
-		case c == '\\':
+		case '\\':
 			j++
 			if j >= len(b) {
 				return i, false
@@ -371,9 +365,27 @@ func skipStr(b []byte, i int) (int, bool) {
 			default:
 				return i, false
 			}
+			j++
+		default: // a control character
+			return i, false
 		}
 	}
-	return i, false
+}
+
+// plainRun returns the index of the first byte at or after j that is a
+// quote, a backslash or a control character (len(b) when there is none).
+func plainRun(b []byte, j int) int {
+	for j+8 <= len(b) {
+		x := binary.LittleEndian.Uint64(b[j:])
+		if m := zeroBytes(x^(ones*'"')) | zeroBytes(x^(ones*'\\')) | lessBytes(x, 0x20); m != 0 {
+			return j + bits.TrailingZeros64(m)/8
+		}
+		j += 8
+	}
+	for j < len(b) && b[j] >= 0x20 && b[j] != '"' && b[j] != '\\' {
+		j++
+	}
+	return j
 }
 
 func isHex(c byte) bool {
@@ -435,10 +447,19 @@ const (
 )
 
 // hasZero reports whether a byte of x is zero.
-func hasZero(x uint64) bool { return (x-ones)&^x&highs != 0 }
+func hasZero(x uint64) bool { return zeroBytes(x) != 0 }
 
 // hasLess reports whether a byte of x is below n (n <= 128).
-func hasLess(x, n uint64) bool { return (x-ones*n)&^x&highs != 0 }
+func hasLess(x, n uint64) bool { return lessBytes(x, n) != 0 }
+
+// zeroBytes sets the high bit of the bytes of x that are zero. Bytes above
+// (more significant than) a zero byte may be flagged too, but the lowest
+// flagged byte is always exact: borrows only travel upwards.
+func zeroBytes(x uint64) uint64 { return (x - ones) &^ x & highs }
+
+// lessBytes sets the high bit of the bytes of x below n (n <= 128), with
+// zeroBytes's guarantee for the lowest flagged byte.
+func lessBytes(x, n uint64) uint64 { return (x - ones*n) &^ x & highs }
 
 // integer reads a plain integer (no fraction, exponent or leading zeros
 // beyond "0") that fits in bits.

@@ -176,3 +176,41 @@ func TestValidJSONStructures(t *testing.T) {
 		}
 	}
 }
+
+// TestPlainRun checks the word-at-a-time scan of string bytes against a
+// byte loop: every stop byte at every position of runs of every filler,
+// including bytes >= 0x80 and the neighbours of the stop bytes.
+func TestPlainRun(t *testing.T) {
+	slow := func(b []byte, j int) int {
+		for j < len(b) && b[j] >= 0x20 && b[j] != '"' && b[j] != '\\' {
+			j++
+		}
+		return j
+	}
+	fillers := []byte{' ', '!', '#', '[', ']', 'a', 0x7f, 0x80, 0xa2, 0xdc, 0xff}
+	stops := []byte{'"', '\\', 0, 0x1f, '\n'}
+	for n := 0; n <= 20; n++ {
+		for _, f := range fillers {
+			b := bytes.Repeat([]byte{f}, n)
+			for start := 0; start <= n; start++ {
+				if got, want := plainRun(b, start), slow(b, start); got != want {
+					t.Fatalf("plainRun(%q, %d) = %d, want %d", b, start, got, want)
+				}
+			}
+			for pos := range n {
+				for _, s := range stops {
+					c := bytes.Clone(b)
+					c[pos] = s
+					if pos+1 < n {
+						c[pos+1] = s ^ 0x80 // a byte that only differs in its high bit
+					}
+					for start := 0; start <= n; start++ {
+						if got, want := plainRun(c, start), slow(c, start); got != want {
+							t.Fatalf("plainRun(%q, %d) = %d, want %d", c, start, got, want)
+						}
+					}
+				}
+			}
+		}
+	}
+}
