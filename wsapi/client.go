@@ -39,6 +39,29 @@ type Client struct {
 	err     error                   // why the connection ended; nil while it lives
 
 	done chan struct{} // closed when the reader ends
+
+	// bufs recycles the encode buffers of produce requests (*[]byte): a
+	// request's bytes are not referenced once its frame is written.
+	bufs sync.Pool
+}
+
+// maxPooledBuf is the largest encode buffer kept for reuse.
+const maxPooledBuf = 4 << 20
+
+// encodeFrame sends the frame encode appends to a recycled buffer.
+func (c *Client) encodeFrame(typ int, encode func(b []byte, id int64) []byte) (*Pending, error) {
+	bp, _ := c.bufs.Get().(*[]byte)
+	if bp == nil {
+		bp = new([]byte)
+	}
+	p, err := c.startFrame(nil, typ, func(id int64) []byte {
+		*bp = encode((*bp)[:0], id)
+		return *bp
+	})
+	if cap(*bp) <= maxPooledBuf {
+		c.bufs.Put(bp)
+	}
+	return p, err
 }
 
 // DialOptions configure Dial.
@@ -371,8 +394,8 @@ func (c *Client) ProduceAsync(topic string, partition int, recs []RecordIn) (*Pe
 			return nil, fmt.Errorf("record %d: value is not valid JSON (use ValueB64 for bytes)", i)
 		}
 	}
-	return c.startRaw(func(id int64) []byte {
-		return appendProduceRequest(nil, id, topic, partition, recs)
+	return c.encodeFrame(websocket.TextMessage, func(b []byte, id int64) []byte {
+		return appendProduceRequest(b, id, topic, partition, recs)
 	})
 }
 
@@ -473,8 +496,8 @@ func (c *Client) ProduceBytesAsync(topic string, partition int, recs []engine.Re
 	if len(recs) == 0 {
 		return nil, errors.New("produce of no records")
 	}
-	return c.startFrame(nil, websocket.BinaryMessage, func(id int64) []byte {
-		return appendBinaryProduce(nil, id, topic, partition, recs)
+	return c.encodeFrame(websocket.BinaryMessage, func(b []byte, id int64) []byte {
+		return appendBinaryProduce(b, id, topic, partition, recs)
 	})
 }
 

@@ -95,7 +95,15 @@ func (c *conn) opProduce(req *request) {
 		if n := len(job.units); n > 0 && job.units[n-1].partition == p {
 			job.units[n-1].recs = append(job.units[n-1].recs, rec)
 		} else {
-			job.units = append(job.units, produceUnit{partition: p, recs: []engine.Record{rec}})
+			// The first run is sized for the usual case, every record
+			// in it; later runs (mixed partitions) grow as needed.
+			size := 1
+			if i == 0 {
+				size = len(ins)
+			}
+			recs := make([]engine.Record, 1, size)
+			recs[0] = rec
+			job.units = append(job.units, produceUnit{partition: p, recs: recs})
 		}
 	}
 	if e := c.acceptProduce(job); e != nil {
@@ -183,7 +191,11 @@ func (c *conn) produceWorker() {
 func (c *conn) runProduce(batch []*produceJob) {
 	defer c.inflight.Add(-int64(len(batch)))
 	if len(batch) > 1 {
-		var recs []engine.Record
+		n := 0
+		for _, j := range batch {
+			n += len(j.units[0].recs)
+		}
+		recs := make([]engine.Record, 0, n)
 		for _, j := range batch {
 			recs = append(recs, j.units[0].recs...)
 		}
