@@ -11,6 +11,7 @@ import (
 	"slices"
 	"strconv"
 	"sync"
+	"syscall"
 	"time"
 
 	"github.com/pulselog/pulse/engine"
@@ -50,6 +51,13 @@ func runWSBench(ctx context.Context, addr string, progress io.Writer) (map[strin
 		}
 	}()
 	newTopic := func(name string) (string, error) {
+		// Each run starts on a settled disk, as the engine's own steps
+		// do: the previous run's topic deleted, dirty pages written back,
+		// so that no run's fsyncs queue behind the last one's writeback.
+		for _, t := range topics {
+			admin.DeleteTopic(ctx, t)
+		}
+		syscall.Sync()
 		name = "ws-bench-" + name + "-" + suffix
 		topics = append(topics, name)
 		_, err := admin.CreateTopic(ctx, name, wsapi.TopicConfig{Codec: "none", SyncMode: "interval"})
