@@ -63,6 +63,14 @@ func TestNodeClient(t *testing.T) {
 	if n != 51 {
 		t.Fatalf("from-node holds %d records, want 51", n)
 	}
+	bin, err := ts.eng.Read("bin-node", 0, 0, 10, 1<<20)
+	if err != nil || len(bin.Records) != 3 {
+		t.Fatalf("bin-node: %v %v", bin.Records, err)
+	}
+	if r := bin.Records; string(r[0].Key) != "k" || string(r[0].Value) != strings.Repeat("x", 200) ||
+		r[1].Key != nil || string(r[1].Value) != "\xff\x00" || string(r[2].Key) != "k" || r[2].Value != nil {
+		t.Fatalf("bin-node records: %+v", r)
+	}
 	res, err := ts.eng.Read("plain-node", 0, 0, 10, 1<<20)
 	if err != nil || len(res.Records) != 2 || string(res.Records[0].Value) != "raw text" || string(res.Records[1].Value) != "\xff\x00\x01" {
 		t.Fatalf("plain-node: %v %v", res.Records, err)

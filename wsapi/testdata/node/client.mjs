@@ -101,6 +101,40 @@ check(r.error && r.error.code === 'invalid_topic', 'invalid topic: ' + JSON.stri
 r = await call({ op: 'frobnicate' });
 check(r.error && r.error.code === 'unknown_op', 'unknown op: ' + JSON.stringify(r));
 
+// binaryProduce encodes a binary produce frame (docs/websocket.md): records
+// are {key, value} with strings or Uint8Arrays; a null value is a tombstone.
+function binaryProduce(id, topic, records) {
+  const enc = new TextEncoder();
+  const parts = [enc.encode(JSON.stringify({ op: 'produce', id, topic }) + '\n')];
+  const uvarint = (n) => {
+    const b = [];
+    while (n >= 0x80) { b.push((n % 0x80) | 0x80); n = Math.floor(n / 0x80); }
+    b.push(n);
+    return Uint8Array.from(b);
+  };
+  for (const r of records) {
+    for (const f of [r.key, r.value]) {
+      if (f === undefined || f === null) { parts.push(uvarint(0)); continue; }
+      const b = typeof f === 'string' ? enc.encode(f) : f;
+      parts.push(uvarint(b.length + 1), b);
+    }
+    parts.push(uvarint(0)); // no headers
+  }
+  const out = new Uint8Array(parts.reduce((n, p) => n + p.length, 0));
+  let at = 0;
+  for (const p of parts) { out.set(p, at); at += p.length; }
+  return out;
+}
+
+step('binary produce frame');
+{
+  const id = nextId++;
+  const reply = new Promise((resolve) => waiting.set(id, resolve));
+  ws.send(binaryProduce(id, 'bin-node', [{ key: 'k', value: 'x'.repeat(200) }, { value: Uint8Array.from([0xff, 0]) }, { key: 'k', value: null }]));
+  r = await reply;
+  check(!r.error && r.acks.length === 3 && r.acks[2].offset === 2, 'binary produce: ' + JSON.stringify(r));
+}
+
 // The zero-ceremony endpoints.
 step('plain produce endpoint');
 const acks = [];
