@@ -22,7 +22,13 @@ func benchRecords(n int) []RecordIn {
 
 // BenchmarkProduceBatch100 produces batches of 100 ~1 KiB records over 4
 // websocket connections to a topic in sync mode interval, codec none.
-func BenchmarkProduceBatch100(b *testing.B) {
+func BenchmarkProduceBatch100(b *testing.B) { benchProduce(b, false) }
+
+// BenchmarkProduceBinary100 is BenchmarkProduceBatch100 with binary produce
+// frames.
+func BenchmarkProduceBinary100(b *testing.B) { benchProduce(b, true) }
+
+func benchProduce(b *testing.B, binary bool) {
 	ts := startServer(b, DefaultOptions())
 	ctx := context.Background()
 	admin := dialClient(b, ts.addr)
@@ -30,6 +36,10 @@ func BenchmarkProduceBatch100(b *testing.B) {
 		b.Fatal(err)
 	}
 	recs := benchRecords(100)
+	bin := make([]engine.Record, len(recs))
+	for i, r := range recs {
+		bin[i] = engine.Record{Key: []byte(*r.Key), Value: r.Value}
+	}
 	const conns, window = 4, 16
 	clients := make([]*Client, conns)
 	for i := range clients {
@@ -46,7 +56,13 @@ func BenchmarkProduceBatch100(b *testing.B) {
 			var inflight []*Pending
 			for sent := 0; sent < per || len(inflight) > 0; {
 				if sent < per && len(inflight) < window {
-					p, err := c.ProduceAsync("bench", 0, recs)
+					var p *Pending
+					var err error
+					if binary {
+						p, err = c.ProduceBytesAsync("bench", 0, bin)
+					} else {
+						p, err = c.ProduceAsync("bench", 0, recs)
+					}
 					if err != nil {
 						b.Error(err)
 						return
