@@ -43,6 +43,7 @@ type Log struct {
 
 	wakeWriter chan struct{} // cap 1: the append buffer has records
 	wakeSyncer chan struct{} // cap 1: written batches wait for fsync
+	wakeTimer  chan struct{} // cap 1: timed work appeared; the syncer arms its timer
 	stop       chan struct{} // closed by Close once the buffer is drained
 	done       sync.WaitGroup
 
@@ -135,6 +136,7 @@ func Open(dir string, opts Options) (*Log, error) {
 		opts:       opts,
 		wakeWriter: make(chan struct{}, 1),
 		wakeSyncer: make(chan struct{}, 1),
+		wakeTimer:  make(chan struct{}, 1),
 		stop:       make(chan struct{}),
 		notifyC:    make(chan struct{}),
 		report:     res.Report,

@@ -14,6 +14,7 @@ import (
 	"go.uber.org/goleak"
 
 	"github.com/pulselog/pulse/engine/codec"
+	"github.com/pulselog/pulse/engine/recovery"
 )
 
 func TestMain(m *testing.M) {
@@ -505,4 +506,35 @@ func TestCloseWakesParkedReaders(t *testing.T) {
 	default:
 		t.Fatal("NotifyC after Close returned an open channel")
 	}
+}
+
+// With nobody reading, interval-mode data is still fsynced on the syncer's
+// timer and the HWM is persisted to the hwm file: the timer arms itself
+// whenever such work waits (and sleeps otherwise). The second append lands
+// while the syncer sleeps and before a sync is due, so only the armed timer
+// can ever make it visible.
+func TestTimedSyncAndHWMPersistenceWithoutReaders(t *testing.T) {
+	dir := t.TempDir()
+	o := testOptions()
+	o.SyncMode = SyncInterval
+	o.SyncInterval = 300 * time.Millisecond
+	o.HWMInterval = 10 * time.Millisecond
+	l := openLog(t, dir, o)
+	defer l.Close()
+	waitFor := func(what string, cond func() bool) {
+		t.Helper()
+		for deadline := time.Now().Add(10 * time.Second); !cond(); time.Sleep(5 * time.Millisecond) {
+			if time.Now().After(deadline) {
+				t.Fatalf("after 10s: %s (HWM %d)", what, l.HWM())
+			}
+		}
+	}
+	time.Sleep(400 * time.Millisecond) // a sync is due: the first append syncs at once
+	mustAppend(t, l, codec.Record{Value: []byte("first")})
+	waitFor("first record visible", func() bool { return l.HWM() == 1 })
+	waitFor("hwm 1 persisted", func() bool { h, err := recovery.ReadHWM(dir); return err == nil && h == 1 })
+	time.Sleep(50 * time.Millisecond) // the syncer has nothing timed left and sleeps
+	mustAppend(t, l, codec.Record{Value: []byte("second")})
+	waitFor("second record visible", func() bool { return l.HWM() == 2 })
+	waitFor("hwm 2 persisted", func() bool { h, err := recovery.ReadHWM(dir); return err == nil && h == 2 })
 }

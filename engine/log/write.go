@@ -109,6 +109,8 @@ func (w *batchWriter) write(reqs []*appendReq) error {
 	}
 	if needSync || l.watching() {
 		l.kick(l.wakeSyncer)
+	} else {
+		l.kick(l.wakeTimer) // unsynced data: the syncer's timer must be armed
 	}
 	return nil
 }
@@ -179,17 +181,22 @@ func (l *Log) roll(base int64) (*segState, error) {
 }
 
 // syncLoop is the syncer goroutine: it runs a sync pass whenever the writer
-// asks for one, and on its timer for interval mode and hwm persistence.
+// asks for one, and on its timer for interval mode and hwm persistence. The
+// timer is armed only while such timed work waits, so an idle partition
+// costs no wakeups at all.
 func (l *Log) syncLoop() {
 	defer l.done.Done()
-	t := time.NewTicker(l.opts.FlushInterval)
+	t := time.NewTimer(l.opts.FlushInterval)
 	defer t.Stop()
+	armed := true
 	for {
 		select {
 		case <-l.wakeSyncer:
 			l.gatherCommitters()
 			_ = l.syncNow() // a failure is sticky and answered to every waiter
+		case <-l.wakeTimer:
 		case <-t.C:
+			armed = false
 			l.wmu.Lock()
 			due := l.unsynced > 0 && time.Since(l.lastSync) >= l.opts.SyncInterval
 			l.wmu.Unlock()
@@ -202,7 +209,25 @@ func (l *Log) syncLoop() {
 		case <-l.stop:
 			return
 		}
+		if !armed && l.timedWorkPending() {
+			t.Reset(l.opts.FlushInterval)
+			armed = true
+		}
 	}
+}
+
+// timedWorkPending reports whether the syncer's timer has work: written
+// data waiting for an interval-mode fsync, or an HWM not yet persisted.
+func (l *Log) timedWorkPending() bool {
+	l.wmu.Lock()
+	unsynced := l.unsynced > 0
+	l.wmu.Unlock()
+	if unsynced {
+		return true
+	}
+	l.hwmMu.Lock()
+	defer l.hwmMu.Unlock()
+	return l.hwm.Load() != l.persistedHWM
 }
 
 // gatherCommitters is group commit's bounded wait (PostgreSQL's
