@@ -7,7 +7,6 @@ import (
 	"errors"
 	"fmt"
 	"os"
-	"os/exec"
 	"path/filepath"
 	"strings"
 	"testing"
@@ -126,17 +125,7 @@ func TestCrashlabCommandBadInput(t *testing.T) {
 // tmux, applies the default torn-tail fault and reads the report off the
 // screen; the data dir is unchanged afterwards.
 func TestTerminalCrashLab(t *testing.T) {
-	if _, err := exec.LookPath("tmux"); err != nil {
-		if os.Getenv("CI") != "" {
-			t.Fatal("tmux is not installed (apt-get install -y tmux); .ci/run installs it")
-		}
-		t.Skip("tmux is not installed (apt-get install -y tmux): skipping the terminal crash lab test")
-	}
-	tmp := t.TempDir()
-	bin := filepath.Join(tmp, "pulse")
-	if out, err := exec.Command("go", "build", "-o", bin, ".").CombinedOutput(); err != nil {
-		t.Fatalf("go build: %v\n%s", err, out)
-	}
+	tmp, bin := tmuxAndBinary(t)
 	data := filepath.Join(tmp, "data")
 	e, err := engine.Open(engine.DefaultOptions(data))
 	if err != nil {

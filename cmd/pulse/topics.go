@@ -47,6 +47,18 @@ func (cf *clientFlags) dial(ctx context.Context) (*wsapi.Client, error) {
 	return wsapi.Dial(dctx, cf.server, wsapi.DialOptions{Token: cf.token})
 }
 
+// withClient dials the running pulse, runs fn with the command's context
+// and the client, and closes the client.
+func (cf *clientFlags) withClient(cmd *cobra.Command, fn func(ctx context.Context, c *wsapi.Client) error) error {
+	ctx := cmdContext(cmd)
+	c, err := cf.dial(ctx)
+	if err != nil {
+		return err
+	}
+	defer c.Close()
+	return fn(ctx, c)
+}
+
 // cmdContext is the command's context, or Background.
 func cmdContext(cmd *cobra.Command) context.Context {
 	if ctx := cmd.Context(); ctx != nil {
@@ -74,21 +86,17 @@ func newTopicsListCmd() *cobra.Command {
 	cf := addClientFlags(cmd)
 	cmd.Flags().BoolVar(&jsonOut, "json", false, "print JSON")
 	cmd.RunE = func(cmd *cobra.Command, args []string) error {
-		ctx := cmdContext(cmd)
-		c, err := cf.dial(ctx)
-		if err != nil {
-			return err
-		}
-		defer c.Close()
-		ts, err := c.Topics(ctx)
-		if err != nil {
-			return err
-		}
-		if jsonOut {
-			return printJSON(cmd.OutOrStdout(), ts)
-		}
-		printTopicList(cmd.OutOrStdout(), ts)
-		return nil
+		return cf.withClient(cmd, func(ctx context.Context, c *wsapi.Client) error {
+			ts, err := c.Topics(ctx)
+			if err != nil {
+				return err
+			}
+			if jsonOut {
+				return printJSON(cmd.OutOrStdout(), ts)
+			}
+			printTopicList(cmd.OutOrStdout(), ts)
+			return nil
+		})
 	}
 	return cmd
 }
@@ -133,21 +141,17 @@ func newTopicsDescribeCmd() *cobra.Command {
 	cf := addClientFlags(cmd)
 	cmd.Flags().BoolVar(&jsonOut, "json", false, "print JSON")
 	cmd.RunE = func(cmd *cobra.Command, args []string) error {
-		ctx := cmdContext(cmd)
-		c, err := cf.dial(ctx)
-		if err != nil {
-			return err
-		}
-		defer c.Close()
-		t, err := c.Describe(ctx, args[0])
-		if err != nil {
-			return fmt.Errorf("topic %q: %w", args[0], err)
-		}
-		if jsonOut {
-			return printJSON(cmd.OutOrStdout(), t)
-		}
-		printTopic(cmd.OutOrStdout(), t)
-		return nil
+		return cf.withClient(cmd, func(ctx context.Context, c *wsapi.Client) error {
+			t, err := c.Describe(ctx, args[0])
+			if err != nil {
+				return fmt.Errorf("topic %q: %w", args[0], err)
+			}
+			if jsonOut {
+				return printJSON(cmd.OutOrStdout(), t)
+			}
+			printTopic(cmd.OutOrStdout(), t)
+			return nil
+		})
 	}
 	return cmd
 }
@@ -201,18 +205,14 @@ func newTopicsCreateCmd() *cobra.Command {
 	f.Int64Var(&cfg.RetentionBytes, "retention-bytes", 0, "delete the oldest sealed segments past this size per partition (0: keep)")
 	f.StringVar(&cfg.Cleanup, "cleanup", "delete", "delete or compact (keep the latest record per key)")
 	cmd.RunE = func(cmd *cobra.Command, args []string) error {
-		ctx := cmdContext(cmd)
-		c, err := cf.dial(ctx)
-		if err != nil {
-			return err
-		}
-		defer c.Close()
-		t, err := c.CreateTopic(ctx, args[0], cfg)
-		if err != nil {
-			return fmt.Errorf("creating topic %q: %w", args[0], err)
-		}
-		fmt.Fprintf(cmd.OutOrStdout(), "created topic %s (%d partitions, %s, %s)\n", t.Name, len(t.Partitions), t.Config.Codec, t.Config.SyncMode)
-		return nil
+		return cf.withClient(cmd, func(ctx context.Context, c *wsapi.Client) error {
+			t, err := c.CreateTopic(ctx, args[0], cfg)
+			if err != nil {
+				return fmt.Errorf("creating topic %q: %w", args[0], err)
+			}
+			fmt.Fprintf(cmd.OutOrStdout(), "created topic %s (%d partitions, %s, %s)\n", t.Name, len(t.Partitions), t.Config.Codec, t.Config.SyncMode)
+			return nil
+		})
 	}
 	return cmd
 }
@@ -225,17 +225,13 @@ func newTopicsDeleteCmd() *cobra.Command {
 	}
 	cf := addClientFlags(cmd)
 	cmd.RunE = func(cmd *cobra.Command, args []string) error {
-		ctx := cmdContext(cmd)
-		c, err := cf.dial(ctx)
-		if err != nil {
-			return err
-		}
-		defer c.Close()
-		if err := c.DeleteTopic(ctx, args[0]); err != nil {
-			return fmt.Errorf("deleting topic %q: %w", args[0], err)
-		}
-		fmt.Fprintf(cmd.OutOrStdout(), "deleted topic %s\n", args[0])
-		return nil
+		return cf.withClient(cmd, func(ctx context.Context, c *wsapi.Client) error {
+			if err := c.DeleteTopic(ctx, args[0]); err != nil {
+				return fmt.Errorf("deleting topic %q: %w", args[0], err)
+			}
+			fmt.Fprintf(cmd.OutOrStdout(), "deleted topic %s\n", args[0])
+			return nil
+		})
 	}
 	return cmd
 }

@@ -85,20 +85,29 @@ func colourSGR(s string) string {
 	return ""
 }
 
-// TestTerminalUI builds the real binary, starts it in tmux on a known data
-// dir, types keys and reads the screen back.
-func TestTerminalUI(t *testing.T) {
+// tmuxAndBinary makes sure tmux is there (skipping without it, except in
+// CI, which installs it) and builds the real pulse binary into a temporary
+// directory, which it returns with the binary's path.
+func tmuxAndBinary(t *testing.T) (tmp, bin string) {
+	t.Helper()
 	if _, err := exec.LookPath("tmux"); err != nil {
 		if os.Getenv("CI") != "" {
 			t.Fatal("tmux is not installed (apt-get install -y tmux); .ci/run installs it")
 		}
 		t.Skip("tmux is not installed (apt-get install -y tmux): skipping the terminal test")
 	}
-	tmp := t.TempDir()
-	bin := filepath.Join(tmp, "pulse")
+	tmp = t.TempDir()
+	bin = filepath.Join(tmp, "pulse")
 	if out, err := exec.Command("go", "build", "-o", bin, ".").CombinedOutput(); err != nil {
 		t.Fatalf("go build: %v\n%s", err, out)
 	}
+	return tmp, bin
+}
+
+// TestTerminalUI builds the real binary, starts it in tmux on a known data
+// dir, types keys and reads the screen back.
+func TestTerminalUI(t *testing.T) {
+	tmp, bin := tmuxAndBinary(t)
 
 	data := filepath.Join(tmp, "data")
 	e, err := engine.Open(engine.DefaultOptions(data))
