@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"hash/fnv"
 	"io"
+	"math"
 	"os"
 	"path/filepath"
 
@@ -136,36 +137,16 @@ func fileSize(path string) int64 {
 }
 
 // resync finds the first position at or after from holding a whole batch
-// whose header parses and whose CRC checks out, and its base offset. It
-// reads the rest of the file at once: the lab works on scratch copies of
-// one partition, never on a live log.
+// whose header parses and whose CRC checks out, and its base offset, with
+// recovery's own search.
 func resync(path string, from int64) (pos, base int64, ok bool, err error) {
 	f, err := os.Open(path)
 	if err != nil {
 		return 0, 0, false, err
 	}
 	defer f.Close()
-	size := fileSize(path)
-	if from >= size {
-		return 0, 0, false, nil
-	}
-	rest := make([]byte, size-from)
-	if _, err := f.ReadAt(rest, from); err != nil && !errors.Is(err, io.EOF) {
-		return 0, 0, false, err
-	}
-	for i := 0; i+codec.HeaderLen <= len(rest); i++ {
-		if rest[i] != codec.Magic || rest[i+1] != codec.Version {
-			continue
-		}
-		h, err := codec.ParseHeader(rest[i:])
-		if err != nil || int64(i)+h.Size() > int64(len(rest)) {
-			continue
-		}
-		if _, err := codec.VerifyBatch(rest[i : int64(i)+h.Size()]); err == nil {
-			return from + int64(i), h.BaseOffset, true, nil
-		}
-	}
-	return 0, 0, false, nil
+	pos, base, ok = recovery.NextValidBatch(f, fileSize(path), from, 0, math.MaxInt64)
+	return pos, base, ok, nil
 }
 
 func hashRecord(r *codec.Record) uint64 {

@@ -2,9 +2,9 @@ package log
 
 import (
 	"fmt"
+	"math"
 	"sync"
 
-	"github.com/pulselog/pulse/engine/codec"
 	"github.com/pulselog/pulse/engine/recovery"
 )
 
@@ -56,9 +56,11 @@ func (l *Log) corruptAt(st *segState, pos, from, limit, nextBase int64, cause er
 	if endOffset < 0 {
 		endOffset = l.durable.Load()
 	}
-	if next, base, ok, err := resync(st.seg, pos+1, limit); err != nil {
-		return r, fmt.Errorf("partition %s: search past corruption at %s:%d: %w", l.dir, path, pos, err)
-	} else if ok {
+	limitOffset := nextBase
+	if limitOffset < 0 {
+		limitOffset = math.MaxInt64
+	}
+	if next, base, ok := recovery.NextValidBatch(st.seg, limit, pos+1, st.seg.Base(), limitOffset); ok {
 		r.EndPos, endOffset = next, base
 	}
 	r.EndOffset = max(endOffset, from)
@@ -67,26 +69,4 @@ func (l *Log) corruptAt(st *segState, pos, from, limit, nextBase int64, cause er
 	l.opts.Logger.Error("corrupt batch skipped", "segment", path, "position", pos,
 		"offsets", fmt.Sprintf("[%d,%d)", r.FirstOffset, r.EndOffset), "err", cause)
 	return r, nil
-}
-
-// resync finds the first position in [from, limit) holding a whole batch
-// whose header parses and whose CRC checks out.
-func resync(seg segmentReader, from, limit int64) (pos, base int64, ok bool, err error) {
-	if from >= limit {
-		return 0, 0, false, nil
-	}
-	buf := make([]byte, limit-from)
-	if _, err := seg.ReadAt(buf, from); err != nil {
-		return 0, 0, false, err
-	}
-	for i := 0; i+codec.HeaderLen <= len(buf); i++ {
-		h, err := codec.ParseHeader(buf[i:])
-		if err != nil || int64(i)+h.Size() > int64(len(buf)) {
-			continue
-		}
-		if _, err := codec.VerifyBatch(buf[i : int64(i)+h.Size()]); err == nil {
-			return from + int64(i), h.BaseOffset, true, nil
-		}
-	}
-	return 0, 0, false, nil
 }

@@ -350,3 +350,12 @@ func plausibleHeader(b []byte, left int64) bool {
 	n := int64(binary.BigEndian.Uint32(b[16:20]))
 	return n <= codec.MaxBatchBytes && codec.HeaderLen+n <= left
 }
+
+// NextValidBatch finds the first position in [from, size) of r (a segment
+// file of size bytes) holding a whole, CRC-correct batch whose base offset
+// lies in [next, limit), and that batch's base offset. It is the search
+// recovery uses to step over mid-file corruption, for the partition log
+// (damage found at read) and the crash lab to use too.
+func NextValidBatch(r io.ReaderAt, size, from, next, limit int64) (pos, base int64, found bool) {
+	return resync(newWindow(r, size, nil), from, next, limit)
+}
