@@ -148,7 +148,7 @@ func (l *Log) OffsetForTimestamp(ms int64) (int64, error) {
 			if h.LastTimestamp < ms {
 				return true
 			}
-			b, err := l.batchAt(st, pos)
+			b, err := l.batchAt(st, pos, h)
 			if err != nil {
 				ferr = err
 				return false

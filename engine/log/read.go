@@ -62,14 +62,18 @@ func (l *Log) Read(from int64, maxRecords, maxBytes int) (ReadResult, error) {
 		limit := st.durable.Load()
 		full := false
 		for pos < limit && from < hwm {
-			hdr, err := readHeader(st.seg, pos)
-			if err == nil && !hdr.Sparse() && hdr.BaseOffset+int64(hdr.RecordCount) <= from {
-				pos += hdr.Size() // wholly before from: skip without decoding
-				continue
-			}
-			var b *decodedBatch
-			if err == nil {
-				b, err = l.batchAt(st, pos)
+			b := l.cache.batch(st.id, pos)
+			var err error
+			if b == nil {
+				var hdr codec.BatchHeader
+				hdr, err = readHeader(st.seg, pos)
+				if err == nil && !hdr.Sparse() && hdr.BaseOffset+int64(hdr.RecordCount) <= from {
+					pos += hdr.Size() // wholly before from: skip without decoding
+					continue
+				}
+				if err == nil {
+					b, err = l.batchAt(st, pos, hdr)
+				}
 			}
 			if err != nil {
 				r, cerr := l.corruptAt(st, pos, from, limit, nextBase, err)
@@ -153,14 +157,20 @@ type decodedBatch struct {
 	size    int   // bytes held, for the cache bound
 }
 
-// batchAt returns the decoded batch at pos, from the cache when it can.
-func (l *Log) batchAt(st *segState, pos int64) (*decodedBatch, error) {
+// batchAt returns the decoded batch at pos, whose header hdr was already
+// read, from the cache when it can; otherwise it reads the whole batch with
+// one read and verifies and decodes it.
+func (l *Log) batchAt(st *segState, pos int64, hdr codec.BatchHeader) (*decodedBatch, error) {
 	if b := l.cache.batch(st.id, pos); b != nil {
 		return b, nil
 	}
-	raw, hdr, err := st.seg.ReadBatch(pos, nil)
-	if err != nil {
-		return nil, err
+	if end := st.durable.Load(); pos+hdr.Size() > end {
+		return nil, &codec.CorruptError{Path: st.seg.Path(), Position: pos, Offset: hdr.BaseOffset,
+			Err: fmt.Errorf("%w: batch of %d bytes overruns the durable end %d", codec.ErrTorn, hdr.Size(), end)}
+	}
+	raw := make([]byte, hdr.Size())
+	if _, err := st.seg.ReadAt(raw, pos); err != nil {
+		return nil, &codec.CorruptError{Path: st.seg.Path(), Position: pos, Offset: hdr.BaseOffset, Err: errors.Join(codec.ErrTorn, err)}
 	}
 	batch, err := codec.DecodeBatch(raw)
 	if err != nil {
