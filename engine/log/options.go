@@ -93,44 +93,31 @@ func DefaultOptions() Options {
 // withDefaults fills zero fields from DefaultOptions.
 func (o Options) withDefaults() Options {
 	d := DefaultOptions()
-	if o.SegmentMaxBytes <= 0 {
-		o.SegmentMaxBytes = d.SegmentMaxBytes
-	}
-	if o.IndexIntervalBytes <= 0 {
-		o.IndexIntervalBytes = d.IndexIntervalBytes
-	}
-	if o.FlushBytes <= 0 {
-		o.FlushBytes = d.FlushBytes
-	}
-	if o.FlushRecords <= 0 {
-		o.FlushRecords = d.FlushRecords
-	}
-	if o.FlushInterval <= 0 {
-		o.FlushInterval = d.FlushInterval
-	}
+	orDefault(&o.SegmentMaxBytes, d.SegmentMaxBytes)
+	orDefault(&o.IndexIntervalBytes, d.IndexIntervalBytes)
+	orDefault(&o.FlushBytes, d.FlushBytes)
+	orDefault(&o.FlushRecords, d.FlushRecords)
+	orDefault(&o.FlushInterval, d.FlushInterval)
+	orDefault(&o.SyncInterval, d.SyncInterval)
+	orDefault(&o.SyncBytes, d.SyncBytes)
+	orDefault(&o.HWMInterval, d.HWMInterval)
+	orDefault(&o.MaxRecordBytes, d.MaxRecordBytes)
+	orDefault(&o.CacheBytes, d.CacheBytes)
 	if o.SyncMode == "" {
 		o.SyncMode = d.SyncMode
 	}
-	if o.SyncInterval <= 0 {
-		o.SyncInterval = d.SyncInterval
-	}
-	if o.SyncBytes <= 0 {
-		o.SyncBytes = d.SyncBytes
-	}
-	if o.HWMInterval <= 0 {
-		o.HWMInterval = d.HWMInterval
-	}
 	if o.HiddenTail == "" {
 		o.HiddenTail = d.HiddenTail
-	}
-	if o.MaxRecordBytes <= 0 {
-		o.MaxRecordBytes = d.MaxRecordBytes
-	}
-	if o.CacheBytes <= 0 {
-		o.CacheBytes = d.CacheBytes
 	}
 	if o.Logger == nil {
 		o.Logger = slog.New(slog.DiscardHandler)
 	}
 	return o
+}
+
+// orDefault replaces a zero or negative *v with d.
+func orDefault[T int | int64 | time.Duration](v *T, d T) {
+	if *v <= 0 {
+		*v = d
+	}
 }
