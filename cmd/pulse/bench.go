@@ -114,7 +114,7 @@ func runBench(ctx context.Context, cfg benchConfig, out, progress io.Writer) err
 			if wsBench == nil {
 				return fmt.Errorf("this build has no websocket benchmark")
 			}
-			figs, err := wsBench(ctx, cfg.ws, progress)
+			figs, err := wsBench(ctx, cfg.ws, total, progress)
 			for k, v := range figs {
 				res[k] = v
 			}
@@ -128,7 +128,8 @@ func runBench(ctx context.Context, cfg benchConfig, out, progress io.Writer) err
 
 // wsBench measures the websocket API of a running Pulse (set by the
 // websocket client's bench file).
-var wsBench func(ctx context.Context, addr string, progress io.Writer) (map[string]float64, error)
+// total is the volume of the batched produce runs, as of the append runs.
+var wsBench func(ctx context.Context, addr string, total int64, progress io.Writer) (map[string]float64, error)
 
 // settle removes what earlier steps left in dir and waits for the kernel to
 // write back every dirty page, so that no step's fsyncs queue behind the
@@ -171,6 +172,8 @@ func printBench(w io.Writer, res benchResult, asJSON bool) error {
 	ratio("every_write_1p / fsync", "append_every_write_1p_rps", "fsync_per_sec", 0.8)
 	ratio("every_write_1p / fdatasync", "append_every_write_1p_rps", "fdatasync_per_sec", 0.8)
 	ratio("every_write_64p / 1p", "append_every_write_64p_rps", "append_every_write_1p_rps", 30)
+	ratio("ws batch100 / append_interval", "ws_produce_batch100_mbps", "append_interval_mbps", 0.7)
+	ratio("ws binary100 / append_interval", "ws_produce_binary100_mbps", "append_interval_mbps", 0.7)
 	return nil
 }
 
@@ -262,6 +265,21 @@ func benchRecord(rng *rand.Rand, i int) []byte {
 	return append(b, '}')
 }
 
+// benchRecords returns the records of the append runs (and of the websocket
+// API's produce runs, so that their figures compare): about total bytes of
+// ~1 KiB JSON values keyed k0..k999.
+func benchRecords(total int64) []engine.Record {
+	rng := rand.New(rand.NewPCG(1, 2))
+	var recs []engine.Record
+	var raw int64
+	for i := 0; raw < total; i++ {
+		r := engine.Record{Key: fmt.Appendf(nil, "k%d", i%1000), Value: benchRecord(rng, i)}
+		raw += int64(len(r.Key) + len(r.Value) + 25)
+		recs = append(recs, r)
+	}
+	return recs
+}
+
 func openBenchEngine(dir, name string) (*engine.Engine, error) {
 	return engine.Open(engine.DefaultOptions(filepath.Join(dir, name)))
 }
@@ -277,14 +295,7 @@ func benchAppend(ctx context.Context, dir, codecName string, total int64, res be
 	if err := e.CreateTopic("bench", engine.TopicConfig{Codec: codecName, SyncMode: engine.SyncInterval}); err != nil {
 		return err
 	}
-	rng := rand.New(rand.NewPCG(1, 2))
-	var recs []engine.Record
-	var raw int64
-	for i := 0; raw < total; i++ {
-		r := engine.Record{Key: fmt.Appendf(nil, "k%d", i%1000), Value: benchRecord(rng, i)}
-		raw += int64(len(r.Key) + len(r.Value) + 25)
-		recs = append(recs, r)
-	}
+	recs := benchRecords(total)
 	const perCall, producers = 256, 4
 	var next atomic.Int64
 	start := time.Now()

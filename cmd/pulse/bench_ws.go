@@ -6,7 +6,6 @@ import (
 	"errors"
 	"fmt"
 	"io"
-	"math/rand/v2"
 	"os"
 	"slices"
 	"strconv"
@@ -22,7 +21,6 @@ func init() { wsBench = runWSBench }
 
 // Sizes of the websocket benchmark runs.
 const (
-	wsBenchBatchRecords  = 40000 // ~40 MiB of ~1 KiB records, in batches of 100
 	wsBenchSingleRecords = 20000 // single-record produce requests
 	wsBenchConns         = 4     // producing connections, as the engine's own append run
 	wsBenchWindow        = 16    // requests in flight per connection (batches)
@@ -32,10 +30,11 @@ const (
 )
 
 // runWSBench measures the websocket API of the Pulse running at addr over
-// loopback: batched and single-record produce throughput and end-to-end
-// produce-to-tail latency in sync mode interval. It creates its own topics
-// (named ws-bench-*) and deletes them afterwards.
-func runWSBench(ctx context.Context, addr string, progress io.Writer) (map[string]float64, error) {
+// loopback: batched produce throughput with the records of the engine's
+// append runs (total bytes of them, as those runs), single-record produce
+// throughput and end-to-end produce-to-tail latency in sync mode interval.
+// It creates its own topics (named ws-bench-*) and deletes them afterwards.
+func runWSBench(ctx context.Context, addr string, total int64, progress io.Writer) (map[string]float64, error) {
 	cf := &clientFlags{server: addr, token: os.Getenv("PULSE_TOKEN")}
 	admin, err := cf.dial(ctx)
 	if err != nil {
@@ -64,12 +63,12 @@ func runWSBench(ctx context.Context, addr string, progress io.Writer) (map[strin
 		return name, err
 	}
 
-	// The engine's append_interval run's records: ~1 KiB JSON-like values.
-	rng := rand.New(rand.NewPCG(1, 2))
-	recs := make([]wsapi.RecordIn, wsBenchBatchRecords)
-	for i := range recs {
-		k := "k" + strconv.Itoa(i%1000)
-		recs[i] = wsapi.RecordIn{Key: &k, Value: benchRecord(rng, i)}
+	// The engine's append_interval run's records: ~1 KiB JSON values.
+	bin := benchRecords(total)
+	recs := make([]wsapi.RecordIn, len(bin))
+	for i, r := range bin {
+		k := string(r.Key)
+		recs[i] = wsapi.RecordIn{Key: &k, Value: r.Value}
 	}
 
 	fmt.Fprintf(progress, "bench ws: produce, batches of 100, %d connections\n", wsBenchConns)
@@ -90,10 +89,6 @@ func runWSBench(ctx context.Context, addr string, progress io.Writer) (map[strin
 
 	// The same records in binary produce frames: no JSON on either side.
 	fmt.Fprintf(progress, "bench ws: produce, binary frames of 100, %d connections\n", wsBenchConns)
-	bin := make([]engine.Record, len(recs))
-	for i, r := range recs {
-		bin[i] = engine.Record{Key: []byte(*r.Key), Value: r.Value}
-	}
 	if topic, err = newTopic("binary"); err != nil {
 		return res, err
 	}
@@ -110,10 +105,10 @@ func runWSBench(ctx context.Context, addr string, progress io.Writer) (map[strin
 	if topic, err = newTopic("single"); err != nil {
 		return res, err
 	}
-	if elapsed, err = wsProduceRun(ctx, cf, topic, recs[:wsBenchSingleRecords], nil, 1, wsBenchSingleWindow); err != nil {
+	if elapsed, err = wsProduceRun(ctx, cf, topic, recs[:min(len(recs), wsBenchSingleRecords)], nil, 1, wsBenchSingleWindow); err != nil {
 		return res, err
 	}
-	res["ws_produce_single_rps"] = float64(wsBenchSingleRecords) / elapsed.Seconds()
+	res["ws_produce_single_rps"] = float64(min(len(recs), wsBenchSingleRecords)) / elapsed.Seconds()
 
 	fmt.Fprintf(progress, "bench ws: end-to-end latency at %d records/s\n", wsBenchE2ERate)
 	if topic, err = newTopic("e2e"); err != nil {

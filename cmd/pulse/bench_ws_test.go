@@ -15,11 +15,11 @@ import (
 // themselves are not asserted (machines are shared): they are logged.
 func TestWSBenchFigures(t *testing.T) {
 	if testing.Short() {
-		t.Skip("the websocket benchmark moves ~60 MB")
+		t.Skip("the websocket benchmark moves ~60 MiB")
 	}
 	if addr := os.Getenv("PULSE_WS_BENCH_ADDR"); addr != "" {
 		// Against a pulse serve run by hand, in another process.
-		figs, err := runWSBench(context.Background(), addr, io.Discard)
+		figs, err := runWSBench(context.Background(), addr, 256<<20, io.Discard)
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -40,7 +40,7 @@ func TestWSBenchFigures(t *testing.T) {
 		t.Fatal(err)
 	}
 	defer stop()
-	figs, err := runWSBench(ctx, addr, io.Discard)
+	figs, err := runWSBench(ctx, addr, 16<<20, io.Discard)
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -23,6 +23,7 @@ func newRootCmd() *cobra.Command {
 		SilenceErrors: true,
 	}
 	setupRoot(root)
+	addProfileFlag(root)
 	for _, c := range commands {
 		root.AddCommand(c())
 	}
