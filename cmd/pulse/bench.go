@@ -181,41 +181,51 @@ func printBench(w io.Writer, res benchResult, asJSON bool) error {
 // and the same with fdatasync, which is what a partition log calls per commit.
 func benchFsync(dir string, res benchResult, seconds float64) error {
 	for _, c := range []struct {
-		key  string
+		name string
 		sync func(*os.File) error
 	}{
-		{"fsync_per_sec", (*os.File).Sync},
-		{"fdatasync_per_sec", func(f *os.File) error { return syscall.Fdatasync(int(f.Fd())) }},
+		{"fsync", (*os.File).Sync},
+		{"fdatasync", func(f *os.File) error { return syscall.Fdatasync(int(f.Fd())) }},
 	} {
-		rate, err := syncRate(dir, seconds/2, c.sync)
+		rate, lat, err := syncRate(dir, seconds/2, c.sync)
 		if err != nil {
 			return err
 		}
-		res[c.key] = rate
+		res[c.name+"_per_sec"] = rate
+		if c.name == "fdatasync" {
+			// The disk's own latency, against which the engine's ack
+			// and end-to-end latencies (each at least one fdatasync)
+			// are read.
+			res["fdatasync_p50_us"] = percentile(lat, 0.50)
+			res["fdatasync_p99_us"] = percentile(lat, 0.99)
+		}
 	}
 	return nil
 }
 
-func syncRate(dir string, seconds float64, sync func(*os.File) error) (float64, error) {
+// syncRate appends 4 KiB and syncs, back to back, for seconds; it returns
+// the syncs per second and each sync's latency in microseconds.
+func syncRate(dir string, seconds float64, sync func(*os.File) error) (float64, []float64, error) {
 	f, err := os.Create(filepath.Join(dir, "fsync.bench"))
 	if err != nil {
-		return 0, err
+		return 0, nil, err
 	}
 	defer os.Remove(f.Name())
 	defer f.Close()
 	buf := make([]byte, 4096)
-	n := 0
+	var lat []float64
 	start := time.Now()
 	for time.Since(start).Seconds() < seconds {
 		if _, err := f.Write(buf); err != nil {
-			return 0, err
+			return 0, nil, err
 		}
+		t := time.Now()
 		if err := sync(f); err != nil {
-			return 0, err
+			return 0, nil, err
 		}
-		n++
+		lat = append(lat, float64(time.Since(t).Nanoseconds())/1e3)
 	}
-	return float64(n) / time.Since(start).Seconds(), nil
+	return float64(len(lat)) / time.Since(start).Seconds(), lat, nil
 }
 
 // benchRawWrite writes total bytes in 1 MiB writes with an fsync every 8 MiB

@@ -26,7 +26,7 @@ const (
 	wsBenchWindow        = 16    // requests in flight per connection (batches)
 	wsBenchSingleWindow  = 256   // requests in flight per connection (single records)
 	wsBenchE2ERate       = 5000  // records/s of the end-to-end latency run
-	wsBenchE2ERecords    = 10000 // two seconds at that rate
+	wsBenchE2ERecords    = 25000 // five seconds at that rate
 )
 
 // runWSBench measures the websocket API of the Pulse running at addr over
