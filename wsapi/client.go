@@ -195,7 +195,7 @@ func (c *Client) readLoop() {
 			break
 		}
 		var env envelope
-		if !fastAcks(msg, &env) && json.Unmarshal(msg, &env) != nil {
+		if !fastAcks(msg, &env) && !fastReply(msg, &env) && json.Unmarshal(msg, &env) != nil {
 			continue
 		}
 		c.mu.Lock()
@@ -778,6 +778,14 @@ func (s *Subscription) push(env envelope) {
 
 // DecodeRecord parses one record of a push or of the tail endpoint.
 func DecodeRecord(raw []byte) (Record, error) {
+	if r, ok := fastRecord(raw); ok {
+		return r, nil
+	}
+	return decodeRecordJSON(raw)
+}
+
+// decodeRecordJSON is DecodeRecord with encoding/json, for every record.
+func decodeRecordJSON(raw []byte) (Record, error) {
 	var w struct {
 		Partition  int               `json:"partition"`
 		Offset     int64             `json:"offset"`

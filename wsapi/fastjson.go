@@ -93,6 +93,130 @@ func fastAcks(msg []byte, env *envelope) (ok bool) {
 	}
 }
 
+// fastReply parses the other messages a producing or tailing client
+// receives by the thousand: the ack of a single-record produce,
+// {"id":N,"partition":P,"offset":O,"timestamp":T}, and a push,
+// {"sub":S,"partition":P,"next":N,"skipped":K,"records":[...]}, whose
+// records are kept as raw slices of msg for DecodeRecord. Anything else
+// (errors, replies of other ops, unusual spellings) reports ok == false and
+// leaves env alone, for encoding/json.
+func fastReply(msg []byte, env *envelope) (ok bool) {
+	p := fastParser{b: msg}
+	var e envelope
+	ok = p.objectFields(func(key []byte) bool {
+		var n int64
+		var ok bool
+		switch string(key) {
+		case "id":
+			n, ok = p.integer(64)
+			e.ID = &n
+		case "sub":
+			e.Sub, ok = p.integer(64)
+		case "partition":
+			n, ok = p.integer(strconv.IntSize)
+			e.Partition = int(n)
+		case "offset":
+			e.Offset, ok = p.integer(64)
+		case "timestamp":
+			e.Timestamp, ok = p.integer(64)
+		case "next":
+			e.Next, ok = p.integer(64)
+		case "skipped":
+			e.Skipped, ok = p.integer(64)
+		case "records":
+			e.Records, ok = p.rawArray()
+		}
+		return ok
+	})
+	p.ws()
+	if !ok || p.i != len(msg) {
+		return false
+	}
+	*env = e
+	return true
+}
+
+// rawArray reads an array of values, returning each value's bytes (slices
+// of p.b). An empty array is an empty, non-nil slice, as encoding/json
+// makes it.
+func (p *fastParser) rawArray() ([]json.RawMessage, bool) {
+	if p.peek() != '[' {
+		return nil, false
+	}
+	p.i++
+	p.ws()
+	out := []json.RawMessage{}
+	if p.peek() == ']' {
+		p.i++
+		return out, true
+	}
+	for {
+		p.ws()
+		v, ok := p.value()
+		if !ok {
+			return nil, false
+		}
+		out = append(out, v)
+		p.ws()
+		switch p.peek() {
+		case ',':
+			p.i++
+		case ']':
+			p.i++
+			return out, true
+		default:
+			return nil, false
+		}
+	}
+}
+
+// fastRecord parses a record as the server writes it (appendRecordJSON)
+// when it has only the common fields: partition, offset, timestamp, a plain
+// key, a value that is JSON or a plain string, or a tombstone. Anything
+// else reports ok == false, for encoding/json.
+func fastRecord(raw []byte) (r Record, ok bool) {
+	p := fastParser{b: raw}
+	var value []byte
+	var tomb bool
+	ok = p.objectFields(func(key []byte) bool {
+		var n int64
+		var ok bool
+		switch string(key) {
+		case "partition":
+			n, ok = p.integer(strconv.IntSize)
+			r.Partition = int(n)
+		case "offset":
+			r.Offset, ok = p.integer(64)
+		case "timestamp":
+			r.Timestamp, ok = p.integer(64)
+		case "key":
+			var k []byte
+			k, ok = p.plainBytes()
+			r.Key = append([]byte{}, k...)
+		case "value":
+			if p.peek() == '"' {
+				var v []byte
+				v, ok = p.plainBytes()
+				value = append([]byte{}, v...)
+			} else {
+				value, ok = p.value()
+			}
+		case "tombstone":
+			tomb, ok = p.boolean()
+		}
+		return ok
+	})
+	p.ws()
+	if !ok || p.i != len(raw) {
+		return Record{}, false
+	}
+	if !tomb {
+		r.Value = value
+	}
+	r.Raw = json.RawMessage(raw)
+	return r, true
+}
+
 // fastParser is a strict, minimal JSON reader over b.
 type fastParser struct {
 	b []byte

@@ -8,6 +8,8 @@ import (
 	"reflect"
 	"strings"
 	"testing"
+
+	"github.com/pulselog/pulse/engine"
 )
 
 // addSeeds adds every file of testdata/dir to f's corpus.
@@ -79,15 +81,6 @@ func FuzzRequest(f *testing.F) {
 	})
 }
 
-// FuzzDecodeRecord feeds arbitrary server frames to the client's record
-// decoder: errors are fine, panics are not.
-func FuzzDecodeRecord(f *testing.F) {
-	addSeeds(f, "records")
-	f.Fuzz(func(t *testing.T, msg []byte) {
-		DecodeRecord(msg)
-	})
-}
-
 // FuzzFastDecode checks the fast request decoder against encoding/json:
 // whenever it accepts a message, the result is exactly json.Unmarshal's.
 func FuzzFastDecode(f *testing.F) {
@@ -137,6 +130,62 @@ func FuzzFastAcks(f *testing.F) {
 		if !reflect.DeepEqual(fast, slow) {
 			t.Fatalf("fastAcks and encoding/json differ on %q:\n%+v\n%+v", b, fast, slow)
 		}
+	})
+}
+
+// FuzzFastReply checks the client's fast parser of single acks and pushes
+// against encoding/json: whatever it accepts, encoding/json must accept and
+// read the same.
+func FuzzFastReply(f *testing.F) {
+	f.Add([]byte(`{"id":7,"partition":0,"offset":1,"timestamp":2}`))
+	f.Add([]byte(`{"sub":3,"partition":1,"next":9,"records":[{"partition":1,"offset":8,"timestamp":5,"key":"k","value":{"a":[1,2]}}]}`))
+	f.Add([]byte(`{"sub":3,"partition":1,"next":9,"skipped":4,"records":[]}`))
+	f.Add([]byte(`{"id":1,"error":{"code":"internal","message":"x"}}`))
+	f.Fuzz(func(t *testing.T, b []byte) {
+		var fast envelope
+		if !fastReply(b, &fast) {
+			if !reflect.DeepEqual(fast, envelope{}) {
+				t.Fatalf("fastReply refused %q but changed the envelope: %+v", b, fast)
+			}
+			return
+		}
+		var slow envelope
+		if err := json.Unmarshal(b, &slow); err != nil {
+			t.Fatalf("fastReply accepted %q, encoding/json says %v", b, err)
+		}
+		if !reflect.DeepEqual(fast, slow) {
+			t.Fatalf("fastReply and encoding/json differ on %q:\n%+v\n%+v", b, fast, slow)
+		}
+	})
+}
+
+// FuzzDecodeRecord feeds arbitrary server records to the client: nothing
+// may panic, and DecodeRecord's fast path must read exactly what its
+// encoding/json path reads, on arbitrary bytes and on records the server
+// wrote.
+func FuzzDecodeRecord(f *testing.F) {
+	addSeeds(f, "records")
+	f.Add([]byte(`{"partition":1,"offset":8,"timestamp":5,"key":"k","value":"text"}`))
+	f.Add([]byte(`{"partition":1,"offset":8,"timestamp":5,"tombstone":true}`))
+	f.Add([]byte(`{"partition":1,"offset":8,"timestamp":5,"key":"","value":null}`))
+	f.Fuzz(func(t *testing.T, b []byte) {
+		check := func(raw []byte) {
+			fast, ok := fastRecord(raw)
+			if !ok {
+				return
+			}
+			slow, err := decodeRecordJSON(raw)
+			if err != nil {
+				t.Fatalf("fastRecord accepted %q, encoding/json says %v", raw, err)
+			}
+			if !reflect.DeepEqual(fast, slow) {
+				t.Fatalf("fastRecord and encoding/json differ on %q:\n%+v\n%+v", raw, fast, slow)
+			}
+		}
+		DecodeRecord(b)
+		check(b)
+		rec := engine.Record{Offset: 3, Timestamp: 4, Key: b, Value: b}
+		check(appendRecordJSON(nil, 1, &rec))
 	})
 }
 
