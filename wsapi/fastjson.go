@@ -104,6 +104,9 @@ func fastReply(msg []byte, env *envelope) (ok bool) {
 	p := fastParser{b: msg}
 	var e envelope
 	ok = p.objectFields(func(key []byte) bool {
+		if placed, ok := p.placeField(key, &e.Partition, &e.Offset, &e.Timestamp); placed {
+			return ok
+		}
 		var n int64
 		var ok bool
 		switch string(key) {
@@ -112,13 +115,6 @@ func fastReply(msg []byte, env *envelope) (ok bool) {
 			e.ID = &n
 		case "sub":
 			e.Sub, ok = p.integer(64)
-		case "partition":
-			n, ok = p.integer(strconv.IntSize)
-			e.Partition = int(n)
-		case "offset":
-			e.Offset, ok = p.integer(64)
-		case "timestamp":
-			e.Timestamp, ok = p.integer(64)
 		case "next":
 			e.Next, ok = p.integer(64)
 		case "skipped":
@@ -134,6 +130,24 @@ func fastReply(msg []byte, env *envelope) (ok bool) {
 	}
 	*env = e
 	return true
+}
+
+// placeField reads the partition, offset and timestamp fields that acks,
+// pushes and records share; placed is false for any other key.
+func (p *fastParser) placeField(key []byte, partition *int, offset, timestamp *int64) (placed, ok bool) {
+	switch string(key) {
+	case "partition":
+		n, ok := p.integer(strconv.IntSize)
+		*partition = int(n)
+		return true, ok
+	case "offset":
+		*offset, ok = p.integer(64)
+		return true, ok
+	case "timestamp":
+		*timestamp, ok = p.integer(64)
+		return true, ok
+	}
+	return false, false
 }
 
 // rawArray reads an array of values, returning each value's bytes (slices
@@ -179,16 +193,11 @@ func fastRecord(raw []byte) (r Record, ok bool) {
 	var value []byte
 	var tomb bool
 	ok = p.objectFields(func(key []byte) bool {
-		var n int64
+		if placed, ok := p.placeField(key, &r.Partition, &r.Offset, &r.Timestamp); placed {
+			return ok
+		}
 		var ok bool
 		switch string(key) {
-		case "partition":
-			n, ok = p.integer(strconv.IntSize)
-			r.Partition = int(n)
-		case "offset":
-			r.Offset, ok = p.integer(64)
-		case "timestamp":
-			r.Timestamp, ok = p.integer(64)
 		case "key":
 			var k []byte
 			k, ok = p.plainBytes()
