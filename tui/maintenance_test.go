@@ -69,13 +69,20 @@ func TestRetentionPassFromSegmentsScreen(t *testing.T) {
 	}
 }
 
-func TestCompactionPassFromSegmentsScreen(t *testing.T) {
-	e := manualMaintenance(t)
+// createCompacted creates a compacted, uncompressed topic with 1 MiB
+// segments, so that a few hundred 1 KiB records seal several.
+func createCompacted(t *testing.T, e *engine.Engine, name string) {
+	t.Helper()
 	cfg := engine.DefaultTopicConfig()
 	cfg.Codec = "none"
 	cfg.Cleanup = engine.CleanupCompact
 	cfg.SegmentMaxBytes = 1 << 20
-	create(t, e, "state", cfg)
+	create(t, e, name, cfg)
+}
+
+func TestCompactionPassFromSegmentsScreen(t *testing.T) {
+	e := manualMaintenance(t)
+	createCompacted(t, e, "state")
 	// Two sealed segments updating the same 50 keys, then an active one
 	// with other keys: compaction keeps the newest 50 in a sparse segment.
 	produce(t, e, "state", 0, kib("user", 0, 500, 50)...)

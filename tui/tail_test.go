@@ -236,11 +236,7 @@ func TestTailJumpKeys(t *testing.T) {
 // buffer without a hole and reaches the oldest survivors.
 func TestTailPagesBackThroughCompactedGaps(t *testing.T) {
 	e := manualMaintenance(t)
-	cfg := engine.DefaultTopicConfig()
-	cfg.Codec = "none"
-	cfg.Cleanup = engine.CleanupCompact
-	cfg.SegmentMaxBytes = 1 << 20
-	create(t, e, "state", cfg)
+	createCompacted(t, e, "state")
 	produce(t, e, "state", 0, kib("old", 0, 50, 50)...)         // 0..49 survive
 	produce(t, e, "state", 0, kib("user", 50, 500, 50)...)      // 50..549 superseded
 	produce(t, e, "state", 0, kib("user", 550, 500, 50)...)     // 1000..1049 survive

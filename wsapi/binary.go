@@ -4,7 +4,7 @@ import (
 	"bytes"
 	"encoding/binary"
 	"encoding/json"
-	"fmt"
+	"slices"
 	"unicode/utf8"
 
 	"github.com/pulselog/pulse/engine"
@@ -157,15 +157,14 @@ func appendBinaryProduce(b []byte, id int64, topic string, partition int, recs [
 			size += 10 + len(h.Key) + len(h.Value)
 		}
 	}
-	if cap(b)-len(b) < size {
-		b = append(make([]byte, 0, len(b)+size), b...)
-	}
-	b = fmt.Appendf(b, `{"op":"produce","id":%d,"topic":`, id)
-	b = appendJSONString(b, []byte(topic))
-	if partition >= 0 {
-		b = fmt.Appendf(b, `,"partition":%d`, partition)
-	}
+	b = slices.Grow(b, size)
+	b = appendProduceHeader(b, id, topic, partition)
 	b = append(b, "}\n"...)
+	return appendBinaryRecords(b, recs)
+}
+
+// appendBinaryRecords appends the records part of a binary produce frame.
+func appendBinaryRecords(b []byte, recs []engine.Record) []byte {
 	for i := range recs {
 		r := &recs[i]
 		b = appendLenPlus1(b, r.Key)

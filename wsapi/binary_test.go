@@ -2,7 +2,6 @@ package wsapi
 
 import (
 	"bytes"
-	"encoding/binary"
 	"encoding/json"
 	"fmt"
 	"os"
@@ -88,19 +87,7 @@ func TestBinaryProduceRoundTrip(t *testing.T) {
 
 // binFrame builds a binary produce frame from a header line and records.
 func binFrame(head string, recs ...engine.Record) []byte {
-	b := []byte(head + "\n")
-	for _, r := range recs {
-		b = appendLenPlus1(b, r.Key)
-		b = appendLenPlus1(b, r.Value)
-		b = binary.AppendUvarint(b, uint64(len(r.Headers)))
-		for _, h := range r.Headers {
-			b = binary.AppendUvarint(b, uint64(len(h.Key)))
-			b = append(b, h.Key...)
-			b = binary.AppendUvarint(b, uint64(len(h.Value)))
-			b = append(b, h.Value...)
-		}
-	}
-	return b
+	return appendBinaryRecords([]byte(head+"\n"), recs)
 }
 
 // TestBinaryProduceErrors sends malformed binary frames: each gets its

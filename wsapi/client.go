@@ -411,14 +411,7 @@ func appendProduceRequest(b []byte, id int64, topic string, partition int, recs 
 		}
 	}
 	b = slices.Grow(b, size)
-	b = append(b, `{"op":"produce","id":`...)
-	b = strconv.AppendInt(b, id, 10)
-	b = append(b, `,"topic":`...)
-	b = appendJSONString(b, []byte(topic))
-	if partition >= 0 {
-		b = append(b, `,"partition":`...)
-		b = strconv.AppendInt(b, int64(partition), 10)
-	}
+	b = appendProduceHeader(b, id, topic, partition)
 	b = append(b, `,"records":[`...)
 	for i := range recs {
 		if i > 0 {
@@ -427,6 +420,20 @@ func appendProduceRequest(b []byte, id int64, topic string, partition int, recs 
 		b = appendRecordIn(b, &recs[i])
 	}
 	return append(b, "]}"...)
+}
+
+// appendProduceHeader opens a produce request: op, id, topic and partition
+// (-1: none), without the closing brace.
+func appendProduceHeader(b []byte, id int64, topic string, partition int) []byte {
+	b = append(b, `{"op":"produce","id":`...)
+	b = strconv.AppendInt(b, id, 10)
+	b = append(b, `,"topic":`...)
+	b = appendJSONString(b, []byte(topic))
+	if partition >= 0 {
+		b = append(b, `,"partition":`...)
+		b = strconv.AppendInt(b, int64(partition), 10)
+	}
+	return b
 }
 
 // appendRecordIn encodes one record of a produce request.
@@ -517,15 +524,7 @@ func (c *Client) ProduceRecordAsync(topic string, partition int, rec RecordIn) (
 		return nil, errors.New("value is not valid JSON (use ValueB64 for bytes)")
 	}
 	return c.startRaw(func(id int64) []byte {
-		b := make([]byte, 0, 96+len(topic)+len(rec.Value))
-		b = append(b, `{"op":"produce","id":`...)
-		b = strconv.AppendInt(b, id, 10)
-		b = append(b, `,"topic":`...)
-		b = appendJSONString(b, []byte(topic))
-		if partition >= 0 {
-			b = append(b, `,"partition":`...)
-			b = strconv.AppendInt(b, int64(partition), 10)
-		}
+		b := appendProduceHeader(make([]byte, 0, 96+len(topic)+len(rec.Value)), id, topic, partition)
 		// The record's own fields, without its braces and its partition
 		// (the request's wins, as on the server).
 		r := rec

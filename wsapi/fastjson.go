@@ -154,32 +154,44 @@ func (p *fastParser) placeField(key []byte, partition *int, offset, timestamp *i
 // of p.b). An empty array is an empty, non-nil slice, as encoding/json
 // makes it.
 func (p *fastParser) rawArray() ([]json.RawMessage, bool) {
-	if p.peek() != '[' {
+	out := []json.RawMessage{}
+	_, ok := p.elements(func() bool {
+		v, ok := p.value()
+		out = append(out, v)
+		return ok
+	})
+	if !ok {
 		return nil, false
+	}
+	return out, true
+}
+
+// elements reads an array, calling item with p placed at each element;
+// item must consume it. It returns the number of elements.
+func (p *fastParser) elements(item func() bool) (int, bool) {
+	if p.peek() != '[' {
+		return 0, false
 	}
 	p.i++
 	p.ws()
-	out := []json.RawMessage{}
 	if p.peek() == ']' {
 		p.i++
-		return out, true
+		return 0, true
 	}
-	for {
+	for n := 1; ; n++ {
 		p.ws()
-		v, ok := p.value()
-		if !ok {
-			return nil, false
+		if !item() {
+			return n, false
 		}
-		out = append(out, v)
 		p.ws()
 		switch p.peek() {
 		case ',':
 			p.i++
 		case ']':
 			p.i++
-			return out, true
+			return n, true
 		default:
-			return nil, false
+			return n, false
 		}
 	}
 }
@@ -654,34 +666,13 @@ func (p *fastParser) requestField(key []byte, req *request) bool {
 		req.Partition = &v
 		return ok
 	case "records":
-		if p.peek() != '[' {
-			return false
-		}
-		p.i++
-		p.ws()
 		req.Records = req.Records[:0]
-		if p.peek() == ']' {
-			p.i++
-			return false // an empty array: let encoding/json decide its shape
-		}
-		for {
-			p.ws()
+		n, ok := p.elements(func() bool {
 			req.Records = append(req.Records, RecordIn{})
 			r := &req.Records[len(req.Records)-1]
-			if !p.objectFields(func(k []byte) bool { return p.recordField(k, r) }) {
-				return false
-			}
-			p.ws()
-			switch p.peek() {
-			case ',':
-				p.i++
-			case ']':
-				p.i++
-				return true
-			default:
-				return false
-			}
-		}
+			return p.objectFields(func(k []byte) bool { return p.recordField(k, r) })
+		})
+		return ok && n > 0 // an empty array: let encoding/json decide its shape
 	case "consumer":
 		s, ok := p.plainString()
 		req.Consumer = s

@@ -7,7 +7,6 @@ import (
 	"fmt"
 	"io"
 	"os"
-	"runtime"
 	"runtime/debug"
 	"slices"
 	"strconv"
@@ -113,8 +112,7 @@ func runWSBench(ctx context.Context, addr string, total int64, progress io.Write
 	res["ws_produce_single_rps"] = float64(min(len(recs), wsBenchSingleRecords)) / elapsed.Seconds()
 
 	recs, bin = nil, nil
-	runtime.GC()
-	debug.FreeOSMemory()
+	debug.FreeOSMemory() // collects them, and returns their pages
 	fmt.Fprintf(progress, "bench ws: end-to-end latency at %d records/s\n", wsBenchE2ERate)
 	if topic, err = newTopic("e2e"); err != nil {
 		return res, err
