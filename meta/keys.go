@@ -7,6 +7,7 @@ import (
 	"fmt"
 	"strconv"
 	"strings"
+	"unicode/utf8"
 )
 
 // Bucket names (see the package documentation for the key space).
@@ -69,7 +70,10 @@ func ValidateTopicName(name string) error {
 	}
 	for i := 0; i < len(name); i++ {
 		if !topicChar(name[i]) {
-			return fmt.Errorf("%w: %q has character %q at %d (allowed: a-z A-Z 0-9 . _ -)", ErrInvalidTopic, name, name[i], i)
+			// Name the character, not its first byte: a non-ASCII one
+			// is several bytes of UTF-8 (or a byte that is no UTF-8).
+			r, _ := utf8.DecodeRuneInString(name[i:])
+			return fmt.Errorf("%w: %q has character %q at byte %d (allowed: a-z A-Z 0-9 . _ -)", ErrInvalidTopic, name, r, i)
 		}
 	}
 	return nil

@@ -3,7 +3,6 @@ package wsapi
 import (
 	"bytes"
 	"encoding/binary"
-	"encoding/json"
 	"slices"
 	"unicode/utf8"
 
@@ -35,21 +34,18 @@ func decodeBinaryProduce(msg []byte, maxRecordBytes int) (*request, []engine.Rec
 		return nil, nil, 0, errorf(CodeInvalidRequest, "binary frame: want a JSON produce header, a newline, then the records")
 	}
 	head := msg[:nl]
-	var req request
-	if !fastDecode(head, &req) {
-		req = request{}
-		if err := json.Unmarshal(head, &req); err != nil {
-			return nil, nil, 0, errorf(CodeInvalidJSON, "binary frame header is not a JSON object: %v", err)
-		}
+	req, e := decodeRequest(head, "binary frame header")
+	if e != nil {
+		return req, nil, 0, e
 	}
 	switch {
 	case req.Op != "produce":
-		return &req, nil, 0, errorf(CodeInvalidRequest, `binary frame header has op %q: binary frames carry only "produce"`, req.Op)
+		return req, nil, 0, errorf(CodeInvalidRequest, `binary frame header has op %q: binary frames carry only "produce"`, req.Op)
 	case req.RecordIn.hasValue() || req.Records != nil || req.Key != nil || req.KeyB64 != nil || req.Headers != nil || req.HeadersB64 != nil:
-		return &req, nil, 0, errorf(CodeInvalidRequest, "binary frame header has record fields: the records follow the header in binary")
+		return req, nil, 0, errorf(CodeInvalidRequest, "binary frame header has record fields: the records follow the header in binary")
 	}
 	recs, size, e := decodeBinaryRecords(msg[nl+1:], maxRecordBytes)
-	return &req, recs, size, e
+	return req, recs, size, e
 }
 
 // decodeBinaryRecords decodes the records section of a binary produce

@@ -10,6 +10,7 @@ import (
 	"sync"
 	"sync/atomic"
 	"time"
+	"unicode/utf8"
 
 	"github.com/gorilla/websocket"
 )
@@ -21,6 +22,10 @@ const (
 	modeProduce                 // GET /v1/topics/{topic}/produce
 	modeTail                    // GET /v1/topics/{topic}/tail
 )
+
+// maxCloseReason bounds a close frame's reason: its payload is at most 125
+// bytes, 2 of them the code.
+const maxCloseReason = 123
 
 // closeMsg asks the write pump to send a close frame and end the connection.
 type closeMsg struct {
@@ -49,7 +54,7 @@ type conn struct {
 	closeOne sync.Once
 	readDone chan struct{} // closed when the read pump returns
 
-	inflight atomic.Int64 // produce requests accepted and not yet answered
+	inflight atomic.Int64 // requests accepted and not yet answered
 
 	// plain is the fixed part of records of a produce endpoint connection;
 	// set before the read pump starts, then only read by it.
@@ -150,7 +155,7 @@ func (c *conn) readPump() {
 			}
 			c.handle(msg)
 		case modeProduce:
-			c.handlePlainProduce(msg)
+			c.handlePlainProduce(typ, msg)
 		case modeTail:
 			// Tail connections only receive; anything sent is ignored.
 		}
@@ -250,8 +255,13 @@ func (c *conn) writeClose(cm closeMsg) {
 func (c *conn) closeWith(code int, reason string, flush bool) (first bool) {
 	c.closeOne.Do(func() {
 		first = true
-		if len(reason) > 120 { // a close frame's payload is at most 125 bytes
-			reason = reason[:120]
+		if len(reason) > maxCloseReason {
+			// Cut on a character boundary: the reason is UTF-8 text.
+			n := maxCloseReason
+			for n > 0 && !utf8.RuneStart(reason[n]) {
+				n--
+			}
+			reason = reason[:n]
 		}
 		c.closeReq <- closeMsg{code: code, reason: reason, flush: flush}
 		close(c.closingC)
@@ -353,57 +363,84 @@ func (c *conn) drain() {
 	c.stopSubs()
 }
 
-// acceptProduce queues job for the produce worker, or says why not.
-func (c *conn) acceptProduce(job *produceJob) *Error {
+// accept queues job for the connection's worker, or says why not. Every
+// request of /v1/ws goes through this queue, so that replies come in
+// request order.
+func (c *conn) accept(job *produceJob) *Error {
 	c.mu.Lock()
 	defer c.mu.Unlock()
 	if c.draining {
-		return errorf(CodeShuttingDown, "server shutting down: produce refused, nothing was written")
+		return errorf(CodeShuttingDown, "server shutting down: request refused, nothing was written")
 	}
 	if n := c.inflight.Load(); n >= int64(c.srv.opts.MaxInflight) {
-		return errorf(CodeRateLimited, "%d produce requests are waiting for their ack (limit %d): wait for acks before sending more", n, c.srv.opts.MaxInflight)
+		return errorf(CodeRateLimited, "%d requests are waiting for their reply (limit %d): wait for replies before sending more", n, c.srv.opts.MaxInflight)
 	}
 	c.inflight.Add(1)
 	c.produceQ <- job // never blocks: len(produceQ) <= inflight < cap
 	return nil
 }
 
-// handle dispatches one request of /v1/ws.
+// submit queues job, or answers at once why it cannot be queued.
+func (c *conn) submit(job *produceJob) {
+	if e := c.accept(job); e != nil {
+		c.reply(job.id, nil, e)
+	}
+}
+
+// inOrder runs fn (the execution of a request other than produce) in the
+// worker, after every request read before it has been answered.
+func (c *conn) inOrder(id json.RawMessage, fn func()) {
+	c.submit(&produceJob{id: id, run: fn})
+}
+
+// refuseInOrder answers request id with e, in request order.
+func (c *conn) refuseInOrder(id json.RawMessage, e *Error) {
+	c.inOrder(id, func() { c.reply(id, nil, e) })
+}
+
+// handle dispatches one request of /v1/ws. It runs in the read pump: it
+// decodes and validates, and the worker executes and answers in order.
 func (c *conn) handle(msg []byte) {
-	var req request
-	if !fastDecode(msg, &req) {
-		req = request{}
-		if err := json.Unmarshal(msg, &req); err != nil {
-			c.reply(nil, nil, errorf(CodeInvalidJSON, "request is not a JSON object: %v", err))
-			return
+	req, e := decodeRequest(msg, "request")
+	if e != nil {
+		var id json.RawMessage
+		if req != nil {
+			id = req.ID
 		}
+		c.refuseInOrder(id, e)
+		return
 	}
 	if c.isDraining() && req.Op != "" {
 		c.reply(req.ID, nil, errorf(CodeShuttingDown, "server shutting down: %s refused", req.Op))
 		return
 	}
+	var op func(*request)
 	switch req.Op {
 	case "produce":
-		c.opProduce(&req)
+		c.opProduce(req)
+		return
 	case "subscribe":
-		c.opSubscribe(&req)
+		op = c.opSubscribe
 	case "unsubscribe":
-		c.opUnsubscribe(&req)
+		op = c.opUnsubscribe
 	case "commit":
-		c.opCommit(&req)
+		op = c.opCommit
 	case "topics":
-		c.opTopics(&req)
+		op = c.opTopics
 	case "describe":
-		c.opDescribe(&req)
+		op = c.opDescribe
 	case "create_topic":
-		c.opCreateTopic(&req)
+		op = c.opCreateTopic
 	case "delete_topic":
-		c.opDeleteTopic(&req)
+		op = c.opDeleteTopic
 	case "":
-		c.reply(req.ID, nil, errorf(CodeInvalidRequest, `request has no "op"`))
+		c.refuseInOrder(req.ID, errorf(CodeInvalidRequest, `request has no "op"`))
+		return
 	default:
-		c.reply(req.ID, nil, errorf(CodeUnknownOp, "unknown op %q (want produce, subscribe, unsubscribe, commit, topics, describe, create_topic or delete_topic)", req.Op))
+		c.refuseInOrder(req.ID, errorf(CodeUnknownOp, "unknown op %q (want produce, subscribe, unsubscribe, commit, topics, describe, create_topic or delete_topic)", req.Op))
+		return
 	}
+	c.inOrder(req.ID, func() { op(req) })
 }
 
 func (c *conn) isDraining() bool {

@@ -62,7 +62,8 @@ func TestEveryErrorCode(t *testing.T) {
 		{name: "unknown op", req: map[string]any{"op": "explode"}, code: CodeUnknownOp},
 		{name: "invalid topic produce", req: map[string]any{"op": "produce", "topic": "a/b", "value": 1}, code: CodeInvalidTopic},
 		{name: "invalid topic create", req: map[string]any{"op": "create_topic", "topic": ".."}, code: CodeInvalidTopic},
-		{name: "subscribe unknown topic", req: map[string]any{"op": "subscribe", "topic": "nope"}, code: CodeTopicNotFound},
+		{name: "subscribe negative partition", req: map[string]any{"op": "subscribe", "topic": "nope", "partition": -1}, code: CodePartitionOutOfRange},
+		{name: "subscribe to a new topic's partition 3", req: map[string]any{"op": "subscribe", "topic": "nope", "partition": 3}, code: CodePartitionOutOfRange},
 		{name: "describe unknown topic", req: map[string]any{"op": "describe", "topic": "nope"}, code: CodeTopicNotFound},
 		{name: "delete unknown topic", req: map[string]any{"op": "delete_topic", "topic": "nope"}, code: CodeTopicNotFound},
 		{name: "create existing", req: map[string]any{"op": "create_topic", "topic": "one"}, code: CodeTopicExists},
@@ -116,6 +117,13 @@ func TestTopicNotFoundWithoutAutoCreate(t *testing.T) {
 	c := dialRaw(t, ts.addr, "/v1/ws", nil)
 	if r := c.call(1, map[string]any{"op": "produce", "topic": "ghost", "value": 1}); errCode(r) != CodeTopicNotFound {
 		t.Fatalf("produce to a missing topic with auto-create off: %v", r)
+	}
+	if r := c.call(2, map[string]any{"op": "subscribe", "topic": "ghost", "from": "earliest"}); errCode(r) != CodeTopicNotFound {
+		t.Fatalf("subscribe to a missing topic with auto-create off: %v", r)
+	}
+	tail := dialRaw(t, ts.addr, "/v1/topics/ghost/tail", nil)
+	if m := tail.next(); errCode(m) != CodeTopicNotFound {
+		t.Fatalf("tail of a missing topic with auto-create off: %v", m)
 	}
 	if dirs := topicDirs(t, ts.dir); len(dirs) != 0 {
 		t.Fatalf("topic directories: %v", dirs)

@@ -3,8 +3,10 @@ package wsapi
 import (
 	"encoding/json"
 	"errors"
+	"fmt"
 	"net/http"
 	"strconv"
+	"unicode/utf8"
 
 	"github.com/gorilla/websocket"
 	"github.com/pulselog/pulse/engine"
@@ -29,6 +31,9 @@ type produceJob struct {
 	single bool          // reply with flat fields (one inline record)
 	plain  bool          // /v1/topics/{topic}/produce: reply without id
 	bytes  int
+	// run, when set, is a request other than a produce (or an error
+	// reply): the worker runs it in its turn instead of producing.
+	run func()
 }
 
 // produceUnit is a run of records for one partition (-1: engine's choice).
@@ -49,14 +54,14 @@ func (j *produceJob) records() int {
 // when any record is bad) and queues it for the produce worker.
 func (c *conn) opProduce(req *request) {
 	if e := validTopic(req.Topic); e != nil {
-		c.reply(req.ID, nil, e)
+		c.refuseInOrder(req.ID, e)
 		return
 	}
 	job := &produceJob{id: req.ID, topic: req.Topic}
 	ins := req.Records
 	if len(ins) == 0 {
 		if !req.RecordIn.hasValue() {
-			c.reply(req.ID, nil, errorf(CodeInvalidRequest, `produce needs a record ("value", "value_b64" or "tombstone") or "records": [...]`))
+			c.refuseInOrder(req.ID, errorf(CodeInvalidRequest, `produce needs a record ("value", "value_b64" or "tombstone") or "records": [...]`))
 			return
 		}
 		rin := req.RecordIn
@@ -64,10 +69,10 @@ func (c *conn) opProduce(req *request) {
 		ins = []RecordIn{rin}
 		job.single = true
 	} else if req.RecordIn.hasValue() {
-		c.reply(req.ID, nil, errorf(CodeInvalidRequest, `produce has both an inline record and "records"`))
+		c.refuseInOrder(req.ID, errorf(CodeInvalidRequest, `produce has both an inline record and "records"`))
 		return
 	} else if len(ins) > maxRequestRecords {
-		c.reply(req.ID, nil, errorf(CodeInvalidRequest, "%d records in one request: at most %d", len(ins), maxRequestRecords))
+		c.refuseInOrder(req.ID, errorf(CodeInvalidRequest, "%d records in one request: at most %d", len(ins), maxRequestRecords))
 		return
 	}
 	for i := range ins {
@@ -79,7 +84,7 @@ func (c *conn) opProduce(req *request) {
 			p = *req.Partition
 		}
 		if p < -1 || (p == -1 && (ins[i].Partition != nil || req.Partition != nil)) {
-			c.reply(req.ID, nil, errorf(CodePartitionOutOfRange, "record %d: partition %d is negative", i, p))
+			c.refuseInOrder(req.ID, errorf(CodePartitionOutOfRange, "record %d: partition %d is negative", i, p))
 			return
 		}
 		rec, err := ins[i].toRecord(c.srv.opts.MaxRecordBytes)
@@ -88,7 +93,7 @@ func (c *conn) opProduce(req *request) {
 			if !job.single {
 				e = errorf(e.Code, "record %d: %s", i, e.Message)
 			}
-			c.reply(req.ID, nil, e)
+			c.refuseInOrder(req.ID, e)
 			return
 		}
 		job.bytes += len(rec.Key) + len(rec.Value)
@@ -106,9 +111,7 @@ func (c *conn) opProduce(req *request) {
 			job.units = append(job.units, produceUnit{partition: p, recs: recs})
 		}
 	}
-	if e := c.acceptProduce(job); e != nil {
-		c.reply(req.ID, nil, e)
-	}
+	c.submit(job)
 }
 
 // handleBinary runs a binary produce frame of /v1/ws (binary.go): the same
@@ -131,12 +134,15 @@ func (c *conn) handleBinary(msg []byte) {
 			e = errorf(CodePartitionOutOfRange, "partition %d is negative", p)
 		}
 	}
-	if e == nil {
-		e = c.acceptProduce(&produceJob{id: id, topic: req.Topic, units: []produceUnit{{partition: p, recs: recs}}, bytes: size})
-	}
 	if e != nil {
-		c.reply(id, nil, e)
+		if e.Code == CodeShuttingDown {
+			c.reply(id, nil, e)
+		} else {
+			c.refuseInOrder(id, e)
+		}
+		return
 	}
+	c.submit(&produceJob{id: id, topic: req.Topic, units: []produceUnit{{partition: p, recs: recs}}, bytes: size})
 }
 
 // produceWorker answers produce jobs in the order they were accepted. Jobs
@@ -161,6 +167,11 @@ func (c *conn) produceWorker() {
 				return
 			}
 		}
+		if job.run != nil {
+			job.run()
+			c.inflight.Add(-1)
+			continue
+		}
 		batch := []*produceJob{job}
 		if len(job.units) == 1 {
 			n, size := job.records(), job.bytes
@@ -171,7 +182,7 @@ func (c *conn) produceWorker() {
 					if !ok {
 						break merge
 					}
-					if j.topic != job.topic || len(j.units) != 1 || j.units[0].partition != job.units[0].partition {
+					if j.run != nil || j.topic != job.topic || len(j.units) != 1 || j.units[0].partition != job.units[0].partition {
 						next = j
 						break merge
 					}
@@ -245,21 +256,34 @@ func (c *conn) runJob(j *produceJob) ([]engine.Ack, error) {
 }
 
 // produce is one engine call, creating the topic on first produce when
-// AutoCreate is on. A partition the default configuration does not have
-// creates nothing.
+// AutoCreate is on.
 func (c *conn) produce(topic string, partition int, recs []engine.Record) ([]engine.Ack, error) {
 	acks, err := c.srv.b.Produce(c.srv.ctx, topic, partition, recs)
 	if err == nil || !errors.Is(err, engine.ErrTopicNotFound) || !c.srv.opts.AutoCreate {
 		return acks, err
 	}
-	cfg := engine.DefaultTopicConfig()
-	if partition >= cfg.Partitions {
-		return nil, errorf(CodePartitionOutOfRange, "partition %d of topic %q: a topic created on first produce has %d", partition, topic, cfg.Partitions)
-	}
-	if cerr := c.srv.b.CreateTopic(topic, cfg); cerr != nil && !errors.Is(cerr, engine.ErrTopicExists) {
-		return nil, cerr
+	if err := c.autoCreate(topic, partition); err != nil {
+		return nil, err
 	}
 	return c.srv.b.Produce(c.srv.ctx, topic, partition, recs)
+}
+
+// autoCreate creates topic with engine.DefaultTopicConfig for a produce or
+// a subscribe that names a topic that does not exist yet, when AutoCreate is
+// on (a topic created meanwhile is fine). A partition the default
+// configuration does not have (partition -1: any) creates nothing.
+func (c *conn) autoCreate(topic string, partition int) error {
+	if !c.srv.opts.AutoCreate {
+		return fmt.Errorf("%w: %s (the server does not create topics on first use)", engine.ErrTopicNotFound, topic)
+	}
+	cfg := engine.DefaultTopicConfig()
+	if partition >= cfg.Partitions {
+		return errorf(CodePartitionOutOfRange, "partition %d of topic %q: a topic created on first use has %d", partition, topic, cfg.Partitions)
+	}
+	if err := c.srv.b.CreateTopic(topic, cfg); err != nil && !errors.Is(err, engine.ErrTopicExists) {
+		return err
+	}
+	return nil
 }
 
 // answer queues the reply to job j.
@@ -313,8 +337,12 @@ func (c *conn) startPlainProduce(r *http.Request, topic string) {
 	}
 	if s := q.Get("partition"); s != "" {
 		p, err := strconv.Atoi(s)
-		if err != nil || p < 0 {
-			c.refuse(errorf(CodePartitionOutOfRange, "partition %q: want a partition number", s))
+		if err != nil {
+			c.refuse(errorf(CodeInvalidRequest, "query partition=%q: want a partition number", s))
+			return
+		}
+		if p < 0 {
+			c.refuse(errorf(CodePartitionOutOfRange, "query partition=%d is negative", p))
 			return
 		}
 		pp.partition = p
@@ -322,23 +350,26 @@ func (c *conn) startPlainProduce(r *http.Request, topic string) {
 	c.plain = pp
 }
 
-// handlePlainProduce turns one frame into one record.
-func (c *conn) handlePlainProduce(msg []byte) {
+// handlePlainProduce turns one frame into one record. A text frame must be
+// UTF-8 (RFC 6455); arbitrary bytes travel in binary frames.
+func (c *conn) handlePlainProduce(typ int, msg []byte) {
 	if c.plain == nil {
 		return // refused at the start; the close is on its way
 	}
+	if typ == websocket.TextMessage && !utf8.Valid(msg) {
+		c.refuseInOrder(nil, errorf(CodeInvalidJSON, "text frame is not valid UTF-8 (send bytes in a binary frame): nothing stored"))
+		return
+	}
 	job := &produceJob{topic: c.plain.topic, plain: true, bytes: len(msg) + len(c.plain.key)}
 	if job.bytes > c.srv.opts.MaxRecordBytes {
-		c.reply(nil, nil, errorf(CodeRecordTooLarge, "record of %d bytes exceeds the limit of %d bytes", job.bytes, c.srv.opts.MaxRecordBytes))
+		c.refuseInOrder(nil, errorf(CodeRecordTooLarge, "record of %d bytes exceeds the limit of %d bytes", job.bytes, c.srv.opts.MaxRecordBytes))
 		return
 	}
 	if msg == nil {
 		msg = []byte{} // an empty frame is an empty value, not a tombstone
 	}
 	job.units = []produceUnit{{partition: c.plain.partition, recs: []engine.Record{{Key: c.plain.key, Value: msg}}}}
-	if e := c.acceptProduce(job); e != nil {
-		c.reply(nil, nil, e)
-	}
+	c.submit(job)
 }
 
 // refuse sends err as a message and closes the connection with 1008.

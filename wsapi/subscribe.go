@@ -95,7 +95,7 @@ func (c *conn) startPlainTail(r *http.Request, topic string) {
 	if ps := q.Get("partition"); ps != "" {
 		p, err := strconv.Atoi(ps)
 		if err != nil {
-			c.refuse(errorf(CodePartitionOutOfRange, "partition %q: want a partition number", ps))
+			c.refuse(errorf(CodeInvalidRequest, "query partition=%q: want a partition number", ps))
 			return
 		}
 		part = &p
@@ -121,10 +121,24 @@ func (c *conn) startPlainTail(r *http.Request, topic string) {
 }
 
 // startOffsets resolves where to start in each partition: the consumer's
-// committed cursor when it has one, else from.
+// committed cursor when it has one, else from. A topic that does not exist
+// yet is created as a produce creates it (AutoCreate), so that a consumer
+// can subscribe before the first record is produced, as with Kafka.
 func (c *conn) startOffsets(topic string, partition *int, from fromSpec, consumer string) ([]StartPos, error) {
 	b := c.srv.b
+	if partition != nil && *partition < 0 {
+		return nil, errorf(CodePartitionOutOfRange, "partition %d of topic %q is negative", *partition, topic)
+	}
 	t, err := b.Describe(topic)
+	if errors.Is(err, engine.ErrTopicNotFound) && c.srv.opts.AutoCreate {
+		p := -1
+		if partition != nil {
+			p = *partition
+		}
+		if err = c.autoCreate(topic, p); err == nil {
+			t, err = b.Describe(topic)
+		}
+	}
 	if err != nil {
 		return nil, err
 	}

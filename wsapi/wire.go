@@ -3,8 +3,11 @@ package wsapi
 import (
 	"encoding/base64"
 	"encoding/json"
+	"errors"
 	"fmt"
+	"reflect"
 	"strconv"
+	"strings"
 	"time"
 	"unicode/utf8"
 
@@ -393,4 +396,56 @@ func (f fromSpec) String() string {
 		return fmt.Sprintf("timestamp %d", f.n)
 	}
 	return "latest"
+}
+
+// decodeRequest parses one JSON request: the fast path when it can, else
+// encoding/json. A message that is not a JSON object (or not UTF-8) is
+// CodeInvalidJSON without an id; an object with a field of the wrong type
+// is CodeInvalidRequest naming the field, with the request's id when it
+// could be read, so that a client matching replies by id gets its answer.
+func decodeRequest(msg []byte, what string) (*request, *Error) {
+	if !utf8.Valid(msg) {
+		return nil, errorf(CodeInvalidJSON, "%s is not valid UTF-8 (text is UTF-8 on the wire: send bytes with value_b64 or in a binary produce frame)", what)
+	}
+	var req request
+	if fastDecode(msg, &req) {
+		return &req, nil
+	}
+	req = request{}
+	err := json.Unmarshal(msg, &req)
+	if err == nil {
+		return &req, nil
+	}
+	var te *json.UnmarshalTypeError
+	if errors.As(err, &te) && te.Field != "" {
+		// encoding/json decodes every other field before it reports the
+		// first mistyped one, so req.ID is the request's id.
+		// The inline record's fields are the request's own.
+		field := strings.ReplaceAll(te.Field, "RecordIn.", "")
+		return &req, errorf(CodeInvalidRequest, "field %q: got %s, want %s", field, te.Value, jsonKind(te.Type))
+	}
+	return nil, errorf(CodeInvalidJSON, "%s is not a JSON object: %v", what, err)
+}
+
+// jsonKind names the JSON value that a Go type of a request field takes.
+func jsonKind(t reflect.Type) string {
+	for t.Kind() == reflect.Pointer {
+		t = t.Elem()
+	}
+	switch t.Kind() {
+	case reflect.String:
+		return "a string"
+	case reflect.Bool:
+		return "true or false"
+	case reflect.Int, reflect.Int8, reflect.Int16, reflect.Int32, reflect.Int64,
+		reflect.Uint, reflect.Uint8, reflect.Uint16, reflect.Uint32, reflect.Uint64:
+		return "an integer"
+	case reflect.Float32, reflect.Float64:
+		return "a number"
+	case reflect.Map, reflect.Struct:
+		return "an object"
+	case reflect.Slice, reflect.Array:
+		return "an array"
+	}
+	return t.String()
 }

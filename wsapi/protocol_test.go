@@ -1,0 +1,250 @@
+package wsapi
+
+import (
+	"fmt"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/gorilla/websocket"
+)
+
+// Requests that parse as JSON objects but have a field of the wrong type
+// are refused with invalid_request, carrying their id (so that a client
+// matching replies by id gets its answer) and naming the field; nothing is
+// stored.
+func TestBadFieldTypesGetInvalidRequestWithID(t *testing.T) {
+	ts := startServer(t, DefaultOptions())
+	c := dialRaw(t, ts.addr, "/v1/ws", nil)
+	if r := c.call(1, map[string]any{"op": "produce", "topic": "one", "value": 1}); errCode(r) != "" {
+		t.Fatalf("produce: %v", r)
+	}
+	before := logState(t, ts.eng)
+	cases := []struct {
+		raw   string // the request; its id is added in front
+		field string // named in the message
+	}{
+		{`"op":"produce","topic":"one","key":5,"value":1`, "key"},
+		{`"op":"produce","topic":"one","partition":"1","value":1`, "partition"},
+		{`"op":"commit","consumer":"c","topic":"one","partition":0,"offset":1.5`, "offset"},
+		{`"op":"create_topic","topic":"two","config":{"partitions":"three"}`, "config.partitions"},
+		{`"op":"create_topic","topic":"two","config":{"retention_ms":"1h"}`, "config.retention_ms"},
+		{`"op":"produce","topic":"one","records":{"value":1}`, "records"},
+		{`"op":"produce","topic":"one","records":[{"value":1,"key_b64":7}]`, "records.key_b64"},
+		{`"op":"produce","topic":"one","value":1,"headers":{"trace":1}`, "headers"},
+		{`"op":"produce","topic":"one","value":1,"tombstone":"yes"`, "tombstone"},
+		{`"op":"unsubscribe","sub":"1"`, "sub"},
+		{`"op":"describe","topic":["one"]`, "topic"},
+		{`"op":7`, "op"},
+	}
+	for i, tc := range cases {
+		id := 100 + i
+		c.sendText(fmt.Sprintf(`{"id":%d,%s}`, id, tc.raw))
+		r := c.waitFor(func(m map[string]any) bool { return m["id"] == float64(id) || (m["id"] == nil && m["error"] != nil) })
+		if r["id"] != float64(id) {
+			t.Errorf("%s: reply without the request's id: %v", tc.raw, r)
+			continue
+		}
+		if errCode(r) != CodeInvalidRequest {
+			t.Errorf("%s: code %q, want %q (%v)", tc.raw, errCode(r), CodeInvalidRequest, r)
+		}
+		if msg, _ := r["error"].(map[string]any)["message"].(string); !strings.Contains(msg, `"`+tc.field+`"`) {
+			t.Errorf("%s: message %q does not name field %q", tc.raw, msg, tc.field)
+		}
+	}
+	// Not an object at all: invalid_json (no id can be read).
+	for _, raw := range []string{`[1,2]`, `"produce"`, `{"op":"produce",`} {
+		c.sendText(raw)
+		if r := c.waitFor(func(m map[string]any) bool { return m["error"] != nil }); errCode(r) != CodeInvalidJSON || r["id"] != nil {
+			t.Errorf("%s: %v, want invalid_json without id", raw, r)
+		}
+	}
+	if after := logState(t, ts.eng); after != before {
+		t.Errorf("rejected requests changed the log:\nbefore %s\nafter  %s", before, after)
+	}
+	if dirs := topicDirs(t, ts.dir); strings.Join(dirs, ",") != "one" {
+		t.Errorf("topic directories after rejected requests: %v", dirs)
+	}
+}
+
+// A text frame must be UTF-8 (RFC 6455): one that is not is refused with
+// invalid_json and nothing is stored (not a value with U+FFFD in it).
+func TestInvalidUTF8TextFrameStoresNothing(t *testing.T) {
+	ts := startServer(t, DefaultOptions())
+	c := dialRaw(t, ts.addr, "/v1/ws", nil)
+	for i, raw := range []string{
+		"{\"op\":\"produce\",\"id\":1,\"topic\":\"u\",\"value\":\"caf\xe9\"}",
+		"{\"op\":\"produce\",\"id\":2,\"topic\":\"u\",\"records\":[{\"key\":\"\xff\xfe\",\"value\":1}]}",
+		"{\"op\":\"produce\",\"id\":3,\"topic\":\"u\",\"value\":{\"a\":\"\xc3\"}}",
+	} {
+		c.sendText(raw)
+		r := c.waitFor(func(m map[string]any) bool { return m["error"] != nil })
+		if errCode(r) != CodeInvalidJSON {
+			t.Errorf("frame %d: %v, want invalid_json", i, r)
+		}
+		if msg, _ := r["error"].(map[string]any)["message"].(string); !strings.Contains(msg, "UTF-8") {
+			t.Errorf("frame %d: message %q does not say UTF-8", i, msg)
+		}
+	}
+	if dirs := topicDirs(t, ts.dir); len(dirs) != 0 {
+		t.Errorf("topic directories after invalid UTF-8: %v", dirs)
+	}
+	// The produce endpoint: a text frame is a text value.
+	p := dialRaw(t, ts.addr, "/v1/topics/u/produce", nil)
+	if err := p.ws.WriteMessage(websocket.TextMessage, []byte("caf\xe9")); err != nil {
+		t.Fatal(err)
+	}
+	if m := p.next(); errCode(m) != CodeInvalidJSON {
+		t.Errorf("produce endpoint, invalid UTF-8 text frame: %v", m)
+	}
+	if err := p.ws.WriteMessage(websocket.BinaryMessage, []byte("caf\xe9")); err != nil {
+		t.Fatal(err)
+	}
+	if m := p.next(); errCode(m) != "" || num(t, m, "offset") != 0 {
+		t.Errorf("produce endpoint, the same bytes in a binary frame: %v", m)
+	}
+}
+
+// Replies on one connection come in request order, whatever the op and
+// whether or not the request was refused: a subscribe sent after two
+// produces to a new topic sees the topic they created.
+func TestRepliesInRequestOrder(t *testing.T) {
+	ts := startServer(t, DefaultOptions())
+	c := dialRaw(t, ts.addr, "/v1/ws", nil)
+	var frames [][]byte
+	frames = append(frames, binaryFrame(t, 1, "ordered", "a", "b"))
+	frames = append(frames, binaryFrame(t, 2, "ordered", "c"))
+	texts := []string{
+		`{"op":"subscribe","id":3,"topic":"ordered","from":"earliest"}`,
+		`{"op":"describe","id":4,"topic":"ordered"}`,
+		`{"op":"produce","id":5,"topic":"ordered","value":"d"}`,
+		`{"op":"produce","id":6,"topic":"ordered","key":5,"value":1}`,
+		`{"op":"nope","id":7}`,
+		`{"op":"topics","id":8}`,
+		`{"op":"produce","id":9,"topic":"ordered","records":[{"value":"e"},{"value":"f"}]}`,
+		`{"op":"commit","id":10,"consumer":"c1","topic":"ordered","partition":0,"offset":5}`,
+		`{"op":"describe","id":11,"topic":"ordered"}`,
+	}
+	for _, f := range frames {
+		if err := c.ws.WriteMessage(websocket.BinaryMessage, f); err != nil {
+			t.Fatal(err)
+		}
+	}
+	for _, s := range texts {
+		c.sendText(s)
+	}
+	var got []int64
+	var replies []map[string]any
+	for len(got) < 11 {
+		m := c.next()
+		if m["id"] == nil {
+			continue // a push
+		}
+		got = append(got, num(t, m, "id"))
+		replies = append(replies, m)
+	}
+	for i, id := range got {
+		if id != int64(i+1) {
+			t.Fatalf("replies came in the order %v, want 1..11", got)
+		}
+	}
+	if errCode(replies[2]) != "" {
+		t.Errorf("subscribe after two produces to a new topic: %v", replies[2])
+	}
+	if hwm := replies[3]["topic"].(map[string]any)["partitions"].([]any)[0].(map[string]any)["hwm"]; hwm != float64(3) {
+		t.Errorf("describe after produces of 3 records: hwm %v", hwm)
+	}
+	if errCode(replies[5]) != CodeInvalidRequest || errCode(replies[6]) != CodeUnknownOp {
+		t.Errorf("refused requests: %v, %v", replies[5], replies[6])
+	}
+	if errCode(replies[9]) != "" {
+		t.Errorf("commit at offset 5 after 6 records: %v", replies[9])
+	}
+}
+
+// binaryFrame builds a binary produce frame of keyless records.
+func binaryFrame(t *testing.T, id int, topic string, values ...string) []byte {
+	t.Helper()
+	b := fmt.Appendf(nil, `{"op":"produce","id":%d,"topic":%q}`+"\n", id, topic)
+	for _, v := range values {
+		b = append(b, 0, byte(len(v)+1))
+		b = append(b, v...)
+		b = append(b, 0)
+	}
+	return b
+}
+
+// A consumer may subscribe to a topic before anything was produced to it:
+// the topic is created as a first produce would create it, and the
+// subscription delivers from its first record. When the topic is deleted,
+// the subscription gets one last push saying so.
+func TestSubscribeBeforeTopicExists(t *testing.T) {
+	ts := startServer(t, DefaultOptions())
+	c := dialRaw(t, ts.addr, "/v1/ws", nil)
+	r := c.call(1, map[string]any{"op": "subscribe", "topic": "later", "from": "latest"})
+	if errCode(r) != "" {
+		t.Fatalf("subscribe to a topic that does not exist yet: %v", r)
+	}
+	sub := num(t, r, "sub")
+	tail := dialRaw(t, ts.addr, "/v1/topics/later2/tail?from=earliest", nil)
+
+	p := dialRaw(t, ts.addr, "/v1/ws", nil)
+	if r := p.call(1, map[string]any{"op": "produce", "topic": "later", "value": "first"}); errCode(r) != "" {
+		t.Fatalf("produce: %v", r)
+	}
+	// The tail connection's topic was created when it connected: wait for
+	// it to show, then produce.
+	for deadline := time.Now().Add(hangGuard); ; time.Sleep(time.Millisecond) {
+		if _, err := ts.eng.Describe("later2"); err == nil {
+			break
+		}
+		if time.Now().After(deadline) {
+			t.Fatal("the tail endpoint did not create its topic")
+		}
+	}
+	if r := p.call(2, map[string]any{"op": "produce", "topic": "later2", "value": "first"}); errCode(r) != "" {
+		t.Fatalf("produce: %v", r)
+	}
+	push := c.waitFor(func(m map[string]any) bool { return m["sub"] != nil && m["records"] != nil })
+	recs := push["records"].([]any)
+	if rec := recs[0].(map[string]any); rec["offset"] != float64(0) || rec["value"] != "first" {
+		t.Errorf("first push: %v", push)
+	}
+	if m := tail.next(); m["offset"] != float64(0) || m["value"] != "first" {
+		t.Errorf("tail frame: %v", m)
+	}
+
+	if r := p.call(3, map[string]any{"op": "delete_topic", "topic": "later"}); errCode(r) != "" {
+		t.Fatalf("delete_topic: %v", r)
+	}
+	last := c.waitFor(func(m map[string]any) bool { return m["sub"] != nil && m["error"] != nil })
+	if num(t, last, "sub") != sub || errCode(last) != CodeTopicNotFound {
+		t.Errorf("last push after delete: %v", last)
+	}
+}
+
+// The zero-ceremony endpoints refuse a partition that is not a number as
+// an invalid request (not as a partition out of range), and name the
+// query parameter.
+func TestQueryPartitionNotANumber(t *testing.T) {
+	ts := startServer(t, DefaultOptions())
+	for _, path := range []string{"/v1/topics/q/tail?partition=abc", "/v1/topics/q/produce?partition=abc"} {
+		c := dialRaw(t, ts.addr, path, nil)
+		m := c.next()
+		if errCode(m) != CodeInvalidRequest {
+			t.Errorf("%s: %v, want invalid_request", path, m)
+		}
+		if msg, _ := m["error"].(map[string]any)["message"].(string); !strings.Contains(msg, `partition="abc"`) {
+			t.Errorf("%s: message %q", path, msg)
+		}
+		c.ws.SetReadDeadline(time.Now().Add(hangGuard))
+		_, _, err := c.ws.ReadMessage()
+		want := CodeInvalidRequest + ": " + m["error"].(map[string]any)["message"].(string)
+		if ce, ok := err.(*websocket.CloseError); !ok || ce.Code != websocket.ClosePolicyViolation || ce.Text != want {
+			t.Errorf("%s: close %v, want 1008 %q", path, err, want)
+		}
+	}
+	if dirs := topicDirs(t, ts.dir); len(dirs) != 0 {
+		t.Errorf("topic directories: %v", dirs)
+	}
+}
