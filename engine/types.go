@@ -13,6 +13,11 @@ type Record = codec.Record
 // Header is one record header.
 type Header = codec.Header
 
+// AttrTextValue is the Record.Attributes bit of a value produced as text:
+// it reads back as text even when its bytes are valid JSON
+// (engine/codec/doc.go).
+const AttrTextValue = codec.AttrTextValue
+
 // SyncMode says when an append is acknowledged.
 type SyncMode string
 

@@ -368,8 +368,20 @@ func (c *conn) handlePlainProduce(typ int, msg []byte) {
 	if msg == nil {
 		msg = []byte{} // an empty frame is an empty value, not a tombstone
 	}
-	job.units = []produceUnit{{partition: c.plain.partition, recs: []engine.Record{{Key: c.plain.key, Value: msg}}}}
+	rec := engine.Record{Key: c.plain.key, Value: msg}
+	if typ == websocket.TextMessage && !jsonContainer(msg) {
+		// Text reads back as text: a frame "42" or "null" stays that
+		// string. A JSON object or array still reads back as JSON.
+		rec.Attributes = engine.AttrTextValue
+	}
+	job.units = []produceUnit{{partition: c.plain.partition, recs: []engine.Record{rec}}}
 	c.submit(job)
+}
+
+// jsonContainer reports whether b is a valid JSON object or array.
+func jsonContainer(b []byte) bool {
+	i := skipWS(b, 0)
+	return i < len(b) && (b[i] == '{' || b[i] == '[') && validJSON(b)
 }
 
 // refuse sends err as a message and closes the connection with 1008.

@@ -106,6 +106,7 @@ func (r *RecordIn) toRecord(maxBytes int) (engine.Record, error) {
 			return rec, errorf(CodeInvalidRequest, "value: %v", err)
 		}
 		rec.Value = []byte(s)
+		rec.Attributes = engine.AttrTextValue // reads back as this text, "42" as "42"
 	default:
 		rec.Value = r.Value
 	}
@@ -130,8 +131,9 @@ func (r *RecordIn) toRecord(maxBytes int) (engine.Record, error) {
 
 // appendRecordJSON appends the JSON form of rec (read from partition p) to
 // dst: partition, offset, timestamp, key (key_b64 when not UTF-8), value
-// (embedded as JSON when the bytes are valid JSON, else a string, else
-// value_b64), tombstone, headers (headers_b64 for non-UTF-8 values).
+// (a string when it was produced as text, engine.AttrTextValue; else
+// embedded as JSON when the bytes are valid JSON, else a string; value_b64
+// when not UTF-8), tombstone, headers (headers_b64 for non-UTF-8 values).
 func appendRecordJSON(dst []byte, p int, rec *engine.Record) []byte {
 	dst = append(dst, `{"partition":`...)
 	dst = strconv.AppendInt(dst, int64(p), 10)
@@ -152,7 +154,7 @@ func appendRecordJSON(dst []byte, p int, rec *engine.Record) []byte {
 	switch {
 	case rec.Value == nil:
 		dst = append(dst, `,"tombstone":true`...)
-	case len(rec.Value) > 0 && validJSON(rec.Value):
+	case rec.Attributes&engine.AttrTextValue == 0 && len(rec.Value) > 0 && validJSON(rec.Value):
 		dst = append(dst, `,"value":`...)
 		dst = append(dst, rec.Value...)
 	case utf8.Valid(rec.Value):

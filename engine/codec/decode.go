@@ -209,7 +209,7 @@ func frameContentSize(sec []byte) (uint64, error) {
 // (BaseOffset, RecordCount, FirstTimestamp, LastTimestamp and the sparse
 // flag are used; the CRC and codec are not) and appends the records to
 // dst[:0]. The records alias sec. It checks everything the section itself
-// can get wrong: exactly RecordCount records filling it, attributes 0,
+// can get wrong: exactly RecordCount records filling it, no undefined attribute bit,
 // lengths inside their record, offsetDelta in range and strictly increasing,
 // the first timestampDelta 0 and the last timestamp equal to LastTimestamp.
 func DecodeRecords(sec []byte, h BatchHeader, dst []Record) ([]Record, error) {
@@ -244,8 +244,9 @@ func decodeRecords(sec []byte, h *BatchHeader, dst []Record) ([]Record, error) {
 		r := sec[p : p+int(l) : p+int(l)]
 		p += int(l)
 
-		if a := r[bodyAttr]; a != 0 {
-			return nil, corruptf("record %d: attributes 0x%02x, want 0", i, a)
+		a := r[bodyAttr]
+		if a&^attrKnown != 0 {
+			return nil, corruptf("record %d: attributes 0x%02x, undefined bits 0x%02x set", i, a, a&^attrKnown)
 		}
 		tsDelta := int32(binary.BigEndian.Uint32(r[bodyTSDelta:]))
 		od := int64(binary.BigEndian.Uint32(r[bodyOffDelta:]))
@@ -263,6 +264,7 @@ func decodeRecords(sec []byte, h *BatchHeader, dst []Record) ([]Record, error) {
 		}
 
 		rec := &recs[i]
+		rec.Attributes = a
 		rec.Offset = h.BaseOffset + od
 		rec.Timestamp = h.FirstTimestamp + int64(tsDelta)
 		if (tsDelta > 0) != (rec.Timestamp > h.FirstTimestamp) && tsDelta != 0 {

@@ -49,7 +49,7 @@
 // The records section is recordCount records back to back:
 //
 //	length          u32  byte length of everything after this field
-//	attributes      u8   reserved, must be 0
+//	attributes      u8   bit 0 (AttrTextValue, 0x01): value produced as text; bits 1–7 reserved, 0
 //	timestampDelta  i32  record timestamp - firstTimestamp (ms)
 //	offsetDelta     u32  record offset - baseOffset
 //	keyLength       u32  0xFFFFFFFF: null key
@@ -60,6 +60,17 @@
 //	headers         headerCount × (keyLen u32, key, valueLen u32, value)
 //
 // A header value may be null (valueLen 0xFFFFFFFF); a header key may not.
+//
+// attributes bit 0 (AttrTextValue) records how the value was produced, so
+// that a reader can give it back with its type: set, the value is text (a
+// JSON string on the websocket API, stored as its UTF-8 text) and reads back
+// as a string even when its bytes are valid JSON (42, null, {"a":1}); clear,
+// the producer said nothing (a JSON value that is not a string, raw or
+// binary frames, Kafka clients, every record written before the bit was
+// defined) and the websocket API shows valid JSON as JSON. Any other bit set
+// makes the batch corrupt. (A Pulse from before the bit was defined reports
+// a batch holding a text value as corrupt: such a data dir cannot be opened
+// by an older version without loss.)
 //
 // In an ordinary batch the records hold the contiguous offsets
 // baseOffset .. baseOffset+recordCount-1, so offsetDelta of record i is i

@@ -154,7 +154,7 @@ func appendRecords(dst []byte, h *BatchHeader, recs []Record, sparse bool) []byt
 			od = uint32(r.Offset - h.BaseOffset)
 		}
 		dst = be.AppendUint32(dst, uint32(recordBody(r)))
-		dst = append(dst, 0) // attributes
+		dst = append(dst, r.Attributes&attrKnown)
 		dst = be.AppendUint32(dst, uint32(int32(r.Timestamp-h.FirstTimestamp)))
 		dst = be.AppendUint32(dst, od)
 		dst = appendBytes(dst, r.Key)

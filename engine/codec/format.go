@@ -27,7 +27,7 @@ const (
 // Record layout, relative to the start of a record's length field.
 const (
 	recLenSize      = 4 // u32 length of everything that follows
-	recAttrSize     = 1 // u8 attributes, must be 0
+	recAttrSize     = 1 // u8 attributes: the Attr* bits, any other bit is corrupt
 	recTSDeltaSize  = 4 // i32
 	recOffDeltaSize = 4 // u32
 	lenFieldSize    = 4 // u32 key / value / header length

@@ -21,6 +21,8 @@ func recordsEqual(want, got []Record) error {
 			return fmt.Errorf("record %d: offset %d, want %d", i, g.Offset, w.Offset)
 		case w.Timestamp != g.Timestamp:
 			return fmt.Errorf("record %d: timestamp %d, want %d", i, g.Timestamp, w.Timestamp)
+		case w.Attributes != g.Attributes:
+			return fmt.Errorf("record %d: attributes 0x%02x, want 0x%02x", i, g.Attributes, w.Attributes)
 		case !bytesEqualNil(w.Key, g.Key):
 			return fmt.Errorf("record %d: key %q (nil %v), want %q (nil %v)", i, g.Key, g.Key == nil, w.Key, w.Key == nil)
 		case !bytesEqualNil(w.Value, g.Value):

@@ -14,10 +14,27 @@ type Header struct {
 type Record struct {
 	Offset    int64 // absolute offset; assigned by the log on append
 	Timestamp int64 // commit time, Unix milliseconds; assigned by the log on append
-	Key       []byte
-	Value     []byte
-	Headers   []Header
+	// Attributes is the record's attributes byte: the Attr* bits, stored
+	// and read back as given (0 for every record written before they
+	// existed, and for Kafka clients' records).
+	Attributes uint8
+	Key        []byte
+	Value      []byte
+	Headers    []Header
 }
+
+// Record attribute bits (doc.go, "Record").
+const (
+	// AttrTextValue says the value was produced as text (a JSON string on
+	// the websocket API): it reads back as that text, even when the bytes
+	// happen to be valid JSON such as 42 or null. Clear: the producer did
+	// not say (raw frames, Kafka clients, JSON values that are not strings).
+	AttrTextValue uint8 = 0x01
+
+	// attrKnown is every defined bit; a record with another bit set is
+	// corrupt.
+	attrKnown = AttrTextValue
+)
 
 // Codec is the compression applied to a batch's records section (flags bits 0–2).
 type Codec uint8

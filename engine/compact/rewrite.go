@@ -136,7 +136,7 @@ func (b *batcher) add(r *codec.Record) error {
 		// Records already batched keep the old array alive until the flush.
 		b.arena = make([]byte, 0, max(b.maxBytes, need))
 	}
-	c := codec.Record{Offset: r.Offset, Timestamp: r.Timestamp}
+	c := codec.Record{Offset: r.Offset, Timestamp: r.Timestamp, Attributes: r.Attributes}
 	c.Key, b.arena = b.copyBytes(r.Key)
 	c.Value, b.arena = b.copyBytes(r.Value)
 	if len(r.Headers) > 0 {

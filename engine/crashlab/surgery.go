@@ -215,7 +215,7 @@ func compactionCrash(dir string, base int64) (string, error) {
 			return
 		}
 		keep = append(keep, codec.Record{
-			Offset: r.Offset, Timestamp: r.Timestamp,
+			Offset: r.Offset, Timestamp: r.Timestamp, Attributes: r.Attributes,
 			Key: clone(r.Key), Value: clone(r.Value), Headers: cloneHeaders(r.Headers),
 		})
 	})
