@@ -8,12 +8,39 @@ import (
 	plog "github.com/pulselog/pulse/engine/log"
 )
 
+// PartialError is the error of a Produce whose records went to several
+// partitions and failed in some of them after others had stored theirs:
+// Acks[i] is record i's ack where Stored[i], and record i was not stored
+// where !Stored[i] (its partition's append failed with Err; an append cut
+// short by its context may or may not have stored it). Records of one
+// partition are stored together or not at all.
+type PartialError struct {
+	Acks   []Ack
+	Stored []bool
+	Err    error // the first partition's failure
+}
+
+func (e *PartialError) Error() string {
+	n := 0
+	for _, s := range e.Stored {
+		if s {
+			n++
+		}
+	}
+	return fmt.Sprintf("%v (%d of %d records were stored in other partitions)", e.Err, n, len(e.Stored))
+}
+
+func (e *PartialError) Unwrap() error { return e.Err }
+
 // Produce appends recs to topic and returns one Ack per record, in order.
 // With partition >= 0 every record goes there; with partition < 0 keyed
 // records go to murmur2(key) (Kafka's default partitioner) and keyless ones
 // round-robin. Produce returns once the topic's sync mode promise holds for
-// every record. Records sent to different partitions are not atomic
-// together: on error some partitions may have stored theirs.
+// every record. A failed append stores nothing of its partition's records.
+// Records sent to different partitions are not atomic together: when some
+// partitions stored theirs and another failed, the error is a
+// *PartialError naming exactly which records were stored, with their acks;
+// any other error means nothing was stored.
 func (e *Engine) Produce(ctx context.Context, topicName string, partition int, recs []Record) ([]Ack, error) {
 	t, err := e.topic(topicName)
 	if err != nil {
@@ -42,23 +69,42 @@ func (e *Engine) Produce(ctx context.Context, topicName string, partition int, r
 			return acks, e.appendTo(ctx, t, p, recs, idx, acks)
 		}
 	}
-	var wg sync.WaitGroup
-	errs := make(chan error, len(groups))
+	var (
+		wg     sync.WaitGroup
+		mu     sync.Mutex
+		first  error
+		failed []int // record indexes of failed groups
+	)
 	for p, idx := range groups {
 		wg.Add(1)
 		go func() {
 			defer wg.Done()
 			if err := e.appendTo(ctx, t, p, recs, idx, acks); err != nil {
-				errs <- err
+				mu.Lock()
+				defer mu.Unlock()
+				if first == nil {
+					first = err
+				}
+				failed = append(failed, idx...)
 			}
 		}()
 	}
 	wg.Wait()
-	close(errs)
-	if err := <-errs; err != nil {
-		return nil, err
+	if first == nil {
+		return acks, nil
 	}
-	return acks, nil
+	if len(failed) == len(recs) {
+		return nil, first // nothing stored
+	}
+	pe := &PartialError{Acks: acks, Stored: make([]bool, len(recs)), Err: first}
+	for i := range pe.Stored {
+		pe.Stored[i] = true
+	}
+	for _, i := range failed {
+		pe.Stored[i] = false
+		pe.Acks[i] = Ack{}
+	}
+	return nil, pe
 }
 
 // appendTo appends recs[idx] (all of recs when idx is nil) to partition p

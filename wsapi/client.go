@@ -198,6 +198,16 @@ func (c *Client) readLoop() {
 		if !fastAcks(msg, &env) && !fastReply(msg, &env) && json.Unmarshal(msg, &env) != nil {
 			continue
 		}
+		if env.Error != nil && env.Acks != nil {
+			// A produce that failed part-way: null marks a record that
+			// was not stored.
+			var partial struct {
+				Acks []*engine.Ack `json:"acks"`
+			}
+			if json.Unmarshal(msg, &partial) == nil {
+				env.Error.Stored = partial.Acks
+			}
+		}
 		c.mu.Lock()
 		switch {
 		case env.ID != nil:

@@ -45,6 +45,11 @@ var (
 type Error struct {
 	Code    string `json:"code"`
 	Message string `json:"message"`
+	// Stored is set by the client for a produce that failed after some of
+	// its records were stored (docs/websocket.md, "produce"): one element
+	// per record of the request, the ack of a stored record, nil for a
+	// record that was not stored.
+	Stored []*engine.Ack `json:"-"`
 }
 
 func (e *Error) Error() string { return e.Code + ": " + e.Message }

@@ -36,10 +36,14 @@ type testServer struct {
 func startServer(t testing.TB, opts Options) *testServer {
 	t.Helper()
 	e, dir := openEngine(t)
-	return serveBackend(t, e, dir, opts)
+	ts := serveBackend(t, e, dir, opts)
+	ts.eng = e
+	return ts
 }
 
-func serveBackend(t testing.TB, e testEngine, dir string, opts Options) *testServer {
+// serveBackend serves b (which may wrap the engine of dir) with opts on
+// 127.0.0.1:0; the caller sets eng.
+func serveBackend(t testing.TB, e Backend, dir string, opts Options) *testServer {
 	t.Helper()
 	l, err := net.Listen("tcp", "127.0.0.1:0")
 	if err != nil {
@@ -56,7 +60,7 @@ func serveBackend(t testing.TB, e testEngine, dir string, opts Options) *testSer
 			t.Errorf("Serve returned %v, want ErrServerClosed", err)
 		}
 	})
-	return &testServer{Server: s, eng: e, dir: dir, addr: l.Addr().String()}
+	return &testServer{Server: s, dir: dir, addr: l.Addr().String()}
 }
 
 // rawConn is a plain gorilla client speaking raw JSON.

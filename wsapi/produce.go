@@ -198,37 +198,65 @@ func (c *conn) produceWorker() {
 	}
 }
 
-// runProduce makes the engine calls of batch and answers every job.
+// runProduce makes the engine calls of batch and answers every job. A
+// merged call that fails is never run again job by job: its records may be
+// partly stored (an *engine.PartialError says which), and running them again
+// would store them twice. Each job is answered with exactly what of it was
+// stored.
 func (c *conn) runProduce(batch []*produceJob) {
 	defer c.inflight.Add(-int64(len(batch)))
-	if len(batch) > 1 {
-		n := 0
-		for _, j := range batch {
-			n += len(j.units[0].recs)
-		}
-		recs := make([]engine.Record, 0, n)
-		for _, j := range batch {
-			recs = append(recs, j.units[0].recs...)
-		}
-		acks, err := c.produce(batch[0].topic, batch[0].units[0].partition, recs)
-		if err == nil {
-			for _, j := range batch {
-				c.answer(j, acks[:len(j.units[0].recs)], nil)
-				acks = acks[len(j.units[0].recs):]
-			}
-			return
-		}
-		// Nothing was stored: give every request its own answer.
+	if len(batch) == 1 {
+		acks, stored, err := c.runJob(batch[0])
+		c.answer(batch[0], acks, stored, err)
+		return
+	}
+	n := 0
+	for _, j := range batch {
+		n += len(j.units[0].recs)
+	}
+	recs := make([]engine.Record, 0, n)
+	for _, j := range batch {
+		recs = append(recs, j.units[0].recs...)
+	}
+	acks, err := c.produce(batch[0].topic, batch[0].units[0].partition, recs)
+	stored := storedBy(err, acks, len(recs))
+	var pe *engine.PartialError
+	if errors.As(err, &pe) {
+		acks = pe.Acks
 	}
 	for _, j := range batch {
-		acks, err := c.runJob(j)
-		c.answer(j, acks, err)
+		k := len(j.units[0].recs)
+		var ja []engine.Ack
+		if len(acks) >= k {
+			ja, acks = acks[:k], acks[k:]
+		}
+		c.answer(j, ja, stored[:k], err)
+		stored = stored[k:]
 	}
 }
 
+// storedBy says which of n records an engine call that returned err stored:
+// all on success, those a *engine.PartialError names, else none.
+func storedBy(err error, acks []engine.Ack, n int) []bool {
+	stored := make([]bool, n)
+	var pe *engine.PartialError
+	switch {
+	case err == nil && len(acks) == n:
+		for i := range stored {
+			stored[i] = true
+		}
+	case errors.As(err, &pe) && len(pe.Stored) == n:
+		copy(stored, pe.Stored)
+	}
+	return stored
+}
+
 // runJob runs the engine calls of one job, checking partitions first
-// when the job spans several so that none is stored when one is bad.
-func (c *conn) runJob(j *produceJob) ([]engine.Ack, error) {
+// when the job spans several so that none is stored when one is bad. When a
+// call fails after earlier ones stored their records, stored says which
+// records of the job were stored (acks holds theirs) and err is the failure.
+func (c *conn) runJob(j *produceJob) (acks []engine.Ack, stored []bool, err error) {
+	n := j.records()
 	if len(j.units) > 1 {
 		parts := engine.DefaultTopicConfig().Partitions
 		t, err := c.srv.b.Describe(j.topic)
@@ -236,23 +264,40 @@ func (c *conn) runJob(j *produceJob) ([]engine.Ack, error) {
 		case err == nil:
 			parts = len(t.Partitions)
 		case !errors.Is(err, engine.ErrTopicNotFound):
-			return nil, err
+			return nil, make([]bool, n), err
 		}
 		for _, u := range j.units {
 			if u.partition >= parts {
-				return nil, errorf(CodePartitionOutOfRange, "partition %d of topic %q: the topic has %d", u.partition, j.topic, parts)
+				return nil, make([]bool, n), errorf(CodePartitionOutOfRange, "partition %d of topic %q: the topic has %d", u.partition, j.topic, parts)
 			}
 		}
 	}
-	var acks []engine.Ack
+	acks = make([]engine.Ack, 0, n)
+	stored = make([]bool, 0, n)
+	var first error
 	for _, u := range j.units {
+		if first != nil {
+			// Nothing after a failure is attempted.
+			acks = append(acks, make([]engine.Ack, len(u.recs))...)
+			stored = append(stored, make([]bool, len(u.recs))...)
+			continue
+		}
 		a, err := c.produce(j.topic, u.partition, u.recs)
+		st := storedBy(err, a, len(u.recs))
+		var pe *engine.PartialError
+		switch {
+		case errors.As(err, &pe):
+			a = pe.Acks
+		case err != nil || len(a) != len(u.recs):
+			a = make([]engine.Ack, len(u.recs))
+		}
 		if err != nil {
-			return nil, err
+			first = err
 		}
 		acks = append(acks, a...)
+		stored = append(stored, st...)
 	}
-	return acks, nil
+	return acks, stored, first
 }
 
 // produce is one engine call, creating the topic on first produce when
@@ -286,13 +331,53 @@ func (c *conn) autoCreate(topic string, partition int) error {
 	return nil
 }
 
-// answer queues the reply to job j.
-func (c *conn) answer(j *produceJob, acks []engine.Ack, err error) {
-	if err == nil && len(acks) != j.records() {
+// answer queues the reply to job j: its acks, or the error, with the acks
+// of the records that were stored nonetheless (stored[i]; null for the
+// others) when some were.
+func (c *conn) answer(j *produceJob, acks []engine.Ack, stored []bool, err error) {
+	n, all := 0, len(stored) == j.records()
+	for _, s := range stored {
+		if s {
+			n++
+		} else {
+			all = false
+		}
+	}
+	switch {
+	case err == nil && len(acks) != j.records():
 		err = errorf(CodeInternal, "engine returned %d acks for %d records", len(acks), j.records())
+		n = 0
+	case err != nil && all && len(acks) == j.records():
+		// The call failed for records of other requests only.
+		err = nil
 	}
 	if err != nil {
-		c.reply(j.id, nil, toError(err))
+		var pe *engine.PartialError
+		if errors.As(err, &pe) {
+			err = pe.Err // the counts in its message are the whole call's
+		}
+		e := toError(err)
+		if n == 0 || len(acks) != j.records() {
+			c.reply(j.id, nil, e)
+			return
+		}
+		e = errorf(e.Code, "%s: %d of the request's %d records were stored (their acks are in \"acks\", null for the others)", e.Message, n, j.records())
+		f := appendErrorField(make([]byte, 0, 96+len(acks)*56), e)
+		f = append(f, `,"acks":[`...)
+		for i, a := range acks {
+			if i > 0 {
+				f = append(f, ',')
+			}
+			if !stored[i] {
+				f = append(f, "null"...)
+				continue
+			}
+			f = append(f, '{')
+			f = appendAckFields(f, a.Partition, a.Offset, a.Timestamp)
+			f = append(f, '}')
+		}
+		f = append(f, ']')
+		c.reply(j.id, f, nil)
 		return
 	}
 	if j.single || j.plain {
