@@ -241,12 +241,12 @@ func appendJSONString(dst []byte, s []byte) []byte {
 // the defaults of engine.DefaultTopicConfig.
 type TopicConfig struct {
 	Partitions     int    `json:"partitions,omitempty"`
-	Codec          string `json:"codec,omitempty"`           // "zstd" or "none"
-	SegmentBytes   int64  `json:"segment_bytes,omitempty"`   // segment roll size
-	SyncMode       string `json:"sync_mode,omitempty"`       // "every-write" or "interval"
-	RetentionMs    int64  `json:"retention_ms,omitempty"`    // 0: no age limit
-	RetentionBytes int64  `json:"retention_bytes,omitempty"` // 0: no size limit
-	Cleanup        string `json:"cleanup,omitempty"`         // "delete" or "compact"
+	Codec          string `json:"codec,omitempty"`         // "zstd" or "none"
+	SegmentBytes   int64  `json:"segment_bytes,omitempty"` // segment roll size
+	SyncMode       string `json:"sync_mode,omitempty"`     // "every-write" or "interval"
+	RetentionMs    int64  `json:"retention_ms"`            // 0: no age limit (always in replies)
+	RetentionBytes int64  `json:"retention_bytes"`         // 0: no size limit (always in replies)
+	Cleanup        string `json:"cleanup,omitempty"`       // "delete" or "compact"
 }
 
 // engineConfig turns c into an engine configuration, defaults filled in.
