@@ -48,7 +48,14 @@ type conn struct {
 	cancel context.CancelFunc
 
 	send     chan []byte   // replies and pushes for the write pump
-	queued   atomic.Int64  // bytes waiting in send
+	queued   atomic.Int64  // bytes waiting in send, plus those reserved for pushes being built
+
+	// roomMu guards roomC, which is closed and replaced when the write
+	// pump took bytes off queued (a broadcast to subscriptions waiting for
+	// room in Options.SendBytes, as engine.NotifyC is for records).
+	roomMu  sync.Mutex
+	roomC   chan struct{}
+	waiting atomic.Int32 // reserve calls waiting for room
 	closeReq chan closeMsg // buffered 1; the first close request wins
 	closingC chan struct{} // closed with the first close request
 	closeOne sync.Once
@@ -75,6 +82,7 @@ func newConn(s *Server, ws *websocket.Conn, mode connMode) *conn {
 		ws:       ws,
 		mode:     mode,
 		send:     make(chan []byte, s.opts.SendQueue),
+		roomC:    make(chan struct{}),
 		closeReq: make(chan closeMsg, 1),
 		closingC: make(chan struct{}),
 		readDone: make(chan struct{}),
@@ -85,13 +93,93 @@ func newConn(s *Server, ws *websocket.Conn, mode connMode) *conn {
 	return c
 }
 
-// queueLimit is the most bytes send holds for records of ordinary size:
-// SendQueue messages, each at most a push of about 2×PushBytes of JSON or
-// the ack of maxRequestRecords records. (A single record larger than that
+// queueLimit is the most bytes the connection holds for records of
+// ordinary size: SendBytes of pushes, plus SendQueue replies of at most the
+// ack of maxRequestRecords records. (A single record larger than SendBytes
 // travels alone in its push, so the true bound also grows with the largest
 // record.)
 func (c *conn) queueLimit() int64 {
-	return int64(c.srv.opts.SendQueue) * int64(max(2*c.srv.opts.PushBytes+64<<10, maxRequestRecords*64))
+	return c.srv.opts.SendBytes + int64(c.srv.opts.SendQueue)*maxRequestRecords*64
+}
+
+// taken is called by the write pump for each message it took off send.
+func (c *conn) taken(n int) {
+	c.queued.Add(-int64(n))
+	// Sequentially consistent atomics: either a reserve sees this
+	// decrement, or this load sees that it waits.
+	if c.waiting.Load() == 0 {
+		return
+	}
+	c.roomMu.Lock()
+	close(c.roomC)
+	c.roomC = make(chan struct{})
+	c.roomMu.Unlock()
+}
+
+// reserve waits until want more bytes fit in the connection's SendBytes
+// budget (or nothing at all is held: one push always fits) and reserves
+// them for a push. It fails when ctx ends, the connection closes, or no
+// room came for SlowConsumerWait: the client is not reading, and the
+// connection is closed with 1013.
+func (c *conn) reserve(ctx context.Context, want int64) bool {
+	var timer *time.Timer
+	for {
+		c.roomMu.Lock()
+		if h := c.queued.Load(); h == 0 || h+want <= c.srv.opts.SendBytes {
+			c.queued.Add(want)
+			c.roomMu.Unlock()
+			return true
+		}
+		c.waiting.Add(1)
+		room := c.roomC
+		c.roomMu.Unlock()
+		if timer == nil {
+			timer = time.NewTimer(c.srv.opts.SlowConsumerWait)
+			defer timer.Stop()
+		}
+		var ok, more bool
+		select {
+		case <-room:
+			// The client read something: it is slow only when
+			// nothing moves for SlowConsumerWait.
+			more = true
+			timer.Reset(c.srv.opts.SlowConsumerWait) // no stale tick since Go 1.23
+		case <-c.closingC:
+		case <-ctx.Done():
+		case <-timer.C:
+			c.slowConsumer()
+		}
+		c.waiting.Add(-1)
+		if !more {
+			return ok
+		}
+	}
+}
+
+// settle turns a reservation of reserved bytes into one of actual bytes,
+// the size of the messages built with it.
+func (c *conn) settle(reserved, actual int64) {
+	if actual >= reserved {
+		c.queued.Add(actual - reserved)
+	} else {
+		c.release(reserved - actual)
+	}
+}
+
+// release gives back n reserved bytes that no message took.
+func (c *conn) release(n int64) {
+	if n != 0 {
+		c.taken(int(n))
+	}
+}
+
+// slowConsumer closes the connection with 1013: what it was sent could not
+// be queued for SlowConsumerWait.
+func (c *conn) slowConsumer() {
+	if c.closeWith(websocket.CloseTryAgainLater,
+		"slow consumer: send queue full for "+c.srv.opts.SlowConsumerWait.String(), false) {
+		c.srv.slowClosed.Add(1)
+	}
 }
 
 // run starts the write pump and the produce worker, runs the read pump in
@@ -208,7 +296,7 @@ func (c *conn) writePump() {
 			c.writeClose(cm)
 			return
 		case msg := <-c.send:
-			c.queued.Add(-int64(len(msg)))
+			c.taken(len(msg))
 			c.ws.SetWriteDeadline(time.Now().Add(writeWait))
 			if err := c.ws.WriteMessage(websocket.TextMessage, msg); err != nil {
 				return
@@ -230,7 +318,7 @@ func (c *conn) writeClose(cm closeMsg) {
 	if cm.flush {
 		for n := len(c.send); n > 0; n-- {
 			msg := <-c.send
-			c.queued.Add(-int64(len(msg)))
+			c.taken(len(msg))
 			c.ws.SetWriteDeadline(time.Now().Add(writeWait))
 			if err := c.ws.WriteMessage(websocket.TextMessage, msg); err != nil {
 				return
@@ -282,6 +370,16 @@ func (c *conn) enqueue(msg []byte) bool { return c.enqueueCtx(c.ctx, msg) }
 // enqueueCtx is enqueue that also gives up when ctx (a subscription's) ends.
 func (c *conn) enqueueCtx(ctx context.Context, msg []byte) bool {
 	c.queued.Add(int64(len(msg)))
+	return c.send1(ctx, msg)
+}
+
+// enqueueReserved queues msg, whose bytes were reserved (reserve) with
+// others: it is enqueueCtx without counting them again.
+func (c *conn) enqueueReserved(ctx context.Context, msg []byte) bool { return c.send1(ctx, msg) }
+
+// send1 hands msg, already counted in queued, to the write pump; on
+// failure it is uncounted.
+func (c *conn) send1(ctx context.Context, msg []byte) bool {
 	select {
 	case c.send <- msg:
 		return true
@@ -296,13 +394,10 @@ func (c *conn) enqueueCtx(ctx context.Context, msg []byte) bool {
 		case <-c.closingC:
 		case <-ctx.Done():
 		case <-t.C:
-			if c.closeWith(websocket.CloseTryAgainLater,
-				"slow consumer: send queue full for "+c.srv.opts.SlowConsumerWait.String(), false) {
-				c.srv.slowClosed.Add(1)
-			}
+			c.slowConsumer()
 		}
 	}
-	c.queued.Add(-int64(len(msg)))
+	c.release(int64(len(msg)))
 	return false
 }
 

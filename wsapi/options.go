@@ -68,9 +68,18 @@ type Options struct {
 	PushRecords int
 	PushBytes   int
 
-	// SlowConsumerWait is how long a reply or push may wait for room in a
-	// full send queue before the connection is closed with 1013
-	// ("try again later"). Default 5s.
+	// SendBytes bounds the bytes of pushes one connection holds: queued
+	// for its writer or being built. A subscription reads from the engine
+	// only once it has reserved room for the push within this budget, so a
+	// client that stops reading costs the server at most this much,
+	// whatever its backlog and however many subscriptions it has (a single
+	// record larger than the budget still travels, alone). Replies are
+	// counted too but never wait for room. Default 512 KiB.
+	SendBytes int64
+
+	// SlowConsumerWait is how long a reply or push may wait for room (in
+	// a full send queue, or in SendBytes) before the connection is closed
+	// with 1013 ("try again later"). Default 5s.
 	SlowConsumerWait time.Duration
 
 	// Logger receives one line per refused handshake and per connection
@@ -89,6 +98,7 @@ func DefaultOptions() Options {
 		SendQueue:        16,
 		PushRecords:      500,
 		PushBytes:        256 << 10,
+		SendBytes:        512 << 10,
 		SlowConsumerWait: slowConsumerWait,
 	}
 }
@@ -116,6 +126,9 @@ func (o Options) withDefaults() Options {
 	}
 	if o.PushBytes <= 0 {
 		o.PushBytes = d.PushBytes
+	}
+	if o.SendBytes <= 0 {
+		o.SendBytes = d.SendBytes
 	}
 	if o.SlowConsumerWait <= 0 {
 		o.SlowConsumerWait = d.SlowConsumerWait

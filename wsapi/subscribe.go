@@ -255,18 +255,36 @@ func (s *subscription) stop() {
 	s.wg.Wait()
 }
 
+// pushReserve is the room a subscription reserves in the connection's
+// SendBytes before one read: the JSON bound of a push (twice the record
+// bytes read), at most half the budget so that two pushes can be on their
+// way.
+func (s *subscription) pushReserve() int64 {
+	o := s.c.srv.opts
+	return min(2*int64(o.PushBytes), o.SendBytes/2)
+}
+
 // run delivers one partition from offset next, in offset order: take the
-// notify channel, read, deliver or park until the HWM moves.
+// notify channel, reserve room for a push, read, deliver or park until the
+// HWM moves. Nothing is read before there is room for it, so a client that
+// does not read leaves its backlog on disk.
 func (s *subscription) run(p int, next int64) {
 	defer s.wg.Done()
 	b, o := s.c.srv.b, s.c.srv.opts
+	want := s.pushReserve()
 	for {
 		ch, err := b.NotifyC(s.topic, p)
 		if err != nil {
 			s.fail(p, err)
 			return
 		}
-		res, err := b.Read(s.topic, p, next, o.PushRecords, o.PushBytes)
+		if !s.c.reserve(s.ctx, want) {
+			return
+		}
+		res, err := b.Read(s.topic, p, next, o.PushRecords, int(want/2))
+		if err != nil || len(res.Records) == 0 {
+			s.c.release(want)
+		}
 		if errors.Is(err, engine.ErrOffsetOutOfRange) {
 			// Retention removed what we were about to read: go on from
 			// the log start, as a Kafka consumer with reset "earliest".
@@ -280,7 +298,7 @@ func (s *subscription) run(p int, next int64) {
 			return
 		}
 		if len(res.Records) > 0 {
-			n, ok := s.deliver(p, &res)
+			n, ok := s.deliver(p, &res, want)
 			if !ok {
 				return
 			}
@@ -299,20 +317,38 @@ func (s *subscription) run(p int, next int64) {
 	}
 }
 
-// deliver queues one read's records: one push {"sub","partition","next",
-// "records"} on /v1/ws, one frame per record on the tail endpoint. A push
-// stops at about twice PushBytes of JSON (values that need escaping grow),
-// so that one message stays bounded; it returns the offset to read next.
-func (s *subscription) deliver(p int, res *engine.ReadResult) (int64, bool) {
+// deliver queues one read's records, for which reserved bytes were
+// reserved: one push {"sub","partition","next","records"} on /v1/ws, one
+// frame per record on the tail endpoint. A push stops at about reserved
+// bytes of JSON (values that need escaping grow), so that what the
+// connection holds stays within its budget; it returns the offset to read
+// next.
+func (s *subscription) deliver(p int, res *engine.ReadResult, reserved int64) (int64, bool) {
 	if s.plain {
+		frames := make([][]byte, 0, len(res.Records))
+		var n int64
+		next := res.Next
 		for i := range res.Records {
-			if !s.c.enqueueCtx(s.ctx, appendRecordJSON(nil, p, &res.Records[i])) {
+			if i > 0 && n >= reserved {
+				next = res.Records[i].Offset
+				break
+			}
+			f := appendRecordJSON(nil, p, &res.Records[i])
+			frames = append(frames, f)
+			n += int64(len(f))
+		}
+		s.c.settle(reserved, n)
+		for i, f := range frames {
+			if !s.c.enqueueReserved(s.ctx, f) {
+				for _, g := range frames[i+1:] {
+					s.c.release(int64(len(g)))
+				}
 				return 0, false
 			}
 		}
-		return res.Next, true
+		return next, true
 	}
-	limit := 2 * s.c.srv.opts.PushBytes
+	limit := int(reserved)
 	next := res.Next
 	recs := make([]byte, 0, min(limit, 64+len(res.Records)*128))
 	for i := range res.Records {
@@ -339,7 +375,8 @@ func (s *subscription) deliver(p int, res *engine.ReadResult) (int64, bool) {
 	b = append(b, `,"records":[`...)
 	b = append(b, recs...)
 	b = append(b, "]}"...)
-	return next, s.c.enqueueCtx(s.ctx, b)
+	s.c.settle(reserved, int64(len(b)))
+	return next, s.c.enqueueReserved(s.ctx, b)
 }
 
 // fail reports an error that ends the delivery of partition p.
