@@ -47,15 +47,15 @@ type conn struct {
 	ctx    context.Context
 	cancel context.CancelFunc
 
-	send     chan []byte   // replies and pushes for the write pump
-	queued   atomic.Int64  // bytes waiting in send, plus those reserved for pushes being built
+	send   chan []byte  // replies and pushes for the write pump
+	queued atomic.Int64 // bytes in send or being written, plus those reserved for pushes being built
 
 	// roomMu guards roomC, which is closed and replaced when the write
 	// pump took bytes off queued (a broadcast to subscriptions waiting for
 	// room in Options.SendBytes, as engine.NotifyC is for records).
-	roomMu  sync.Mutex
-	roomC   chan struct{}
-	waiting atomic.Int32 // reserve calls waiting for room
+	roomMu   sync.Mutex
+	roomC    chan struct{}
+	waiting  atomic.Int32  // reserve calls waiting for room
 	closeReq chan closeMsg // buffered 1; the first close request wins
 	closingC chan struct{} // closed with the first close request
 	closeOne sync.Once
@@ -296,9 +296,12 @@ func (c *conn) writePump() {
 			c.writeClose(cm)
 			return
 		case msg := <-c.send:
-			c.taken(len(msg))
+			// msg counts against the budget until it is written: the
+			// bytes are held until then.
 			c.ws.SetWriteDeadline(time.Now().Add(writeWait))
-			if err := c.ws.WriteMessage(websocket.TextMessage, msg); err != nil {
+			err := c.ws.WriteMessage(websocket.TextMessage, msg)
+			c.taken(len(msg))
+			if err != nil {
 				return
 			}
 		case <-ticker.C:
@@ -318,9 +321,10 @@ func (c *conn) writeClose(cm closeMsg) {
 	if cm.flush {
 		for n := len(c.send); n > 0; n-- {
 			msg := <-c.send
-			c.taken(len(msg))
 			c.ws.SetWriteDeadline(time.Now().Add(writeWait))
-			if err := c.ws.WriteMessage(websocket.TextMessage, msg); err != nil {
+			err := c.ws.WriteMessage(websocket.TextMessage, msg)
+			c.taken(len(msg))
+			if err != nil {
 				return
 			}
 		}
