@@ -6,6 +6,7 @@ import (
 	"strings"
 	"testing"
 	"time"
+	"unicode/utf8"
 
 	"github.com/gorilla/websocket"
 )
@@ -326,5 +327,54 @@ func TestValueRoundTrip(t *testing.T) {
 		if got[i] != want[i] {
 			t.Errorf("record %d: value %s, want %s", i, got[i], want[i])
 		}
+	}
+}
+
+// A topic's configuration in replies names every field, retention_ms and
+// retention_bytes included when they are 0 (no limit).
+func TestConfigFieldsPresentWhenZero(t *testing.T) {
+	ts := startServer(t, DefaultOptions())
+	c := dialRaw(t, ts.addr, "/v1/ws", nil)
+	r := c.call(1, map[string]any{"op": "create_topic", "topic": "cfg", "config": map[string]any{"retention_ms": 0}})
+	if errCode(r) != "" {
+		t.Fatal(r)
+	}
+	for _, m := range []map[string]any{r, c.call(2, map[string]any{"op": "describe", "topic": "cfg"})} {
+		cfg := m["topic"].(map[string]any)["config"].(map[string]any)
+		for _, k := range []string{"partitions", "codec", "segment_bytes", "sync_mode", "retention_ms", "retention_bytes", "cleanup"} {
+			if _, ok := cfg[k]; !ok {
+				t.Errorf("config without %q: %v", k, cfg)
+			}
+		}
+		if cfg["retention_ms"] != float64(0) || cfg["retention_bytes"] != float64(0) {
+			t.Errorf("retention in %v", cfg)
+		}
+	}
+}
+
+// An invalid topic name with a non-ASCII character gets an error that
+// names that character, on /v1/ws and in the 1008 close reason of the
+// zero-ceremony endpoints (cut, when long, on a character boundary).
+func TestNonASCIITopicNameError(t *testing.T) {
+	ts := startServer(t, DefaultOptions())
+	c := dialRaw(t, ts.addr, "/v1/ws", nil)
+	r := c.call(1, map[string]any{"op": "produce", "topic": "café", "value": 1})
+	msg, _ := r["error"].(map[string]any)["message"].(string)
+	if errCode(r) != CodeInvalidTopic || !strings.Contains(msg, "'é'") {
+		t.Errorf("reply %v: want invalid_topic naming 'é'", r)
+	}
+	long := strings.Repeat("é", 100)
+	tail := dialRaw(t, ts.addr, "/v1/topics/"+long+"/tail", nil)
+	if m := tail.next(); errCode(m) != CodeInvalidTopic {
+		t.Errorf("tail of %q: %v", long, m)
+	}
+	tail.ws.SetReadDeadline(time.Now().Add(hangGuard))
+	_, _, err := tail.ws.ReadMessage()
+	ce, ok := err.(*websocket.CloseError)
+	if !ok || ce.Code != websocket.ClosePolicyViolation || !strings.HasPrefix(ce.Text, "invalid_topic: ") || !utf8.ValidString(ce.Text) || len(ce.Text) > maxCloseReason {
+		t.Errorf("close %v: want 1008 with a valid UTF-8 reason of at most %d bytes", err, maxCloseReason)
+	}
+	if dirs := topicDirs(t, ts.dir); len(dirs) != 0 {
+		t.Errorf("topic directories: %v", dirs)
 	}
 }
