@@ -8,6 +8,7 @@ import (
 	"reflect"
 	"strings"
 	"testing"
+	"unicode/utf8"
 
 	"github.com/pulselog/pulse/engine"
 )
@@ -28,15 +29,40 @@ func addSeeds(f *testing.F, dir string) {
 }
 
 // FuzzRequest feeds arbitrary client frames through the server's decoding:
-// the request, its records and its from. Nothing may panic, and every record
-// accepted must survive the trip back out as a push record.
+// the request, its records and its from. Nothing may panic, a refusal is
+// invalid_json exactly when the frame is not a UTF-8 JSON object, and every
+// record accepted must survive the trip back out as a push record, its value
+// byte for byte.
 func FuzzRequest(f *testing.F) {
 	addSeeds(f, "requests")
+	f.Add([]byte(`{"op":"produce","id":9,"topic":"t","partition":"1","value":1}`))
+	f.Add([]byte(`{"op":"produce","id":9,"topic":"t","value":"42"}`))
+	f.Add([]byte("{\"op\":\"produce\",\"value\":\"\xff\"}"))
 	f.Fuzz(func(t *testing.T, msg []byte) {
-		var req request
-		if json.Unmarshal(msg, &req) != nil {
+		preq, e := decodeRequest(msg, "request")
+		var obj map[string]json.RawMessage
+		isObject := utf8.Valid(msg) && json.Unmarshal(msg, &obj) == nil
+		switch {
+		case e != nil && e.Code == CodeInvalidJSON:
+			if isObject {
+				t.Fatalf("a UTF-8 JSON object refused as invalid_json: %s: %v", msg, e)
+			}
 			return
+		case e != nil && e.Code == CodeInvalidRequest:
+			if !isObject || preq == nil || !strings.Contains(e.Message, "field ") {
+				t.Fatalf("invalid_request %v for %s", e, msg)
+			}
+			// The id is kept (when it is spelled once, plainly).
+			if id, ok := obj["id"]; ok && bytes.Count(msg, []byte(`"id"`)) == 1 && !bytes.Equal(id, preq.ID) {
+				t.Fatalf("invalid_request for %s lost the id: %q", msg, preq.ID)
+			}
+			return
+		case e != nil:
+			t.Fatalf("decodeRequest: %v", e)
+		case !isObject:
+			t.Fatalf("decodeRequest accepted %q, which is not a UTF-8 JSON object", msg)
 		}
+		req := *preq
 		parseFrom(req.From)
 		req.Config.engineConfig()
 		ins := req.Records
@@ -66,12 +92,9 @@ func FuzzRequest(f *testing.F) {
 			if (back.Value == nil) != (rec.Value == nil) {
 				t.Fatalf("tombstone lost: %s", out)
 			}
-			// A value that is a JSON string or has spaces around it is
-			// embedded as JSON and comes back as its text: the documented
-			// ambiguity. Every other value comes back byte for byte.
-			v := rec.Value
-			ambiguous := json.Valid(v) && (v[0] == '"' || !bytes.Equal(bytes.TrimSpace(v), v))
-			if !ambiguous && !bytes.Equal(back.Value, v) {
+			// A JSON string comes back as its text (it is marked as
+			// text), any other JSON as the bytes sent.
+			if v := rec.Value; !bytes.Equal(back.Value, v) {
 				t.Fatalf("value %q came back as %q via %s", v, back.Value, out)
 			}
 			if len(back.Headers) > len(rec.Headers) {

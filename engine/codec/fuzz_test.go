@@ -129,6 +129,11 @@ func FuzzDecodeBatch(f *testing.F) {
 	for _, b := range goldenFiles(f) {
 		f.Add(b)
 	}
+	text, err := AppendBatch(nil, 7, []Record{{Value: []byte("42"), Attributes: AttrTextValue, Timestamp: 1}, {Value: []byte("42"), Timestamp: 2}}, EncodeOptions{})
+	if err != nil {
+		f.Fatal(err)
+	}
+	f.Add(text)
 	f.Fuzz(func(t *testing.T, data []byte) {
 		check := func(b []byte) {
 			batch, err := DecodeBatch(b)
