@@ -6,13 +6,17 @@
 // unsubscribe, commit, topics, describe, create_topic, delete_topic), and
 // GET /v1/topics/{topic}/produce and /tail, one record per frame.
 //
-// Each connection has one read pump (the goroutine serving the request) and
-// one write pump, the connection's only writer, fed by a bounded queue; a
-// produce worker answers the connection's produces in order, merging the
-// requests already waiting into one engine call; each subscription runs one
-// goroutine per partition, parked on the engine's NotifyC channel between
-// reads. A client that does not read its queue is closed with 1013 after
-// Options.SlowConsumerWait, so the server never buffers a backlog.
+// Each connection has one read pump (the goroutine serving the request),
+// which decodes and validates requests, and one write pump, the
+// connection's only writer, fed by a bounded queue. A worker executes and
+// answers every request of the connection in the order it was read (so
+// replies come in request order), merging produces already waiting for the
+// same partition into one engine call, and never running a failed call
+// again. Each subscription runs one goroutine per partition, parked on the
+// engine's NotifyC channel between reads; it reads only after reserving
+// room for the push in the connection's byte budget (Options.SendBytes), so
+// a client that does not read leaves its backlog on disk, and is closed
+// with 1013 once no room came for Options.SlowConsumerWait.
 //
 // Handshakes are checked before the upgrade: the Host header (DNS
 // rebinding), the token when one is configured, and the browser Origin
