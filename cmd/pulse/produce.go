@@ -2,6 +2,7 @@ package main
 
 import (
 	"bufio"
+	"bytes"
 	"context"
 	"encoding/base64"
 	"encoding/json"
@@ -95,7 +96,13 @@ func lineRecord(line []byte, lineNo int, cfg produceConfig, headers map[string]s
 		if len(r.Value) == 0 && r.ValueB64 == nil && !r.Tombstone {
 			return r, fmt.Errorf(`line %d: no "value" (use "value": null for a tombstone)`, lineNo)
 		}
+	} else if t := bytes.TrimSpace(line); len(t) > 0 && (t[0] == '{' || t[0] == '[') && json.Valid(t) {
+		// A JSON object or array reads back as JSON, as a text frame of
+		// the produce endpoint does (docs/websocket.md).
+		r.Value = t
 	} else if utf8.Valid(line) {
+		// Any other line is text, and reads back as that text ("42"
+		// stays the string "42").
 		v, _ := json.Marshal(string(line))
 		r.Value = v
 	} else {

@@ -312,6 +312,13 @@ func TestProduceLineRecords(t *testing.T) {
 	if err != nil || string(r.Value) != `"plain"` || *r.Key != "k" || r.Headers["a"] != "1" {
 		t.Fatalf("plain line: %+v %v", r, err)
 	}
+	// A JSON object or array line is sent as JSON (and reads back as
+	// JSON); any other line is text ("42" stays the string "42").
+	for line, want := range map[string]string{`{"total":12.5}`: `{"total":12.5}`, ` [1,2] `: `[1,2]`, `42`: `"42"`, `null`: `"null"`, `{"broken"`: `"{\"broken\""`} {
+		if r, err := lineRecord([]byte(line), 1, produceConfig{}, nil); err != nil || string(r.Value) != want {
+			t.Errorf("line %q: value %s, want %s (%v)", line, r.Value, want, err)
+		}
+	}
 	r, err = lineRecord([]byte{0xff, 0xfe}, 1, produceConfig{}, nil)
 	if err != nil || r.ValueB64 == nil || *r.ValueB64 != "//4=" {
 		t.Fatalf("binary line: %+v %v", r, err)
