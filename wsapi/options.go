@@ -64,7 +64,9 @@ type Options struct {
 	SendQueue int
 
 	// PushRecords and PushBytes bound one subscription push (one engine
-	// read). Default 500 records, 256 KiB of record bytes.
+	// read). Default 500 records, 256 KiB of record bytes. A read is also
+	// at most SendBytes/4 of record bytes, so that a push (its JSON is cut
+	// at twice the bytes read) leaves room for a second one in SendBytes.
 	PushRecords int
 	PushBytes   int
 
