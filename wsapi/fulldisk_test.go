@@ -1,0 +1,113 @@
+//go:build linux
+
+package wsapi
+
+import (
+	"fmt"
+	"os"
+	"os/exec"
+	"strings"
+	"testing"
+
+	"github.com/pulselog/pulse/engine"
+)
+
+// smallFS mounts a tmpfs of size bytes on a fresh directory (root only):
+// a real filesystem that runs out of space. Outside CI a machine that
+// cannot mount skips; in CI it fails.
+func smallFS(t *testing.T, size string) string {
+	t.Helper()
+	dir := t.TempDir()
+	out, err := exec.Command("mount", "-t", "tmpfs", "-o", "size="+size, "tmpfs", dir).CombinedOutput()
+	if err != nil {
+		msg := fmt.Sprintf("cannot mount a %s tmpfs (needs root): %v %s", size, err, out)
+		if os.Getenv("CI") != "" {
+			t.Fatal(msg)
+		}
+		t.Skip(msg)
+	}
+	t.Cleanup(func() {
+		if out, err := exec.Command("umount", dir).CombinedOutput(); err != nil {
+			t.Errorf("umount %s: %v %s", dir, err, out)
+		}
+	})
+	return dir
+}
+
+// A full disk under produces that span partitions: every reply says
+// exactly what was stored. Each record that can be read was acked (in a
+// success reply, or in the acks of an error reply), and each ack names a
+// record that can be read, with its value. Three requests in four are one
+// small record for partition 0 then 29 large ones for partition 1 (so
+// that the small one usually still fits when the large ones no longer
+// do: an error reply naming a stored record); the others spread keyed
+// records over the three partitions in one engine call.
+func TestFullDiskProduceRepliesNameWhatWasStored(t *testing.T) {
+	dir := smallFS(t, "6m")
+	e, err := engine.Open(engine.DefaultOptions(dir))
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { e.Close() })
+	cfg := engine.DefaultTopicConfig()
+	cfg.Partitions, cfg.Codec, cfg.SegmentMaxBytes = 3, "none", 1<<20
+	if err := e.CreateTopic("full", cfg); err != nil {
+		t.Fatal(err)
+	}
+	ts := serveBackend(t, e, dir, DefaultOptions())
+	ts.eng = e
+	c := dialRaw(t, ts.addr, "/v1/ws", nil)
+
+	acked := map[[2]int64]string{}
+	failures, partial := 0, 0
+	for req := 0; failures < 5 && req < 1000; req++ {
+		var recs []any
+		var values []string
+		for i := range 30 {
+			v := fmt.Sprintf("r%d-%d-%s", req, i, strings.Repeat("x", 4000))
+			rec := map[string]any{"key": fmt.Sprintf("k%d", i)}
+			if req%4 != 0 {
+				rec["partition"] = 1
+				if i == 0 {
+					v, rec["partition"] = fmt.Sprintf("small-%d", req), 0
+				}
+			}
+			rec["value"] = v
+			values = append(values, v)
+			recs = append(recs, rec)
+		}
+		r := c.call(req, map[string]any{"op": "produce", "topic": "full", "records": recs})
+		acks, _ := r["acks"].([]any)
+		if errCode(r) != "" {
+			failures++
+			if acks != nil {
+				partial++
+			}
+		}
+		if acks != nil && len(acks) != len(recs) {
+			t.Fatalf("request %d: %d acks for %d records: %v", req, len(acks), len(recs), r["error"])
+		}
+		for i, a := range acks {
+			if a == nil {
+				continue
+			}
+			m := a.(map[string]any)
+			acked[[2]int64{num(t, m, "partition"), num(t, m, "offset")}] = values[i]
+		}
+	}
+	if failures == 0 {
+		t.Fatal("the disk never filled")
+	}
+	stored := storedRecords(t, e, "full", 3)
+	for k, v := range stored {
+		if acked[k] != v {
+			t.Errorf("record %v is stored but was never acked", k)
+		}
+	}
+	for k := range acked {
+		if _, ok := stored[k]; !ok {
+			t.Errorf("record %v was acked but cannot be read", k)
+		}
+	}
+	t.Logf("%d records acked and stored; %d error replies, %d of them naming records that were stored", len(acked), failures, partial)
+}
