@@ -378,3 +378,29 @@ func TestNonASCIITopicNameError(t *testing.T) {
 		t.Errorf("topic directories: %v", dirs)
 	}
 }
+
+// A tail whose topic is deleted gets the error as its last frame, then
+// close 1008 with the same reason.
+func TestTailOfDeletedTopic(t *testing.T) {
+	ts := startServer(t, DefaultOptions())
+	tail := dialRaw(t, ts.addr, "/v1/topics/gone/tail?from=earliest", nil)
+	c := dialRaw(t, ts.addr, "/v1/ws", nil)
+	if r := c.call(1, map[string]any{"op": "produce", "topic": "gone", "value": "x"}); errCode(r) != "" {
+		t.Fatal(r)
+	}
+	if m := tail.next(); m["value"] != "x" {
+		t.Fatalf("tail frame %v", m)
+	}
+	if r := c.call(2, map[string]any{"op": "delete_topic", "topic": "gone"}); errCode(r) != "" {
+		t.Fatal(r)
+	}
+	m := tail.next()
+	if errCode(m) != CodeTopicNotFound {
+		t.Fatalf("last tail frame %v", m)
+	}
+	tail.ws.SetReadDeadline(time.Now().Add(hangGuard))
+	_, _, err := tail.ws.ReadMessage()
+	if ce, ok := err.(*websocket.CloseError); !ok || ce.Code != websocket.ClosePolicyViolation || !strings.HasPrefix(ce.Text, CodeTopicNotFound+": ") {
+		t.Errorf("close %v, want 1008 topic_not_found", err)
+	}
+}

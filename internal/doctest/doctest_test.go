@@ -20,6 +20,8 @@ import (
 	"syscall"
 	"testing"
 	"time"
+
+	"go.uber.org/goleak"
 )
 
 // pulseAddr is where the documentation says Pulse listens.
@@ -686,3 +688,5 @@ func TestExtract(t *testing.T) {
 		t.Error("not-a-test without a reason was accepted")
 	}
 }
+
+func TestMain(m *testing.M) { goleak.VerifyTestMain(m) }
