@@ -137,7 +137,7 @@ func (c *conn) reserve(ctx context.Context, want int64) bool {
 			timer = time.NewTimer(c.srv.opts.SlowConsumerWait)
 			defer timer.Stop()
 		}
-		var ok, more bool
+		more := false
 		select {
 		case <-room:
 			// The client read something: it is slow only when
@@ -151,7 +151,7 @@ func (c *conn) reserve(ctx context.Context, want int64) bool {
 		}
 		c.waiting.Add(-1)
 		if !more {
-			return ok
+			return false
 		}
 	}
 }

@@ -221,8 +221,12 @@ func (c *conn) runProduce(batch []*produceJob) {
 	acks, err := c.produce(batch[0].topic, batch[0].units[0].partition, recs)
 	stored := storedBy(err, acks, len(recs))
 	var pe *engine.PartialError
-	if errors.As(err, &pe) {
+	switch {
+	case errors.As(err, &pe) && len(pe.Acks) == len(recs):
 		acks = pe.Acks
+	case err == nil && len(acks) != len(recs):
+		err = errorf(CodeInternal, "engine returned %d acks for %d records", len(acks), len(recs))
+		acks = nil
 	}
 	for _, j := range batch {
 		k := len(j.units[0].recs)
@@ -286,9 +290,12 @@ func (c *conn) runJob(j *produceJob) (acks []engine.Ack, stored []bool, err erro
 		st := storedBy(err, a, len(u.recs))
 		var pe *engine.PartialError
 		switch {
-		case errors.As(err, &pe):
+		case errors.As(err, &pe) && len(pe.Acks) == len(u.recs):
 			a = pe.Acks
-		case err != nil || len(a) != len(u.recs):
+		case err == nil && len(a) != len(u.recs):
+			err = errorf(CodeInternal, "engine returned %d acks for %d records", len(a), len(u.recs))
+			a = make([]engine.Ack, len(u.recs))
+		case err != nil:
 			a = make([]engine.Ack, len(u.recs))
 		}
 		if err != nil {
