@@ -192,7 +192,11 @@ func (s *Server) Done() <-chan struct{} { return s.ctx.Done() }
 
 // Stats is a snapshot of the server's load.
 type Stats struct {
-	Conns         int   // live websocket connections
+	Conns         int   // live websocket connections, of which:
+	MuxConns      int   //   on /v1/ws
+	ProduceConns  int   //   on /v1/topics/{topic}/produce
+	TailConns     int   //   on /v1/topics/{topic}/tail
+	EventStreams  int   // live Server-Sent Event streams (/v1/topics/{topic}/events)
 	Subscriptions int   // live subscriptions over all connections
 	QueuedBytes   int64 // bytes of replies and pushes waiting for a writer
 	QueueLimit    int64 // bound of QueuedBytes implied by the options
@@ -203,8 +207,16 @@ type Stats struct {
 func (s *Server) Stats() Stats {
 	s.mu.Lock()
 	defer s.mu.Unlock()
-	st := Stats{Conns: len(s.conns), SlowClosed: s.slowClosed.Load()}
+	st := Stats{Conns: len(s.conns), SlowClosed: s.slowClosed.Load(), EventStreams: int(s.sseStreams.Load())}
 	for c := range s.conns {
+		switch c.mode {
+		case modeMux:
+			st.MuxConns++
+		case modeProduce:
+			st.ProduceConns++
+		case modeTail:
+			st.TailConns++
+		}
 		st.Subscriptions += c.subCount()
 		st.QueuedBytes += c.queued.Load()
 		st.QueueLimit += c.queueLimit()
