@@ -101,7 +101,7 @@ func startAPI(ctx context.Context, eng *engine.Engine, cfg apiConfig) (addr stri
 	}
 	srv := wsapi.New(b, opts)
 	if cfg.Metrics != nil {
-		cfg.Metrics.Watch(eng, serverConnections(srv))
+		cfg.Metrics.Watch(eng, metrics.ServerConnections(srv))
 	}
 	served := make(chan error, 1)
 	go func() { served <- srv.Serve(l) }()
