@@ -11,6 +11,7 @@ import (
 	"strconv"
 	"strings"
 	"testing"
+	"time"
 
 	"github.com/pulselog/pulse/engine"
 )
@@ -426,5 +427,43 @@ func TestEventsCurlResumeAfterRestart(t *testing.T) {
 		if code, _ := bodyErrCode(t, body); status != 400 || code != CodeInvalidRequest {
 			t.Errorf("Last-Event-ID %q: %d %s, want 400 invalid_request", bad, status, body)
 		}
+	}
+}
+
+// TestEventsBeforeTopicExists: a stream opened before the topic's first
+// produce waits for the topic and delivers from its first record, even
+// with the default from=latest; deleting the topic ends the stream with an
+// error event.
+func TestEventsBeforeTopicExists(t *testing.T) {
+	ts := startServer(t, DefaultOptions())
+	u := "http://" + ts.addr + "/v1/topics/later/"
+	ch, _ := curlEvents(t, u+"events")
+	// The stream is open (its waiting comment was sent) before the produce:
+	// the server counts it.
+	for ts.Stats().EventStreams != 1 {
+		select {
+		case <-testCtx(t).Done():
+			t.Fatal("the event stream never opened")
+		case <-time.After(time.Millisecond):
+		}
+	}
+	curlRun(t, "-d", `[{"value":"first"},{"value":"second"}]`, u+"records")
+	for i, want := range []string{"first", "second"} {
+		ev := nextEvent(t, ch)
+		var rec map[string]any
+		decodeJSON(t, ev.data, &rec)
+		if ev.id != fmt.Sprintf("0/%d", i) || rec["value"] != want {
+			t.Fatalf("event %d: %+v, want %q", i, ev, want)
+		}
+	}
+	if err := ts.eng.DeleteTopic("later"); err != nil {
+		t.Fatal(err)
+	}
+	ev := nextEvent(t, ch)
+	if !strings.Contains(ev.data, CodeTopicNotFound) {
+		t.Fatalf("after the delete: %+v, want an error event", ev)
+	}
+	if _, ok := <-ch; ok {
+		t.Fatal("the stream went on after its error event")
 	}
 }

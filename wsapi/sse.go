@@ -114,7 +114,8 @@ func (s *Server) events(w http.ResponseWriter, r *http.Request) {
 		}
 	}
 	starts, err := (&conn{srv: s}).startOffsets(topic, rq.partition, rq.from, "")
-	if err != nil {
+	missing := errors.Is(err, engine.ErrTopicNotFound)
+	if err != nil && !missing {
 		writeError(w, 0, toError(err))
 		return
 	}
@@ -125,6 +126,29 @@ func (s *Server) events(w http.ResponseWriter, r *http.Request) {
 	}
 	defer s.sseStreams.Add(-1)
 
+	h := w.Header()
+	h.Set("Content-Type", "text/event-stream")
+	h.Set("Cache-Control", "no-cache")
+	h.Set("X-Accel-Buffering", "no")
+	w.WriteHeader(http.StatusOK)
+	rc := http.NewResponseController(w)
+	head := fmt.Appendf(nil, "retry: %d\n", sseRetry.Milliseconds())
+	if missing {
+		// As a Kafka consumer does, wait for the topic; every record of a
+		// topic created after the stream began is new to it, so the
+		// stream then starts at the topic's first record.
+		head = fmt.Appendf(head, ": waiting for topic %s to be created\n\n", topic)
+		if !s.writeEvents(rc, w, head) {
+			return
+		}
+		if starts, err = s.awaitTopic(r.Context(), topic, rq.partition); err != nil {
+			if r.Context().Err() == nil {
+				s.writeEvents(rc, w, appendEventError(nil, -1, err))
+			}
+			return
+		}
+		head = head[:0]
+	}
 	parts := make([]int, len(starts))
 	last := make(map[int]int64, len(starts))
 	for i, st := range starts {
@@ -136,14 +160,7 @@ func (s *Server) events(w http.ResponseWriter, r *http.Request) {
 		}
 	}
 	sort.Ints(parts)
-
-	h := w.Header()
-	h.Set("Content-Type", "text/event-stream")
-	h.Set("Cache-Control", "no-cache")
-	h.Set("X-Accel-Buffering", "no")
-	w.WriteHeader(http.StatusOK)
-	rc := http.NewResponseController(w)
-	head := fmt.Appendf(nil, "retry: %d\n: pulse events of %s from ", sseRetry.Milliseconds(), topic)
+	head = fmt.Appendf(head, ": pulse events of %s from ", topic)
 	head = append(appendEventID(head, parts, last), "\n\n"...)
 	if !s.writeEvents(rc, w, head) {
 		return
@@ -169,9 +186,7 @@ func (s *Server) events(w http.ResponseWriter, r *http.Request) {
 		select {
 		case b := <-batches:
 			if b.err != nil {
-				buf = append(buf[:0], "event: error\n"...)
-				buf = appendEventData(buf, append(appendErrorField([]byte(`{"partition":`+strconv.Itoa(b.p)+`,`), toError(b.err)), '}'))
-				s.writeEvents(rc, w, append(buf, '\n'))
+				s.writeEvents(rc, w, appendEventError(buf[:0], b.p, b.err))
 				return
 			}
 			buf = buf[:0]
@@ -196,6 +211,44 @@ func (s *Server) events(w http.ResponseWriter, r *http.Request) {
 			return
 		}
 	}
+}
+
+// topicPoll is how often a stream waiting for its topic checks for it: the
+// engine has no notification of topic creation.
+const topicPoll = 100 * time.Millisecond
+
+// awaitTopic waits until topic exists (or ctx ends, or the server stops)
+// and returns where a stream starts in it: the first record of each
+// partition (or of partition *only).
+func (s *Server) awaitTopic(ctx context.Context, topic string, only *int) ([]StartPos, error) {
+	t := time.NewTicker(topicPoll)
+	defer t.Stop()
+	for {
+		select {
+		case <-t.C:
+		case <-ctx.Done():
+			return nil, ctx.Err()
+		case <-s.stopC:
+			return nil, ErrServerClosed
+		}
+		starts, err := (&conn{srv: s}).startOffsets(topic, only, fromSpec{kind: fromEarliest}, "")
+		if !errors.Is(err, engine.ErrTopicNotFound) {
+			return starts, err
+		}
+	}
+}
+
+// appendEventError appends the event that ends a stream on err: an
+// "error" event whose data is {"partition":p,"error":{...}} (no partition
+// when p < 0).
+func appendEventError(dst []byte, p int, err error) []byte {
+	dst = append(dst, "event: error\n"...)
+	data := []byte{'{'}
+	if p >= 0 {
+		data = append(strconv.AppendInt(append(data, `"partition":`...), int64(p), 10), ',')
+	}
+	data = append(appendErrorField(data, toError(err)), '}')
+	return append(appendEventData(dst, data), '\n')
 }
 
 // writeEvents writes and flushes b; false when the client is gone or too
