@@ -148,6 +148,7 @@ func (s *Server) events(w http.ResponseWriter, r *http.Request) {
 			return
 		}
 		head = head[:0]
+		resume = nil // it named offsets of a topic since deleted
 	}
 	parts := make([]int, len(starts))
 	last := make(map[int]int64, len(starts))
