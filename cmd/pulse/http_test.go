@@ -57,3 +57,57 @@ func TestServeHTTPAndMetrics(t *testing.T) {
 	for sc.Scan() {
 	}
 }
+
+// TestEventsResumeAfterSIGKILL: records acked over HTTP survive a SIGKILL
+// of `pulse serve`; after a restart on the same address, an event stream
+// resumed with the last id it saw goes on exactly after it.
+func TestEventsResumeAfterSIGKILL(t *testing.T) {
+	dir := t.TempDir()
+	s := startServe(t, dir)
+	base := "http://" + s.addr
+	hc := &http.Client{Timeout: time.Minute}
+	post := func(body string) {
+		t.Helper()
+		resp, err := hc.Post(base+"/v1/topics/k/records", "application/json", strings.NewReader(body))
+		if err != nil {
+			t.Fatal(err)
+		}
+		resp.Body.Close()
+		if resp.StatusCode != 200 {
+			t.Fatalf("POST %s: %d", body, resp.StatusCode)
+		}
+	}
+	// events reads the ids of a stream until it has n of them.
+	events := func(lastID string, n int) []string {
+		t.Helper()
+		req, _ := http.NewRequest("GET", base+"/v1/topics/k/events?from=earliest", nil)
+		if lastID != "" {
+			req.Header.Set("Last-Event-ID", lastID)
+		}
+		resp, err := hc.Do(req)
+		if err != nil {
+			t.Fatal(err)
+		}
+		defer resp.Body.Close()
+		var ids []string
+		sc := bufio.NewScanner(resp.Body)
+		for len(ids) < n && sc.Scan() {
+			if id, ok := strings.CutPrefix(sc.Text(), "id: "); ok {
+				ids = append(ids, id)
+			}
+		}
+		return ids
+	}
+	post(`[{"value":0},{"value":1},{"value":2}]`)
+	if got := strings.Join(events("", 3), " "); got != "0/0 0/1 0/2" {
+		t.Fatalf("first stream: %s", got)
+	}
+	post(`{"value":3}`)
+	s.cmd.Process.Signal(syscall.SIGKILL)
+	<-s.waited
+	s = startServe(t, dir, "--listen", s.addr)
+	post(`{"value":4}`)
+	if got := strings.Join(events("0/2", 2), " "); got != "0/3 0/4" {
+		t.Fatalf("stream resumed after 0/2: %s, want 0/3 0/4", got)
+	}
+}
