@@ -184,7 +184,7 @@ func benchFsync(dir string, res benchResult, seconds float64) error {
 		name string
 		sync func(*os.File) error
 	}{
-		{"fsync", (*os.File).Sync},
+		{"fsync", fsutil.SyncFile},
 		{"fdatasync", fsutil.SyncData}, // what the log calls per commit: fdatasync, F_FULLFSYNC on macOS
 	} {
 		rate, lat, err := syncRate(dir, seconds/2, c.sync)
