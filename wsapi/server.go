@@ -182,7 +182,7 @@ func (s *Server) Close() error {
 	return nil
 }
 
-// stop ends the event streams and marks the server closing.
+// stop closes stopC, ending the event streams (sse.go).
 func (s *Server) stop() {
 	s.stopOnce.Do(func() { close(s.stopC) })
 }
