@@ -345,3 +345,58 @@ func TestMetricsAfterTraffic(t *testing.T) {
 	v = get("pulse_compaction_records_dropped_total", "topic", "kv")
 	check("records compaction dropped", v, v > 0)
 }
+
+// BenchmarkScrape is one /metrics scrape of 100 topics of 4 partitions,
+// each with a consumer cursor: what the scrape-time collectors cost.
+func BenchmarkScrape(b *testing.B) {
+	m := New()
+	o := engine.DefaultOptions(b.TempDir())
+	o.RetentionInterval, o.CompactionInterval = 0, 0
+	o.Observer = m
+	e, err := engine.Open(o)
+	if err != nil {
+		b.Fatal(err)
+	}
+	defer e.Close()
+	for i := range 100 {
+		name := fmt.Sprintf("topic-%03d", i)
+		if err := e.CreateTopic(name, engine.TopicConfig{Partitions: 4}); err != nil {
+			b.Fatal(err)
+		}
+		for p := range 4 {
+			if _, err := e.Produce(context.Background(), name, p, []engine.Record{{Value: []byte("x")}}); err != nil {
+				b.Fatal(err)
+			}
+			if err := e.CommitCursor("c", name, p, 0); err != nil {
+				b.Fatal(err)
+			}
+		}
+	}
+	m.Watch(e, nil)
+	h := m.Handler()
+	b.ResetTimer()
+	var size int
+	for b.Loop() {
+		rec := &discardWriter{h: http.Header{}}
+		h.ServeHTTP(rec, httpGet("/metrics"))
+		size = rec.n
+	}
+	b.ReportMetric(float64(size), "bytes/scrape")
+}
+
+type discardWriter struct {
+	h http.Header
+	n int
+}
+
+func (d *discardWriter) Header() http.Header { return d.h }
+func (d *discardWriter) Write(p []byte) (int, error) {
+	d.n += len(p)
+	return len(p), nil
+}
+func (d *discardWriter) WriteHeader(int) {}
+
+func httpGet(path string) *http.Request {
+	r, _ := http.NewRequest("GET", path, nil)
+	return r
+}
