@@ -256,29 +256,10 @@ func (s *Server) postRecords(w http.ResponseWriter, r *http.Request) {
 		writeError(w, 0, e)
 		return
 	}
-	job := &produceJob{topic: topic, single: single}
-	for i := range ins {
-		p := -1
-		if ins[i].Partition != nil {
-			if p = *ins[i].Partition; p < 0 {
-				writeError(w, 0, errorf(CodePartitionOutOfRange, "record %d: partition %d is negative", i, p))
-				return
-			}
-		}
-		rec, err := ins[i].toRecord(s.opts.MaxRecordBytes)
-		if err != nil {
-			e := toError(err)
-			if !single {
-				e = errorf(e.Code, "record %d: %s", i, e.Message)
-			}
-			writeError(w, 0, e)
-			return
-		}
-		if n := len(job.units); n > 0 && job.units[n-1].partition == p {
-			job.units[n-1].recs = append(job.units[n-1].recs, rec)
-		} else {
-			job.units = append(job.units, produceUnit{partition: p, recs: []engine.Record{rec}})
-		}
+	job, e := newHTTPJob(topic, ins, single, s.opts.MaxRecordBytes)
+	if e != nil {
+		writeError(w, 0, e)
+		return
 	}
 	if s.isClosing() {
 		writeError(w, 0, errorf(CodeShuttingDown, "server shutting down: produce refused"))
@@ -308,6 +289,37 @@ func (s *Server) postRecords(w http.ResponseWriter, r *http.Request) {
 		out = append(out, "]}"...)
 	}
 	writeJSON(w, out)
+}
+
+// newHTTPJob validates the records of a POST as opProduce validates a
+// websocket produce (a record's own partition, then toRecord) and groups
+// them into runs of one partition. Nothing reaches the engine when one is
+// bad.
+func newHTTPJob(topic string, ins []RecordIn, single bool, maxRecordBytes int) (*produceJob, *Error) {
+	job := &produceJob{topic: topic, single: single}
+	for i := range ins {
+		p := -1
+		if ins[i].Partition != nil {
+			if p = *ins[i].Partition; p < 0 {
+				return nil, errorf(CodePartitionOutOfRange, "record %d: partition %d is negative", i, p)
+			}
+		}
+		rec, err := ins[i].toRecord(maxRecordBytes)
+		if err != nil {
+			e := toError(err)
+			if !single {
+				e = errorf(e.Code, "record %d: %s", i, e.Message)
+			}
+			return nil, e
+		}
+		job.bytes += len(rec.Key) + len(rec.Value)
+		if n := len(job.units); n > 0 && job.units[n-1].partition == p {
+			job.units[n-1].recs = append(job.units[n-1].recs, rec)
+		} else {
+			job.units = append(job.units, produceUnit{partition: p, recs: []engine.Record{rec}})
+		}
+	}
+	return job, nil
 }
 
 // readQuery is the query of the records and events endpoints.
