@@ -99,10 +99,22 @@ func TestHTTPRecordsWithCurl(t *testing.T) {
 			t.Fatalf("record %d has offset %v", i, r["offset"])
 		}
 	}
+	all := recs
 	status, body = curlRun(t, u+"?from=3&limit=1&partition=0")
 	decodeJSON(t, body, &recs)
 	if status != 200 || len(recs) != 1 || recs[0]["offset"] != float64(3) {
 		t.Fatalf("from=3&limit=1: %d %s", status, body)
+	}
+	// from=@ms: the first record committed at or after that time.
+	at := all[3]["timestamp"].(float64)
+	first := 0
+	for all[first]["timestamp"].(float64) < at {
+		first++
+	}
+	status, body = curlRun(t, fmt.Sprintf("%s?from=@%d&limit=1", u, int64(at)))
+	decodeJSON(t, body, &recs)
+	if status != 200 || len(recs) != 1 || recs[0]["offset"] != float64(first) {
+		t.Fatalf("from=@%d: %d %s, want the record at offset %d", int64(at), status, body, first)
 	}
 	status, body = curlRun(t, u+"?from=latest")
 	if status != 200 || strings.TrimSpace(body) != "[]" {
@@ -421,6 +433,13 @@ func TestEventsCurlResumeAfterRestart(t *testing.T) {
 	ev = nextEvent(t, ch)
 	if ev.id != "0/-1,1/0,2/1" {
 		t.Fatalf("second multi-partition event id %q, want 0/-1,1/0,2/1", ev.id)
+	}
+	// One partition of it.
+	ch, _ = curlEvents(t, m+"events?from=earliest&partition=2")
+	for _, want := range []string{"2/0", "2/1"} {
+		if ev := nextEvent(t, ch); ev.id != want || !strings.Contains(ev.data, `"partition":2`) {
+			t.Fatalf("partition=2 stream: %+v, want id %s", ev, want)
+		}
 	}
 	for _, bad := range []string{"zero", "0/x", "-1/3", "0/-2"} {
 		status, body := curlRun(t, "-H", "Last-Event-ID: "+bad, m+"events")
