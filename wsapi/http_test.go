@@ -100,6 +100,7 @@ func TestHTTPRecordsWithCurl(t *testing.T) {
 		}
 	}
 	all := recs
+	recs = nil // later reads decode into fresh records, not into all
 	status, body = curlRun(t, u+"?from=3&limit=1&partition=0")
 	decodeJSON(t, body, &recs)
 	if status != 200 || len(recs) != 1 || recs[0]["offset"] != float64(3) {
