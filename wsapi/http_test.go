@@ -442,10 +442,13 @@ func TestEventsCurlResumeAfterRestart(t *testing.T) {
 			t.Fatalf("partition=2 stream: %+v, want id %s", ev, want)
 		}
 	}
-	for _, bad := range []string{"zero", "0/x", "-1/3", "0/-2"} {
-		status, body := curlRun(t, "-H", "Last-Event-ID: "+bad, m+"events")
-		if code, _ := bodyErrCode(t, body); status != 400 || code != CodeInvalidRequest {
-			t.Errorf("Last-Event-ID %q: %d %s, want 400 invalid_request", bad, status, body)
+	for _, c := range []struct{ id, code string }{
+		{"zero", CodeInvalidRequest}, {"0/x", CodeInvalidRequest}, {"-1/3", CodeInvalidRequest}, {"0/-2", CodeInvalidRequest},
+		{"2/2", CodeOffsetOutOfRange}, // partition 2 holds offsets 0 and 1
+	} {
+		status, body := curlRun(t, "-H", "Last-Event-ID: "+c.id, m+"events")
+		if code, _ := bodyErrCode(t, body); status != 400 || code != c.code {
+			t.Errorf("Last-Event-ID %q: %d %s, want 400 %s", c.id, status, body, c.code)
 		}
 	}
 }

@@ -119,6 +119,12 @@ func (s *Server) events(w http.ResponseWriter, r *http.Request) {
 		writeError(w, 0, toError(err))
 		return
 	}
+	if resume != nil && !missing {
+		if e := s.checkResume(topic, resume); e != nil {
+			writeError(w, 0, e)
+			return
+		}
+	}
 	if n := s.sseStreams.Add(1); n > int64(s.opts.MaxConns) {
 		s.sseStreams.Add(-1)
 		writeError(w, http.StatusServiceUnavailable, errorf(CodeRateLimited, "event stream limit reached (%d)", s.opts.MaxConns))
@@ -212,6 +218,22 @@ func (s *Server) events(w http.ResponseWriter, r *http.Request) {
 			return
 		}
 	}
+}
+
+// checkResume refuses a Last-Event-ID past the end of a partition: this
+// topic never handed out those offsets (the id came from another topic or
+// data directory), and going on would skip whatever it writes next.
+func (s *Server) checkResume(topic string, resume map[int]int64) *Error {
+	ti, err := s.b.Describe(topic)
+	if err != nil {
+		return toError(err)
+	}
+	for p, o := range resume {
+		if p < len(ti.Partitions) && o >= ti.Partitions[p].LEO {
+			return errorf(CodeOffsetOutOfRange, "Last-Event-ID names offset %d of %s/%d, which ends at offset %d: not an id of this topic's stream", o, topic, p, ti.Partitions[p].LEO)
+		}
+	}
+	return nil
 }
 
 // topicPoll is how often a stream waiting for its topic checks for it: the
