@@ -2,7 +2,7 @@ package main
 
 import (
 	"github.com/pulselog/pulse/engine"
-	"github.com/pulselog/pulse/metrics"
+	"github.com/pulselog/pulse/internal/metrics"
 )
 
 // openMetered opens the engine on dir with a fresh metrics registry as its

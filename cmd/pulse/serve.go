@@ -17,7 +17,7 @@ import (
 	"github.com/spf13/cobra"
 
 	"github.com/pulselog/pulse/engine"
-	"github.com/pulselog/pulse/metrics"
+	"github.com/pulselog/pulse/internal/metrics"
 	"github.com/pulselog/pulse/wsapi"
 )
 
