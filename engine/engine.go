@@ -285,6 +285,7 @@ func (e *Engine) openPartition(topicName string, p int, cfg TopicConfig) (*plog.
 		HWMInterval:        e.opts.HWMInterval,
 		HiddenTail:         string(e.opts.HiddenTail),
 		Logger:             e.opts.Logger,
+		Observer:           e.opts.Observer,
 	})
 }
 

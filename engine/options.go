@@ -3,6 +3,8 @@ package engine
 import (
 	"log/slog"
 	"time"
+
+	plog "github.com/pulselog/pulse/engine/log"
 )
 
 // Options configure an Engine. DefaultOptions documents every default.
@@ -41,7 +43,14 @@ type Options struct {
 	// Logger receives one line per partition whose recovery did work, and
 	// maintenance outcomes. Nil discards.
 	Logger *slog.Logger
+
+	// Observer receives every partition's fsync times and commit sizes
+	// (engine/log/observe.go), for metrics. Nil: none.
+	Observer Observer
 }
+
+// Observer is the partition logs' metrics hook (engine/log.Observer).
+type Observer = plog.Observer
 
 // DefaultOptions returns the options Pulse runs with on dir.
 func DefaultOptions(dir string) Options {

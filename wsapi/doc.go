@@ -4,7 +4,12 @@
 // A Server serves a Backend (*engine.Engine satisfies it) on three
 // endpoints: GET /v1/ws, a multiplexed JSON protocol (produce, subscribe,
 // unsubscribe, commit, topics, describe, create_topic, delete_topic), and
-// GET /v1/topics/{topic}/produce and /tail, one record per frame.
+// GET /v1/topics/{topic}/produce and /tail, one record per frame. The same
+// listener serves plain HTTP for curl and browsers (docs/http.md): POST and
+// GET /v1/topics/{topic}/records (http_records.go), Server-Sent Events at
+// GET /v1/topics/{topic}/events (sse.go), and Options.Metrics at
+// GET /metrics. Every endpoint passes the same admission (admit,
+// admitBrowser in server.go).
 //
 // Each connection has one read pump (the goroutine serving the request),
 // which decodes and validates requests, and one write pump, the

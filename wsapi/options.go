@@ -2,6 +2,7 @@ package wsapi
 
 import (
 	"log/slog"
+	"net/http"
 	"time"
 )
 
@@ -83,6 +84,11 @@ type Options struct {
 	// a full send queue, or in SendBytes) before the connection is closed
 	// with 1013 ("try again later"). Default 5s.
 	SlowConsumerWait time.Duration
+
+	// Metrics, when set, is served at GET /metrics on the same listener,
+	// behind the same Host and token checks (pulse serve mounts the
+	// Prometheus registry of package metrics there).
+	Metrics http.Handler
 
 	// Logger receives one line per refused handshake and per connection
 	// closed for a reason other than the client's. Nil discards.

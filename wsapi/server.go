@@ -35,6 +35,15 @@ type Server struct {
 	// slowClosed counts connections closed as slow consumers.
 	slowClosed atomic.Int64
 
+	// stopC is closed when Shutdown or Close starts: the long-lived HTTP
+	// responses (Server-Sent Events) end on it, so that http.Server's
+	// Shutdown, which waits for every handler, can finish.
+	stopC    chan struct{}
+	stopOnce sync.Once
+
+	// sseStreams counts live event streams (sse.go).
+	sseStreams atomic.Int64
+
 	// mu guards conns, listenHosts, httpSrv and closing.
 	mu          sync.Mutex
 	conns       map[*conn]struct{}
@@ -46,7 +55,7 @@ type Server struct {
 // New returns a server for b. Zero fields of opts take their defaults
 // (AutoCreate excepted: start from DefaultOptions to keep it on).
 func New(b Backend, opts Options) *Server {
-	s := &Server{b: b, opts: opts.withDefaults(), conns: make(map[*conn]struct{})}
+	s := &Server{b: b, opts: opts.withDefaults(), conns: make(map[*conn]struct{}), stopC: make(chan struct{})}
 	s.ctx, s.cancel = context.WithCancel(context.Background())
 	s.up = websocket.Upgrader{
 		// A 64 KiB read buffer takes a batch of ~1 KiB records in a few
@@ -62,7 +71,10 @@ func New(b Backend, opts Options) *Server {
 }
 
 // Handler returns the HTTP handler of the API: GET /v1/ws,
-// GET /v1/topics/{topic}/produce and GET /v1/topics/{topic}/tail.
+// GET /v1/topics/{topic}/produce and GET /v1/topics/{topic}/tail (websocket),
+// POST and GET /v1/topics/{topic}/records (http_records.go), GET
+// /v1/topics/{topic}/events (sse.go), and GET /metrics when
+// Options.Metrics is set.
 func (s *Server) Handler() http.Handler {
 	mux := http.NewServeMux()
 	mux.HandleFunc("GET /v1/ws", func(w http.ResponseWriter, r *http.Request) {
@@ -74,6 +86,7 @@ func (s *Server) Handler() http.Handler {
 	mux.HandleFunc("GET /v1/topics/{topic}/tail", func(w http.ResponseWriter, r *http.Request) {
 		s.serve(w, r, modeTail, r.PathValue("topic"))
 	})
+	s.routeHTTP(mux)
 	return mux
 }
 
@@ -113,6 +126,7 @@ func (s *Server) Serve(l net.Listener) error {
 // connections are closed at once and ctx's error is returned. The Backend is
 // not closed: that is the caller's job, after Shutdown returns.
 func (s *Server) Shutdown(ctx context.Context) error {
+	s.stop()
 	s.mu.Lock()
 	s.closing = true
 	srvs := s.httpSrv
@@ -148,6 +162,7 @@ func (s *Server) Shutdown(ctx context.Context) error {
 // Close closes the listeners and every connection at once, without waiting
 // for produces in flight (their engine calls see a cancelled context).
 func (s *Server) Close() error {
+	s.stop()
 	s.mu.Lock()
 	s.closing = true
 	srvs := s.httpSrv
@@ -167,12 +182,21 @@ func (s *Server) Close() error {
 	return nil
 }
 
+// stop closes stopC, ending the event streams (sse.go).
+func (s *Server) stop() {
+	s.stopOnce.Do(func() { close(s.stopC) })
+}
+
 // Done is closed once the server has stopped (Shutdown finished, or Close).
 func (s *Server) Done() <-chan struct{} { return s.ctx.Done() }
 
 // Stats is a snapshot of the server's load.
 type Stats struct {
-	Conns         int   // live websocket connections
+	Conns         int   // live websocket connections, of which:
+	MuxConns      int   //   on /v1/ws
+	ProduceConns  int   //   on /v1/topics/{topic}/produce
+	TailConns     int   //   on /v1/topics/{topic}/tail
+	EventStreams  int   // live Server-Sent Event streams (/v1/topics/{topic}/events)
 	Subscriptions int   // live subscriptions over all connections
 	QueuedBytes   int64 // bytes of replies and pushes waiting for a writer
 	QueueLimit    int64 // bound of QueuedBytes implied by the options
@@ -183,8 +207,16 @@ type Stats struct {
 func (s *Server) Stats() Stats {
 	s.mu.Lock()
 	defer s.mu.Unlock()
-	st := Stats{Conns: len(s.conns), SlowClosed: s.slowClosed.Load()}
+	st := Stats{Conns: len(s.conns), SlowClosed: s.slowClosed.Load(), EventStreams: int(s.sseStreams.Load())}
 	for c := range s.conns {
+		switch c.mode {
+		case modeMux:
+			st.MuxConns++
+		case modeProduce:
+			st.ProduceConns++
+		case modeTail:
+			st.TailConns++
+		}
 		st.Subscriptions += c.subCount()
 		st.QueuedBytes += c.queued.Load()
 		st.QueueLimit += c.queueLimit()
@@ -194,18 +226,10 @@ func (s *Server) Stats() Stats {
 
 // serve runs the handshake checks, upgrades and runs one connection.
 func (s *Server) serve(w http.ResponseWriter, r *http.Request, mode connMode, topic string) {
-	if !s.checkHost(r.Host) {
-		s.opts.Logger.Warn("websocket handshake refused: Host not allowed", "host", r.Host, "remote", r.RemoteAddr)
-		http.Error(w, fmt.Sprintf("Host %q is not allowed (DNS rebinding protection): use localhost, 127.0.0.1 or [::1], or start pulse with --allow-host", r.Host), http.StatusForbidden)
+	if !s.admit(w, r, "websocket handshake") {
 		return
 	}
-	if !s.checkToken(r) {
-		s.opts.Logger.Warn("websocket handshake refused: bad or missing token", "remote", r.RemoteAddr)
-		w.Header().Set("WWW-Authenticate", `Bearer realm="pulse"`)
-		http.Error(w, "missing or wrong token: send Authorization: Bearer <token> or ?token=<token>", http.StatusUnauthorized)
-		return
-	}
-	ws, err := s.up.Upgrade(w, r, nil)
+	ws, err := s.up.Upgrade(w, r, nil) // checks the Origin (checkOrigin)
 	if err != nil {
 		s.opts.Logger.Warn("websocket handshake refused", "origin", r.Header.Get("Origin"), "remote", r.RemoteAddr, "err", err)
 		return
@@ -220,6 +244,56 @@ func (s *Server) serve(w http.ResponseWriter, r *http.Request, mode connMode, to
 	defer s.connWG.Done()
 	defer s.removeConn(c)
 	c.run(r, topic)
+}
+
+// Refusals of admit and admitBrowser, the same text on every endpoint.
+const (
+	hostRefusal   = "Host %q is not allowed (DNS rebinding protection): use localhost, 127.0.0.1 or [::1], or start pulse with --allow-host"
+	tokenRefusal  = "missing or wrong token: send Authorization: Bearer <token> or ?token=<token>"
+	originRefusal = "Origin %q is not allowed (cross-site request protection): pages on localhost, 127.0.0.1 or [::1] are, or start pulse with --allow-origin"
+)
+
+// admit runs the checks every endpoint makes before anything else: the
+// Host header (DNS rebinding) and the token. On refusal it writes the
+// response (403 or 401, plain text), logs one line naming what was refused
+// and returns false.
+func (s *Server) admit(w http.ResponseWriter, r *http.Request, what string) bool {
+	if !s.checkHost(r.Host) {
+		s.opts.Logger.Warn(what+" refused: Host not allowed", "host", r.Host, "remote", r.RemoteAddr)
+		http.Error(w, fmt.Sprintf(hostRefusal, r.Host), http.StatusForbidden)
+		return false
+	}
+	if !s.checkToken(r) {
+		s.opts.Logger.Warn(what+" refused: bad or missing token", "remote", r.RemoteAddr)
+		w.Header().Set("WWW-Authenticate", `Bearer realm="pulse"`)
+		http.Error(w, tokenRefusal, http.StatusUnauthorized)
+		return false
+	}
+	return true
+}
+
+// admitBrowser is admit plus the Origin check the websocket upgrader makes
+// (checkOrigin), for the plain HTTP endpoints: a page from a foreign origin
+// is refused whatever the method and content type (a form or a
+// text/plain fetch needs no CORS preflight, so the Origin check is what
+// stops cross-site request forgery). An allowed browser origin gets the CORS
+// headers that let its page read the response.
+func (s *Server) admitBrowser(w http.ResponseWriter, r *http.Request, what string) bool {
+	if !s.admit(w, r, what) {
+		return false
+	}
+	if !s.checkOrigin(r) {
+		origin := r.Header.Get("Origin")
+		s.opts.Logger.Warn(what+" refused: Origin not allowed", "origin", origin, "remote", r.RemoteAddr)
+		http.Error(w, fmt.Sprintf(originRefusal, origin), http.StatusForbidden)
+		return false
+	}
+	if origin := r.Header.Get("Origin"); origin != "" {
+		h := w.Header()
+		h.Set("Access-Control-Allow-Origin", origin)
+		h.Add("Vary", "Origin")
+	}
+	return true
 }
 
 // addConn registers c, or returns the close code and reason it is refused

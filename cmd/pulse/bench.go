@@ -12,12 +12,12 @@ import (
 	"sort"
 	"sync"
 	"sync/atomic"
-	"syscall"
 	"time"
 
 	"github.com/spf13/cobra"
 
 	"github.com/pulselog/pulse/engine"
+	"github.com/pulselog/pulse/engine/fsutil"
 )
 
 func init() { register(newBenchCmd) }
@@ -139,7 +139,7 @@ func settle(dir string) {
 	for _, e := range ents {
 		os.RemoveAll(filepath.Join(dir, e.Name()))
 	}
-	syscall.Sync()
+	writebackAll()
 }
 
 // benchExtras are further figures other parts of Pulse add to `pulse bench`.
@@ -184,8 +184,8 @@ func benchFsync(dir string, res benchResult, seconds float64) error {
 		name string
 		sync func(*os.File) error
 	}{
-		{"fsync", (*os.File).Sync},
-		{"fdatasync", func(f *os.File) error { return syscall.Fdatasync(int(f.Fd())) }},
+		{"fsync", fsutil.SyncFile},
+		{"fdatasync", fsutil.SyncData}, // what the log calls per commit: fdatasync, F_FULLFSYNC on macOS
 	} {
 		rate, lat, err := syncRate(dir, seconds/2, c.sync)
 		if err != nil {

@@ -11,7 +11,6 @@ import (
 	"slices"
 	"strconv"
 	"sync"
-	"syscall"
 	"time"
 
 	"github.com/pulselog/pulse/engine"
@@ -57,7 +56,7 @@ func runWSBench(ctx context.Context, addr string, total int64, progress io.Write
 		for _, t := range topics {
 			admin.DeleteTopic(ctx, t)
 		}
-		syscall.Sync()
+		writebackAll()
 		name = "ws-bench-" + name + "-" + suffix
 		topics = append(topics, name)
 		_, err := admin.CreateTopic(ctx, name, wsapi.TopicConfig{Codec: "none", SyncMode: "interval"})

@@ -21,7 +21,9 @@ func newRootCmd() *cobra.Command {
 		Short:         "A local event log for development",
 		SilenceUsage:  true,
 		SilenceErrors: true,
+		Version:       versionString(), // --version, as `pulse version`
 	}
+	root.SetVersionTemplate("{{.Version}}\n")
 	setupRoot(root)
 	addProfileFlag(root)
 	for _, c := range commands {

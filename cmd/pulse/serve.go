@@ -17,6 +17,7 @@ import (
 	"github.com/spf13/cobra"
 
 	"github.com/pulselog/pulse/engine"
+	"github.com/pulselog/pulse/internal/metrics"
 	"github.com/pulselog/pulse/wsapi"
 )
 
@@ -36,6 +37,9 @@ type apiConfig struct {
 	NoAutoCreate bool     // refuse produces to missing topics
 	ReadLimit    int64    // largest client message; 0: wsapi's default (1 MiB)
 	Logger       *slog.Logger
+	// Metrics, when set, is served at /metrics and counts what the API
+	// produces and reads (openMetered).
+	Metrics *metrics.Metrics
 }
 
 // ensureToken makes up a random token when the API would listen on a
@@ -90,7 +94,15 @@ func startAPI(ctx context.Context, eng *engine.Engine, cfg apiConfig) (addr stri
 	if err != nil {
 		return "", nil, fmt.Errorf("websocket API on %s: %w (is another pulse running? use --listen ADDR)", cfg.Listen, err)
 	}
-	srv := wsapi.New(eng, opts)
+	var b wsapi.Backend = eng
+	if cfg.Metrics != nil {
+		opts.Metrics = cfg.Metrics.Handler()
+		b = cfg.Metrics.Wrap(eng)
+	}
+	srv := wsapi.New(b, opts)
+	if cfg.Metrics != nil {
+		cfg.Metrics.Watch(eng, metrics.ServerConnections(srv))
+	}
 	served := make(chan error, 1)
 	go func() { served <- srv.Serve(l) }()
 
@@ -160,10 +172,11 @@ func runServe(cmd *cobra.Command, dir string, cfg apiConfig) error {
 	if err != nil {
 		return err
 	}
-	eng, err := engine.Open(engine.DefaultOptions(dir))
+	eng, m, err := openMetered(dir)
 	if err != nil {
 		return fmt.Errorf("opening %s: %w", dir, err)
 	}
+	cfg.Metrics = m
 	addr, stop, err := startAPI(ctx, eng, cfg)
 	if err != nil {
 		eng.Close()

@@ -85,7 +85,7 @@ func runUI(ctx context.Context, cfg uiConfig) error {
 	if err := os.MkdirAll(dir, 0o755); err != nil {
 		return fmt.Errorf("data dir %s: %w", dir, err)
 	}
-	e, err := engine.Open(engine.DefaultOptions(dir))
+	e, met, err := openMetered(dir)
 	if err != nil {
 		return fmt.Errorf("open %s: %w", dir, err)
 	}
@@ -95,7 +95,7 @@ func runUI(ctx context.Context, cfg uiConfig) error {
 	if !cfg.noListen {
 		// The same server `pulse serve` runs headless, on loopback only
 		// (the UI has no --token: pulse serve is for other addresses).
-		addr, stopAPI, err := startAPI(ctx, e, apiConfig{Listen: cfg.listen})
+		addr, stopAPI, err := startAPI(ctx, e, apiConfig{Listen: cfg.listen, Metrics: met})
 		if err != nil {
 			return err
 		}

@@ -232,3 +232,27 @@ func assertOnly(t *testing.T, dir string, names ...string) {
 		t.Fatalf("%s holds %v, want %v", dir, got, names)
 	}
 }
+
+// TestSyncDataAndFile: both syncs succeed on a written file, and fail on a
+// closed one with an error naming the file.
+func TestSyncDataAndFile(t *testing.T) {
+	path := filepath.Join(t.TempDir(), "00000000000000000000.log")
+	f, err := os.Create(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, err := f.Write([]byte("batch")); err != nil {
+		t.Fatal(err)
+	}
+	for name, sync := range map[string]func(*os.File) error{"SyncData": SyncData, "SyncFile": SyncFile} {
+		if err := sync(f); err != nil {
+			t.Fatalf("%s: %v", name, err)
+		}
+	}
+	f.Close()
+	for name, sync := range map[string]func(*os.File) error{"SyncData": SyncData, "SyncFile": SyncFile} {
+		if err := sync(f); err == nil || !strings.Contains(err.Error(), path) {
+			t.Fatalf("%s of a closed file: %v, want an error naming %s", name, err, path)
+		}
+	}
+}

@@ -7,15 +7,15 @@ import (
 	"path/filepath"
 	"strconv"
 	"strings"
-	"syscall"
 )
 
 // LockFile is the name of the lock file Lock creates in a directory.
 const LockFile = "LOCK"
 
-// DirLock is an exclusive flock(2) on <dir>/LOCK. The kernel releases it
-// when the process exits, however it exits, so a crash never leaves a
-// directory locked.
+// DirLock is an exclusive lock on <dir>/LOCK: flock(2) on unix, LockFileEx
+// on Windows (lock_unix.go, lock_windows.go). The kernel releases it when
+// the process exits, however it exits, so a crash never leaves a directory
+// locked.
 type DirLock struct {
 	dir string
 	f   *os.File
@@ -31,16 +31,16 @@ func Lock(dir string) (*DirLock, error) {
 	if err != nil {
 		return nil, fmt.Errorf("lock %s: %w", dir, err)
 	}
-	if err := flock(f, syscall.LOCK_EX|syscall.LOCK_NB); err != nil {
+	if held, err := tryLockFile(f); err != nil {
 		holder := readPID(f)
 		f.Close()
-		if errors.Is(err, syscall.EWOULDBLOCK) {
+		if held {
 			if holder > 0 {
 				return nil, fmt.Errorf("%w: %s (held by pid %d)", ErrLocked, dir, holder)
 			}
 			return nil, fmt.Errorf("%w: %s", ErrLocked, dir)
 		}
-		return nil, fmt.Errorf("lock %s: flock: %w", dir, err)
+		return nil, fmt.Errorf("lock %s: %w", dir, err)
 	}
 	// The pid is information for the error above, not part of the lock:
 	// failing to write it does not fail Lock.
@@ -59,22 +59,13 @@ func (l *DirLock) Unlock() error {
 	if l == nil || l.f == nil {
 		return nil
 	}
-	uerr := flock(l.f, syscall.LOCK_UN)
+	uerr := unlockFile(l.f)
 	cerr := l.f.Close()
 	l.f = nil
 	if err := errors.Join(uerr, cerr); err != nil {
 		return fmt.Errorf("unlock %s: %w", l.dir, err)
 	}
 	return nil
-}
-
-func flock(f *os.File, how int) error {
-	for {
-		err := syscall.Flock(int(f.Fd()), how)
-		if err != syscall.EINTR {
-			return err
-		}
-	}
 }
 
 // readPID returns the pid written in a LOCK file, or 0.

@@ -68,6 +68,9 @@ type Options struct {
 
 	// Logger receives recovery and failure lines. Nil discards.
 	Logger *slog.Logger
+
+	// Observer receives fsync times and commit sizes (observe.go). Nil: none.
+	Observer Observer
 }
 
 // DefaultOptions returns the options a partition runs with unless its

@@ -299,6 +299,7 @@ func (l *Log) syncNow() error {
 			return err
 		}
 		l.syncPasses.Add(1)
+		l.observeCommit(end-l.durable.Load(), len(waiters))
 		l.durable.Store(end)
 		l.advanceHWM(end)
 	}
@@ -329,6 +330,7 @@ func (l *Log) syncAndVerify(batches []pendingSync) error {
 		// Moving average of the fsync time, for gatherCommitters.
 		d := time.Since(t0).Nanoseconds()
 		l.fsyncNanos.Store((3*l.fsyncNanos.Load() + d) / 4)
+		l.observeFsync(time.Duration(d))
 	}
 	var buf []byte
 	for _, b := range batches {

@@ -1,6 +1,10 @@
 package segment
 
-import "fmt"
+import (
+	"fmt"
+
+	"github.com/pulselog/pulse/engine/fsutil"
+)
 
 // SyncData makes every batch appended before the call durable with one
 // fdatasync of the .log file; index entries stay buffered until Sync or
@@ -21,8 +25,8 @@ func (s *Segment) SyncData() error {
 	if closed {
 		return fmt.Errorf("segment %s: sync: %w", s.Path(), ErrClosed)
 	}
-	if err := fdatasync(s.log); err != nil {
-		return fmt.Errorf("segment %s: fdatasync: %w", s.Path(), err)
+	if err := fsutil.SyncData(s.log); err != nil { // fdatasync; F_FULLFSYNC on macOS
+		return fmt.Errorf("segment %s: %w", s.Path(), err)
 	}
 	return nil
 }

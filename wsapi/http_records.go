@@ -1,0 +1,406 @@
+package wsapi
+
+import (
+	"bytes"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io"
+	"mime"
+	"net/http"
+	"strconv"
+	"strings"
+
+	"github.com/pulselog/pulse/engine"
+)
+
+// Plain HTTP endpoints, for curl and scripts (docs/http.md):
+//
+//	POST /v1/topics/{topic}/records   one record object, an array of them, or NDJSON
+//	GET  /v1/topics/{topic}/records   ?from=&limit=&partition= → JSON array
+//
+// Records have the fields of a websocket produce (RecordIn) and read back
+// as websocket pushes write them (appendRecordJSON); a produce is answered
+// with the same acks, once the topic's sync mode promise holds, and creates
+// the topic under the same AutoCreate rule.
+
+// Bounds of GET /v1/topics/{topic}/records.
+const (
+	defaultReadLimit = 100
+	maxReadLimit     = maxRequestRecords
+	readMaxBytes     = 1 << 20 // one engine read
+)
+
+// routeHTTP adds the plain HTTP endpoints to mux.
+func (s *Server) routeHTTP(mux *http.ServeMux) {
+	mux.HandleFunc("POST /v1/topics/{topic}/records", s.postRecords)
+	mux.HandleFunc("GET /v1/topics/{topic}/records", s.getRecords)
+	mux.HandleFunc("GET /v1/topics/{topic}/events", s.events)
+	mux.HandleFunc("OPTIONS /v1/topics/{topic}/{endpoint}", s.preflight)
+	mux.HandleFunc("GET /metrics", func(w http.ResponseWriter, r *http.Request) {
+		if s.opts.Metrics == nil {
+			http.NotFound(w, r)
+			return
+		}
+		if s.admitBrowser(w, r, "metrics request") {
+			s.opts.Metrics.ServeHTTP(w, r)
+		}
+	})
+}
+
+// preflight answers a browser's CORS preflight (a page on an allowed
+// origin posting application/json, or sending Authorization).
+func (s *Server) preflight(w http.ResponseWriter, r *http.Request) {
+	if !s.checkHost(r.Host) {
+		http.Error(w, fmt.Sprintf(hostRefusal, r.Host), http.StatusForbidden)
+		return
+	}
+	if r.Header.Get("Origin") == "" || !s.checkOrigin(r) {
+		http.Error(w, fmt.Sprintf(originRefusal, r.Header.Get("Origin")), http.StatusForbidden)
+		return
+	}
+	h := w.Header()
+	h.Set("Access-Control-Allow-Origin", r.Header.Get("Origin"))
+	h.Add("Vary", "Origin")
+	h.Set("Access-Control-Allow-Methods", "GET, POST")
+	h.Set("Access-Control-Allow-Headers", "Content-Type, Authorization, Last-Event-ID")
+	h.Set("Access-Control-Max-Age", "600")
+	w.WriteHeader(http.StatusNoContent)
+}
+
+// httpStatus is the HTTP status an error reply is sent with.
+func httpStatus(code string) int {
+	switch code {
+	case CodeTopicNotFound:
+		return http.StatusNotFound
+	case CodeTopicExists:
+		return http.StatusConflict
+	case CodeRecordTooLarge:
+		return http.StatusRequestEntityTooLarge
+	case CodeRateLimited:
+		return http.StatusTooManyRequests
+	case CodeShuttingDown:
+		return http.StatusServiceUnavailable
+	case CodeInternal:
+		return http.StatusInternalServerError
+	}
+	return http.StatusBadRequest
+}
+
+// writeError sends {"error":{"code":..,"message":..}}, the websocket API's
+// error object, with the status of its code (or status, when not 0).
+func writeError(w http.ResponseWriter, status int, e *Error) {
+	if status == 0 {
+		status = httpStatus(e.Code)
+	}
+	b := appendErrorField([]byte{'{'}, e)
+	b = append(b, '}', '\n')
+	w.Header().Set("Content-Type", "application/json")
+	w.Header().Set("X-Content-Type-Options", "nosniff")
+	w.WriteHeader(status)
+	w.Write(b)
+}
+
+func writeJSON(w http.ResponseWriter, body []byte) {
+	w.Header().Set("Content-Type", "application/json")
+	w.Header().Set("X-Content-Type-Options", "nosniff")
+	w.Write(append(body, '\n'))
+}
+
+// bodyFormat is how a POST body is read, from its Content-Type.
+type bodyFormat int
+
+const (
+	bodyJSON   bodyFormat = iota // one record object or an array of them
+	bodyNDJSON                   // one record object per line
+)
+
+// postBodyFormat maps a Content-Type to a body format. JSON is read under
+// application/json (and +json types), and also under the types a browser
+// form or curl -d sends (application/x-www-form-urlencoded, text/plain) and
+// with no Content-Type, so that `curl -d '{"value":1}'` works as typed;
+// NDJSON only when declared (application/x-ndjson, application/ndjson,
+// application/jsonl). Anything else is refused with 415.
+func postBodyFormat(contentType string) (bodyFormat, *Error) {
+	if contentType == "" {
+		return bodyJSON, nil
+	}
+	mt, _, err := mime.ParseMediaType(contentType)
+	if err != nil {
+		return 0, errorf(CodeInvalidRequest, "Content-Type %q: %v", contentType, err)
+	}
+	switch {
+	case mt == "application/json", strings.HasSuffix(mt, "+json"),
+		mt == "application/x-www-form-urlencoded", mt == "text/plain":
+		return bodyJSON, nil
+	case mt == "application/x-ndjson", mt == "application/ndjson", mt == "application/jsonl":
+		return bodyNDJSON, nil
+	}
+	return 0, errorf(CodeInvalidRequest, "Content-Type %q: send application/json (one record or an array) or application/x-ndjson (one record per line)", mt)
+}
+
+// decodeRecordsBody parses a POST body into records; single reports one
+// JSON object (answered with one ack, not an array).
+func decodeRecordsBody(body []byte, format bodyFormat) (ins []RecordIn, single bool, e *Error) {
+	if format == bodyNDJSON {
+		line := 0
+		for rest := body; len(rest) > 0; {
+			var l []byte
+			l, rest, _ = bytes.Cut(rest, []byte{'\n'})
+			line++
+			l = bytes.TrimSpace(l)
+			if len(l) == 0 {
+				continue
+			}
+			var r RecordIn
+			if e := decodeRecord(l, &r, fmt.Sprintf("line %d", line)); e != nil {
+				return nil, false, e
+			}
+			ins = append(ins, r)
+			if len(ins) > maxRequestRecords {
+				return nil, false, errorf(CodeInvalidRequest, "more than %d records in one request", maxRequestRecords)
+			}
+		}
+		if len(ins) == 0 {
+			return nil, false, errorf(CodeInvalidRequest, "the body holds no record (one JSON object per line)")
+		}
+		return ins, false, nil
+	}
+	b := bytes.TrimSpace(body)
+	switch {
+	case len(b) == 0:
+		return nil, false, errorf(CodeInvalidRequest, "empty body: send a record object, an array of them, or NDJSON")
+	case b[0] == '{':
+		var r RecordIn
+		if e := decodeRecord(b, &r, "body"); e != nil {
+			return nil, false, e
+		}
+		return []RecordIn{r}, true, nil
+	case b[0] == '[':
+		var raws []json.RawMessage
+		if err := json.Unmarshal(b, &raws); err != nil {
+			return nil, false, jsonError("body", err)
+		}
+		if len(raws) == 0 {
+			return nil, false, errorf(CodeInvalidRequest, "empty array: no record to produce")
+		}
+		if len(raws) > maxRequestRecords {
+			return nil, false, errorf(CodeInvalidRequest, "%d records in one request: at most %d", len(raws), maxRequestRecords)
+		}
+		ins = make([]RecordIn, len(raws))
+		for i, raw := range raws {
+			if e := decodeRecord(raw, &ins[i], fmt.Sprintf("record %d", i)); e != nil {
+				return nil, false, e
+			}
+		}
+		return ins, false, nil
+	}
+	return nil, false, errorf(CodeInvalidJSON, "body is not a JSON object or array (for one record per line, send Content-Type: application/x-ndjson)")
+}
+
+// decodeRecord parses one record object; where names it in errors.
+func decodeRecord(b []byte, r *RecordIn, where string) *Error {
+	if len(b) == 0 || b[0] != '{' {
+		return errorf(CodeInvalidRequest, "%s: a record is a JSON object", where)
+	}
+	dec := json.NewDecoder(bytes.NewReader(b))
+	if err := dec.Decode(r); err != nil {
+		return jsonError(where, err)
+	}
+	if _, err := dec.Token(); !errors.Is(err, io.EOF) {
+		return errorf(CodeInvalidJSON, "%s: more than one JSON value (for one record per line, send Content-Type: application/x-ndjson)", where)
+	}
+	return nil
+}
+
+// jsonError names what encoding/json found wrong: a field of the wrong
+// type is invalid_request naming the field, bad syntax invalid_json.
+func jsonError(where string, err error) *Error {
+	var te *json.UnmarshalTypeError
+	if errors.As(err, &te) {
+		if te.Field != "" {
+			return errorf(CodeInvalidRequest, "%s: field %q: want %s, got a JSON %s", where, te.Field, te.Type, te.Value)
+		}
+		return errorf(CodeInvalidRequest, "%s: want %s, got a JSON %s", where, te.Type, te.Value)
+	}
+	return errorf(CodeInvalidJSON, "%s: %v", where, err)
+}
+
+// postRecords is POST /v1/topics/{topic}/records.
+func (s *Server) postRecords(w http.ResponseWriter, r *http.Request) {
+	if !s.admitBrowser(w, r, "http produce") {
+		return
+	}
+	topic := r.PathValue("topic")
+	if e := validTopic(topic); e != nil {
+		writeError(w, 0, e)
+		return
+	}
+	format, e := postBodyFormat(r.Header.Get("Content-Type"))
+	if e != nil {
+		writeError(w, http.StatusUnsupportedMediaType, e)
+		return
+	}
+	body, err := io.ReadAll(http.MaxBytesReader(w, r.Body, s.opts.ReadLimit))
+	if err != nil {
+		var mbe *http.MaxBytesError
+		if errors.As(err, &mbe) {
+			writeError(w, http.StatusRequestEntityTooLarge, errorf(CodeRecordTooLarge, "request body over the limit of %d bytes", s.opts.ReadLimit))
+			return
+		}
+		writeError(w, 0, errorf(CodeInvalidRequest, "reading the body: %v", err))
+		return
+	}
+	ins, single, e := decodeRecordsBody(body, format)
+	if e != nil {
+		writeError(w, 0, e)
+		return
+	}
+	job, e := newHTTPJob(topic, ins, single, s.opts.MaxRecordBytes)
+	if e != nil {
+		writeError(w, 0, e)
+		return
+	}
+	if s.isClosing() {
+		writeError(w, 0, errorf(CodeShuttingDown, "server shutting down: produce refused"))
+		return
+	}
+	// The engine calls of a websocket produce: auto-create, and every
+	// partition checked before anything is stored (produce.go).
+	acks, err := (&conn{srv: s}).runJob(job)
+	if err == nil && len(acks) != job.records() {
+		err = errorf(CodeInternal, "engine returned %d acks for %d records", len(acks), job.records())
+	}
+	if err != nil {
+		writeError(w, 0, toError(err))
+		return
+	}
+	var out []byte
+	if single {
+		out = append(appendAckFields([]byte{'{'}, acks[0].Partition, acks[0].Offset, acks[0].Timestamp), '}')
+	} else {
+		out = append(out, `{"acks":[`...)
+		for i, a := range acks {
+			if i > 0 {
+				out = append(out, ',')
+			}
+			out = append(appendAckFields(append(out, '{'), a.Partition, a.Offset, a.Timestamp), '}')
+		}
+		out = append(out, "]}"...)
+	}
+	writeJSON(w, out)
+}
+
+// newHTTPJob validates the records of a POST as opProduce validates a
+// websocket produce (a record's own partition, then toRecord) and groups
+// them into runs of one partition. Nothing reaches the engine when one is
+// bad.
+func newHTTPJob(topic string, ins []RecordIn, single bool, maxRecordBytes int) (*produceJob, *Error) {
+	job := &produceJob{topic: topic, single: single}
+	for i := range ins {
+		p := -1
+		if ins[i].Partition != nil {
+			if p = *ins[i].Partition; p < 0 {
+				return nil, errorf(CodePartitionOutOfRange, "record %d: partition %d is negative", i, p)
+			}
+		}
+		rec, err := ins[i].toRecord(maxRecordBytes)
+		if err != nil {
+			e := toError(err)
+			if !single {
+				e = errorf(e.Code, "record %d: %s", i, e.Message)
+			}
+			return nil, e
+		}
+		job.bytes += len(rec.Key) + len(rec.Value)
+		if n := len(job.units); n > 0 && job.units[n-1].partition == p {
+			job.units[n-1].recs = append(job.units[n-1].recs, rec)
+		} else {
+			job.units = append(job.units, produceUnit{partition: p, recs: []engine.Record{rec}})
+		}
+	}
+	return job, nil
+}
+
+// readQuery is the query of the records and events endpoints.
+type readQuery struct {
+	from      fromSpec
+	partition *int
+	limit     int
+}
+
+// parseReadQuery reads from (default def), partition and limit.
+func parseReadQuery(r *http.Request, def fromKind) (readQuery, *Error) {
+	q := r.URL.Query()
+	rq := readQuery{from: fromSpec{kind: def}, limit: defaultReadLimit}
+	if s := q.Get("from"); s != "" {
+		f, err := parseFromString(s)
+		if err != nil {
+			return rq, toError(err)
+		}
+		rq.from = f
+	}
+	if s := q.Get("partition"); s != "" {
+		p, err := strconv.Atoi(s)
+		if err != nil {
+			return rq, errorf(CodeInvalidRequest, "partition %q: want a partition number", s)
+		}
+		rq.partition = &p
+	}
+	if s := q.Get("limit"); s != "" {
+		n, err := strconv.Atoi(s)
+		if err != nil || n < 1 || n > maxReadLimit {
+			return rq, errorf(CodeInvalidRequest, "limit %q: want a number of records from 1 to %d", s, maxReadLimit)
+		}
+		rq.limit = n
+	}
+	return rq, nil
+}
+
+// getRecords is GET /v1/topics/{topic}/records: at most limit visible
+// records as a JSON array, partition by partition in partition order, each
+// in offset order. It never waits for records to arrive.
+func (s *Server) getRecords(w http.ResponseWriter, r *http.Request) {
+	if !s.admitBrowser(w, r, "http read") {
+		return
+	}
+	topic := r.PathValue("topic")
+	if e := validTopic(topic); e != nil {
+		writeError(w, 0, e)
+		return
+	}
+	rq, e := parseReadQuery(r, fromEarliest)
+	if e != nil {
+		writeError(w, 0, e)
+		return
+	}
+	starts, err := (&conn{srv: s}).startOffsets(topic, rq.partition, rq.from, "")
+	if err != nil {
+		writeError(w, 0, toError(err))
+		return
+	}
+	out := []byte{'['}
+	n := 0
+	for _, st := range starts {
+		next := st.From
+		for n < rq.limit {
+			res, err := s.b.Read(topic, st.Partition, next, rq.limit-n, readMaxBytes)
+			if err != nil {
+				writeError(w, 0, toError(err))
+				return
+			}
+			for i := range res.Records {
+				if n > 0 {
+					out = append(out, ',')
+				}
+				out = appendRecordJSON(out, st.Partition, &res.Records[i])
+				n++
+			}
+			if res.Next <= next { // at the HWM
+				break
+			}
+			next = res.Next
+		}
+	}
+	writeJSON(w, append(out, ']'))
+}
