@@ -267,28 +267,21 @@ func (s *Server) postRecords(w http.ResponseWriter, r *http.Request) {
 	}
 	// The engine calls of a websocket produce: auto-create, and every
 	// partition checked before anything is stored (produce.go).
-	acks, err := (&conn{srv: s}).runJob(job)
-	if err == nil && len(acks) != job.records() {
-		err = errorf(CodeInternal, "engine returned %d acks for %d records", len(acks), job.records())
-	}
-	if err != nil {
-		writeError(w, 0, toError(err))
+	acks, stored, err := (&conn{srv: s}).runJob(job)
+	f, e, partly := produceReply(job, acks, stored, err)
+	if e != nil {
+		writeError(w, 0, e)
 		return
 	}
-	var out []byte
-	if single {
-		out = append(appendAckFields([]byte{'{'}, acks[0].Partition, acks[0].Offset, acks[0].Timestamp), '}')
-	} else {
-		out = append(out, `{"acks":[`...)
-		for i, a := range acks {
-			if i > 0 {
-				out = append(out, ',')
-			}
-			out = append(appendAckFields(append(out, '{'), a.Partition, a.Offset, a.Timestamp), '}')
-		}
-		out = append(out, "]}"...)
+	if partly != "" {
+		// Partly stored: the error and the acks of what was stored.
+		w.Header().Set("Content-Type", "application/json")
+		w.Header().Set("X-Content-Type-Options", "nosniff")
+		w.WriteHeader(httpStatus(partly))
+		w.Write(append(append(append([]byte{'{'}, f...), '}'), '\n'))
+		return
 	}
-	writeJSON(w, out)
+	writeJSON(w, append(append([]byte{'{'}, f...), '}'))
 }
 
 // newHTTPJob validates the records of a POST as opProduce validates a
@@ -374,7 +367,7 @@ func (s *Server) getRecords(w http.ResponseWriter, r *http.Request) {
 		writeError(w, 0, e)
 		return
 	}
-	starts, err := (&conn{srv: s}).startOffsets(topic, rq.partition, rq.from, "")
+	starts, err := (&conn{srv: s}).startOffsets(topic, rq.partition, rq.from, "", false)
 	if err != nil {
 		writeError(w, 0, toError(err))
 		return

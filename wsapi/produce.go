@@ -338,10 +338,17 @@ func (c *conn) autoCreate(topic string, partition int) error {
 	return nil
 }
 
-// answer queues the reply to job j: its acks, or the error, with the acks
-// of the records that were stored nonetheless (stored[i]; null for the
-// others) when some were.
+// answer queues the reply to job j (produceReply).
 func (c *conn) answer(j *produceJob, acks []engine.Ack, stored []bool, err error) {
+	f, e, _ := produceReply(j, acks, stored, err)
+	c.reply(j.id, f, e)
+}
+
+// produceReply is the reply to job j: the fields of its acks, or the error,
+// with the acks of the records that were stored nonetheless (stored[i]; null
+// for the others) when some were. When some were, the error is inside the
+// fields, e is nil and partly is the error's code.
+func produceReply(j *produceJob, acks []engine.Ack, stored []bool, err error) (f []byte, e *Error, partly string) {
 	n, all := 0, len(stored) == j.records()
 	for _, s := range stored {
 		if s {
@@ -363,13 +370,12 @@ func (c *conn) answer(j *produceJob, acks []engine.Ack, stored []bool, err error
 		if errors.As(err, &pe) {
 			err = pe.Err // the counts in its message are the whole call's
 		}
-		e := toError(err)
+		e = toError(err)
 		if n == 0 || len(acks) != j.records() {
-			c.reply(j.id, nil, e)
-			return
+			return nil, e, ""
 		}
 		e = errorf(e.Code, "%s: %d of the request's %d records were stored (their acks are in \"acks\", null for the others)", e.Message, n, j.records())
-		f := appendErrorField(make([]byte, 0, 96+len(acks)*56), e)
+		f = appendErrorField(make([]byte, 0, 96+len(acks)*56), e)
 		f = append(f, `,"acks":[`...)
 		for i, a := range acks {
 			if i > 0 {
@@ -384,15 +390,12 @@ func (c *conn) answer(j *produceJob, acks []engine.Ack, stored []bool, err error
 			f = append(f, '}')
 		}
 		f = append(f, ']')
-		c.reply(j.id, f, nil)
-		return
+		return f, nil, e.Code
 	}
 	if j.single || j.plain {
-		f := appendAckFields(make([]byte, 0, 64), acks[0].Partition, acks[0].Offset, acks[0].Timestamp)
-		c.reply(j.id, f, nil)
-		return
+		return appendAckFields(make([]byte, 0, 64), acks[0].Partition, acks[0].Offset, acks[0].Timestamp), nil, ""
 	}
-	f := make([]byte, 0, 16+len(acks)*56)
+	f = make([]byte, 0, 16+len(acks)*56)
 	f = append(f, `"acks":[`...)
 	for i, a := range acks {
 		if i > 0 {
@@ -403,7 +406,7 @@ func (c *conn) answer(j *produceJob, acks []engine.Ack, stored []bool, err error
 		f = append(f, '}')
 	}
 	f = append(f, ']')
-	c.reply(j.id, f, nil)
+	return f, nil, ""
 }
 
 // plainProduce holds the fixed part of records sent on

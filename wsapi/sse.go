@@ -113,7 +113,7 @@ func (s *Server) events(w http.ResponseWriter, r *http.Request) {
 			return
 		}
 	}
-	starts, err := (&conn{srv: s}).startOffsets(topic, rq.partition, rq.from, "")
+	starts, err := (&conn{srv: s}).startOffsets(topic, rq.partition, rq.from, "", false)
 	missing := errors.Is(err, engine.ErrTopicNotFound)
 	if err != nil && !missing {
 		writeError(w, 0, toError(err))
@@ -254,7 +254,7 @@ func (s *Server) awaitTopic(ctx context.Context, topic string, only *int) ([]Sta
 		case <-s.stopC:
 			return nil, ErrServerClosed
 		}
-		starts, err := (&conn{srv: s}).startOffsets(topic, only, fromSpec{kind: fromEarliest}, "")
+		starts, err := (&conn{srv: s}).startOffsets(topic, only, fromSpec{kind: fromEarliest}, "", false)
 		if !errors.Is(err, engine.ErrTopicNotFound) {
 			return starts, err
 		}

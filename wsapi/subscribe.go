@@ -52,7 +52,7 @@ func (c *conn) opSubscribe(req *request) {
 		c.reply(req.ID, nil, toError(err))
 		return
 	}
-	starts, err := c.startOffsets(req.Topic, req.Partition, from, req.Consumer)
+	starts, err := c.startOffsets(req.Topic, req.Partition, from, req.Consumer, true)
 	if err != nil {
 		c.reply(req.ID, nil, toError(err))
 		return
@@ -107,7 +107,7 @@ func (c *conn) startPlainTail(r *http.Request, topic string) {
 			return
 		}
 	}
-	starts, err := c.startOffsets(topic, part, from, consumer)
+	starts, err := c.startOffsets(topic, part, from, consumer, true)
 	if err != nil {
 		c.refuse(toError(err))
 		return
@@ -121,16 +121,17 @@ func (c *conn) startPlainTail(r *http.Request, topic string) {
 }
 
 // startOffsets resolves where to start in each partition: the consumer's
-// committed cursor when it has one, else from. A topic that does not exist
-// yet is created as a produce creates it (AutoCreate), so that a consumer
-// can subscribe before the first record is produced, as with Kafka.
-func (c *conn) startOffsets(topic string, partition *int, from fromSpec, consumer string) ([]StartPos, error) {
+// committed cursor when it has one, else from. With create, a topic that
+// does not exist yet is created as a produce creates it (AutoCreate), so
+// that a consumer can subscribe before the first record is produced, as
+// with Kafka.
+func (c *conn) startOffsets(topic string, partition *int, from fromSpec, consumer string, create bool) ([]StartPos, error) {
 	b := c.srv.b
 	if partition != nil && *partition < 0 {
 		return nil, errorf(CodePartitionOutOfRange, "partition %d of topic %q is negative", *partition, topic)
 	}
 	t, err := b.Describe(topic)
-	if errors.Is(err, engine.ErrTopicNotFound) && c.srv.opts.AutoCreate {
+	if errors.Is(err, engine.ErrTopicNotFound) && create && c.srv.opts.AutoCreate {
 		p := -1
 		if partition != nil {
 			p = *partition
