@@ -126,9 +126,12 @@ func processIO(pid int) (read, write int64, err error) {
 // the socket's inode from /proc/net/tcp{,6}, then the process holding it
 // among /proc/*/fd.
 func listenerPID(addr string) (int, error) {
-	_, portStr, err := net.SplitHostPort(addr)
+	host, portStr, err := net.SplitHostPort(addr)
 	if err != nil {
 		return 0, fmt.Errorf("server pid: %w", err)
+	}
+	if ip := net.ParseIP(host); host != "localhost" && (ip == nil || !(ip.IsLoopback() || ip.IsUnspecified())) {
+		return 0, fmt.Errorf("server pid: %s is not a loopback address (pass --server-pid)", host)
 	}
 	port, err := strconv.ParseUint(portStr, 10, 16)
 	if err != nil {

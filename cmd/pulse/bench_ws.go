@@ -173,7 +173,7 @@ func (b *wsBencher) run(o wsBenchOptions, progress io.Writer) error {
 		return err
 	}
 	res["ws_produce_batch100_rps"] = float64(len(recs)) / elapsed.Seconds()
-	res["ws_produce_batch100_mbps"] = float64(stored) / (1 << 20) / elapsed.Seconds()
+	res["ws_produce_batch100_mbps"] = mbps(stored, elapsed)
 
 	// The topic just written, read back over one connection.
 	fmt.Fprintf(progress, "bench ws: consume from earliest, %d records\n", len(recs))
@@ -197,7 +197,7 @@ func (b *wsBencher) run(o wsBenchOptions, progress io.Writer) error {
 		return err
 	}
 	res["ws_produce_binary100_rps"] = float64(len(bin)) / elapsed.Seconds()
-	res["ws_produce_binary100_mbps"] = float64(stored) / (1 << 20) / elapsed.Seconds()
+	res["ws_produce_binary100_mbps"] = mbps(stored, elapsed)
 	bin = nil
 
 	fmt.Fprintf(progress, "bench ws: produce, single records, 1 connection, %d in flight\n", wsBenchSingleWindow)
