@@ -10,6 +10,7 @@ import (
 	"path/filepath"
 	"runtime"
 	"sort"
+	"strings"
 	"sync"
 	"sync/atomic"
 	"time"
@@ -32,6 +33,7 @@ type benchConfig struct {
 	wsRecords  int
 	serverPID  int
 	noExtras   bool
+	wsSteps    string
 }
 
 func newBenchCmd() *cobra.Command {
@@ -56,6 +58,7 @@ ratios of what the disk allows.`,
 	f.Float64Var(&cfg.seconds, "seconds", 2, "duration of each every-write run")
 	f.IntVar(&cfg.wsRecords, "ws-records", 100000, "records of the single-record and 1-vs-100-topics websocket runs (a tenth of it: fan-out and end-to-end runs)")
 	f.IntVar(&cfg.serverPID, "server-pid", 0, "pid of the pulse serve behind --ws, for its CPU and i/o figures (default: the process listening on its port)")
+	f.StringVar(&cfg.wsSteps, "ws-steps", "", "comma-separated websocket steps to run, of "+strings.Join(wsBenchSteps, ",")+" (default: all)")
 	f.BoolVar(&cfg.noExtras, "no-extras", false, "skip the figures other parts of Pulse add (compaction)")
 	f.MarkHidden("no-extras")
 	return cmd
@@ -82,6 +85,10 @@ func runBench(ctx context.Context, cfg benchConfig, out, progress io.Writer) err
 		dir = d
 	} else if ents, err := os.ReadDir(dir); err == nil && len(ents) > 0 {
 		return fmt.Errorf("bench: --dir %s is not empty", dir)
+	}
+	wsSteps, err := parseWSSteps(cfg.wsSteps)
+	if err != nil {
+		return err
 	}
 	res, notes := benchResult{}, benchNotes{}
 	step := func(name string, fn func() error) error {
@@ -128,7 +135,7 @@ func runBench(ctx context.Context, cfg benchConfig, out, progress io.Writer) err
 			if wsBench == nil {
 				return fmt.Errorf("this build has no websocket benchmark")
 			}
-			figs, why, err := wsBench(ctx, wsBenchOptions{addr: cfg.ws, total: total, records: cfg.wsRecords, serverPID: cfg.serverPID}, progress)
+			figs, why, err := wsBench(ctx, wsBenchOptions{addr: cfg.ws, total: total, records: cfg.wsRecords, serverPID: cfg.serverPID, steps: wsSteps}, progress)
 			for k, v := range figs {
 				res[k] = v
 			}
@@ -147,9 +154,10 @@ func runBench(ctx context.Context, cfg benchConfig, out, progress io.Writer) err
 // much.
 type wsBenchOptions struct {
 	addr      string
-	total     int64 // bytes of the batched produce runs, as of the append runs
-	records   int   // records of the single-record and 1-vs-100-topics runs
-	serverPID int   // the server's pid; 0: the process listening on addr
+	total     int64           // bytes of the batched produce runs, as of the append runs
+	records   int             // records of the single-record and 1-vs-100-topics runs
+	serverPID int             // the server's pid; 0: the process listening on addr
+	steps     map[string]bool // steps to run (of wsBenchSteps); nil: all
 }
 
 // wsBench measures the websocket API of a running Pulse (set by the

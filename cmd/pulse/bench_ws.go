@@ -8,6 +8,7 @@ import (
 	"io"
 	"os"
 	"runtime/debug"
+	"runtime/pprof"
 	"slices"
 	"strconv"
 	"strings"
@@ -43,7 +44,10 @@ type wsBencher struct {
 	notes  benchNotes
 	pid    int   // the server's pid
 	pidErr error // why pid is unknown
+	out    io.Writer
 }
+
+func (b *wsBencher) progress() io.Writer { return b.out }
 
 // runWSBench measures the websocket API of the Pulse running at o.addr over
 // loopback, with the records of the engine's append runs: batched produce
@@ -66,6 +70,7 @@ func runWSBench(ctx context.Context, o wsBenchOptions, progress io.Writer) (benc
 		b.pid, b.pidErr = listenerPID(o.addr)
 	}
 	defer b.deleteTopics(context.Background())
+	b.out = progress
 	err = b.run(o, progress)
 	return b.res, b.notes, err
 }
@@ -147,8 +152,27 @@ func (b *wsBencher) perRecord(name string, start cpuMark, n int) {
 	}
 }
 
+// wsBenchSteps are the websocket benchmark's steps, in the order they run;
+// `pulse bench --ws-steps` picks some of them.
+var wsBenchSteps = []string{"batch", "consume", "binary", "single", "topics", "fanout", "e2e"}
+
+// parseWSSteps turns --ws-steps into the set of steps to run (nil: all).
+func parseWSSteps(list string) (map[string]bool, error) {
+	if list == "" {
+		return nil, nil
+	}
+	set := map[string]bool{}
+	for _, st := range strings.Split(list, ",") {
+		st = strings.TrimSpace(st)
+		if !slices.Contains(wsBenchSteps, st) {
+			return nil, fmt.Errorf("--ws-steps: unknown step %q (steps: %s)", st, strings.Join(wsBenchSteps, ","))
+		}
+		set[st] = true
+	}
+	return set, nil
+}
+
 func (b *wsBencher) run(o wsBenchOptions, progress io.Writer) error {
-	ctx, cf, res := b.ctx, b.cf, b.res
 	// The engine's append_interval run's records: ~1 KiB JSON values.
 	bin := benchRecords(o.total)
 	recs := make([]wsapi.RecordIn, len(bin))
@@ -156,120 +180,202 @@ func (b *wsBencher) run(o wsBenchOptions, progress io.Writer) error {
 		k := string(r.Key)
 		recs[i] = wsapi.RecordIn{Key: &k, Value: r.Value}
 	}
-	records := max(1, min(len(recs), o.records))
-	few := max(1, records/10)
+	s := &wsSteps{wsBencher: b, bin: bin, recs: recs, records: max(1, min(len(recs), o.records))}
+	s.few = max(1, s.records/10)
+	steps := map[string]func() error{
+		"batch": s.batch, "consume": s.consume, "binary": s.binary, "single": s.single,
+		"topics": s.manyTopics, "fanout": s.fanout, "e2e": s.e2e,
+	}
+	for _, name := range wsBenchSteps {
+		if o.steps != nil && !o.steps[name] {
+			continue
+		}
+		if name == "e2e" {
+			s.recs, s.bin, bin, recs = nil, nil, nil, nil
+			debug.FreeOSMemory() // collects them, and returns their pages
+		}
+		var err error
+		// The label tells this step's samples apart in a CPU profile
+		// of the bench (go tool pprof -tagfocus bench=NAME).
+		pprof.Do(b.ctx, pprof.Labels("bench", name), func(context.Context) {
+			err = steps[name]()
+		})
+		if err != nil {
+			return fmt.Errorf("%s: %w", name, err)
+		}
+	}
+	return nil
+}
 
-	fmt.Fprintf(progress, "bench ws: produce, batches of 100, %d connections\n", wsBenchConns)
-	topic, err := b.newTopic("batch", "interval")
+// wsSteps are the steps of one websocket benchmark and the records they
+// produce.
+type wsSteps struct {
+	*wsBencher
+	bin     []engine.Record
+	recs    []wsapi.RecordIn
+	records int    // records of the single-record and many-topics runs
+	few     int    // records of the fan-out and end-to-end runs
+	written string // the topic the batch step wrote, for the consume step
+}
+
+func (s *wsSteps) batch() error {
+	fmt.Fprintf(s.progress(), "bench ws: produce, batches of 100, %d connections\n", wsBenchConns)
+	topic, err := s.newTopic("batch", "interval")
 	if err != nil {
 		return err
 	}
-	elapsed, err := wsProduceRun(ctx, cf, []string{topic}, wsBenchConns, recs, nil, 100, wsBenchWindow)
+	elapsed, err := wsProduceRun(s.ctx, s.cf, []string{topic}, wsBenchConns, s.recs, nil, 100, wsBenchWindow)
 	if err != nil {
 		return err
 	}
-	stored, err := storedBytes(ctx, b.admin, topic)
+	stored, err := storedBytes(s.ctx, s.admin, topic)
 	if err != nil {
 		return err
 	}
-	res["ws_produce_batch100_rps"] = float64(len(recs)) / elapsed.Seconds()
-	res["ws_produce_batch100_mbps"] = mbps(stored, elapsed)
+	s.res["ws_produce_batch100_rps"] = float64(len(s.recs)) / elapsed.Seconds()
+	s.res["ws_produce_batch100_mbps"] = mbps(stored, elapsed)
+	s.written = topic
+	return nil
+}
 
-	// The topic just written, read back over one connection.
-	fmt.Fprintf(progress, "bench ws: consume from earliest, %d records\n", len(recs))
-	writebackAll()
-	mark := b.cpu()
-	if elapsed, err = wsConsumeRun(ctx, cf, topic, len(recs)); err != nil {
-		return err
-	}
-	b.perRecord("ws_consume", mark, len(recs))
-	res["ws_consume_rps"] = float64(len(recs)) / elapsed.Seconds()
-
-	// The same records in binary produce frames: no JSON on either side.
-	fmt.Fprintf(progress, "bench ws: produce, binary frames of 100, %d connections\n", wsBenchConns)
-	if topic, err = b.newTopic("binary", "interval"); err != nil {
-		return err
-	}
-	if elapsed, err = wsProduceRun(ctx, cf, []string{topic}, wsBenchConns, nil, bin, 100, wsBenchWindow); err != nil {
-		return err
-	}
-	if stored, err = storedBytes(ctx, b.admin, topic); err != nil {
-		return err
-	}
-	res["ws_produce_binary100_rps"] = float64(len(bin)) / elapsed.Seconds()
-	res["ws_produce_binary100_mbps"] = mbps(stored, elapsed)
-	bin = nil
-
-	fmt.Fprintf(progress, "bench ws: produce, single records, 1 connection, %d in flight\n", wsBenchSingleWindow)
-	if topic, err = b.newTopic("single", "interval"); err != nil {
-		return err
-	}
-	mark = b.cpu()
-	if elapsed, err = wsProduceRun(ctx, cf, []string{topic}, 1, recs[:records], nil, 1, wsBenchSingleWindow); err != nil {
-		return err
-	}
-	b.perRecord("ws_produce_single", mark, records)
-	res["ws_produce_single_rps"] = float64(records) / elapsed.Seconds()
-
-	for _, n := range []int{1, wsBenchTopics} {
-		fmt.Fprintf(progress, "bench ws: produce, batches of 100 over %d topic(s), %d connections\n", n, wsBenchConns)
-		ts, err := b.newTopics(fmt.Sprintf("topics%d", n), n, "interval")
+// consume reads the batch step's topic back from earliest over one
+// connection (without the batch step, it first writes the records in
+// binary frames, unmeasured).
+func (s *wsSteps) consume() error {
+	if s.written == "" {
+		topic, err := s.newTopic("consume", "interval")
 		if err != nil {
 			return err
 		}
-		if elapsed, err = wsProduceRun(ctx, cf, ts, wsBenchConns, recs[:records], nil, 100, wsBenchWindow); err != nil {
+		if _, err := wsProduceRun(s.ctx, s.cf, []string{topic}, wsBenchConns, nil, s.bin, 100, wsBenchWindow); err != nil {
 			return err
 		}
-		res[fmt.Sprintf("ws_produce_topics%d_rps", n)] = float64(records) / elapsed.Seconds()
+		s.written = topic
 	}
+	fmt.Fprintf(s.progress(), "bench ws: consume from earliest, %d records, 1 connection\n", len(s.recs))
+	writebackAll()
+	mark := s.cpu()
+	elapsed, err := wsConsumeRun(s.ctx, s.cf, s.written, len(s.recs))
+	if err != nil {
+		return err
+	}
+	s.perRecord("ws_consume", mark, len(s.recs))
+	s.res["ws_consume_rps"] = float64(len(s.recs)) / elapsed.Seconds()
+	return nil
+}
 
+// binary produces the batch step's records in binary produce frames: no
+// JSON on either side.
+func (s *wsSteps) binary() error {
+	fmt.Fprintf(s.progress(), "bench ws: produce, binary frames of 100, %d connections\n", wsBenchConns)
+	topic, err := s.newTopic("binary", "interval")
+	if err != nil {
+		return err
+	}
+	elapsed, err := wsProduceRun(s.ctx, s.cf, []string{topic}, wsBenchConns, nil, s.bin, 100, wsBenchWindow)
+	if err != nil {
+		return err
+	}
+	stored, err := storedBytes(s.ctx, s.admin, topic)
+	if err != nil {
+		return err
+	}
+	s.res["ws_produce_binary100_rps"] = float64(len(s.bin)) / elapsed.Seconds()
+	s.res["ws_produce_binary100_mbps"] = mbps(stored, elapsed)
+	return nil
+}
+
+func (s *wsSteps) single() error {
+	fmt.Fprintf(s.progress(), "bench ws: produce, %d single records, 1 connection, %d in flight\n", s.records, wsBenchSingleWindow)
+	topic, err := s.newTopic("single", "interval")
+	if err != nil {
+		return err
+	}
+	mark := s.cpu()
+	elapsed, err := wsProduceRun(s.ctx, s.cf, []string{topic}, 1, s.recs[:s.records], nil, 1, wsBenchSingleWindow)
+	if err != nil {
+		return err
+	}
+	s.perRecord("ws_produce_single", mark, s.records)
+	s.res["ws_produce_single_rps"] = float64(s.records) / elapsed.Seconds()
+	return nil
+}
+
+// manyTopics produces the same records in batches of 100 to one topic,
+// then spread over wsBenchTopics topics.
+func (s *wsSteps) manyTopics() error {
+	for _, n := range []int{1, wsBenchTopics} {
+		fmt.Fprintf(s.progress(), "bench ws: produce, %d records in batches of 100 over %d topic(s), %d connections\n", s.records, n, wsBenchConns)
+		ts, err := s.newTopics(fmt.Sprintf("topics%d", n), n, "interval")
+		if err != nil {
+			return err
+		}
+		elapsed, err := wsProduceRun(s.ctx, s.cf, ts, wsBenchConns, s.recs[:s.records], nil, 100, wsBenchWindow)
+		if err != nil {
+			return err
+		}
+		s.res[fmt.Sprintf("ws_produce_topics%d_rps", n)] = float64(s.records) / elapsed.Seconds()
+	}
+	return nil
+}
+
+// fanout produces to one topic from one producer while 1, 8 and 64
+// subscribers on connections of their own read it.
+func (s *wsSteps) fanout() error {
 	for _, n := range wsBenchFanouts {
-		fmt.Fprintf(progress, "bench ws: fan-out, 1 producer, %d subscriber(s), %d records\n", n, few)
-		if topic, err = b.newTopic(fmt.Sprintf("fanout%d", n), "interval"); err != nil {
+		fmt.Fprintf(s.progress(), "bench ws: fan-out, 1 producer, %d subscriber(s), %d records\n", n, s.few)
+		topic, err := s.newTopic(fmt.Sprintf("fanout%d", n), "interval")
+		if err != nil {
 			return err
 		}
-		var cpu cpuMark
-		if elapsed, err = wsFanoutRun(ctx, cf, topic, n, recs[:few], func() { cpu = b.cpu() }); err != nil {
+		var mark cpuMark
+		elapsed, err := wsFanoutRun(s.ctx, s.cf, topic, n, s.recs[:s.few], func() { mark = s.cpu() })
+		if err != nil {
 			return err
 		}
-		res[fmt.Sprintf("ws_fanout%d_per_sub_rps", n)] = float64(few) / elapsed.Seconds()
-		end := b.cpu()
+		end := s.cpu()
+		s.res[fmt.Sprintf("ws_fanout%d_per_sub_rps", n)] = float64(s.few) / elapsed.Seconds()
 		name := fmt.Sprintf("ws_fanout%d_server_cpu_us_per_delivery", n)
-		if err := errors.Join(cpu.serverErr, end.serverErr); err != nil {
-			b.notes[name] = err.Error()
+		if err := errors.Join(mark.serverErr, end.serverErr); err != nil {
+			s.notes[name] = err.Error()
 		} else {
-			res[name] = float64((end.server - cpu.server).Nanoseconds()) / 1e3 / float64(few*n)
+			s.res[name] = float64((end.server - mark.server).Nanoseconds()) / 1e3 / float64(s.few*n)
 		}
 	}
+	return nil
+}
 
-	recs = nil
-	debug.FreeOSMemory() // collects them, and returns their pages
+// e2e measures produce-to-delivery latency at wsBenchE2ERate in both sync
+// modes, and the bytes the server caused to be written to the device per
+// byte of the values produced.
+func (s *wsSteps) e2e() error {
 	for _, mode := range []string{"interval", "every-write"} {
-		fmt.Fprintf(progress, "bench ws: end-to-end latency, %s, %d records/s, %d records\n", mode, wsBenchE2ERate, few)
-		if topic, err = b.newTopic("e2e-"+mode, mode); err != nil {
+		fmt.Fprintf(s.progress(), "bench ws: end-to-end latency, %s, %d records/s, %d records\n", mode, wsBenchE2ERate, s.few)
+		topic, err := s.newTopic("e2e-"+mode, mode)
+		if err != nil {
 			return err
 		}
 		var write0 int64
-		var ioErr error
-		if ioErr = b.pidErr; ioErr == nil {
-			_, write0, ioErr = processIO(b.pid)
+		ioErr := s.pidErr
+		if ioErr == nil {
+			_, write0, ioErr = processIO(s.pid)
 		}
-		lat, payload, err := wsE2ERun(ctx, cf, topic, few)
+		lat, payload, err := wsE2ERun(s.ctx, s.cf, topic, s.few)
 		if err != nil {
 			return err
 		}
 		name := "ws_e2e_" + strings.ReplaceAll(mode, "-", "_")
 		if ioErr == nil {
 			var write1 int64
-			if _, write1, ioErr = processIO(b.pid); ioErr == nil {
-				res[name+"_disk_bytes_per_payload_byte"] = float64(write1-write0) / float64(payload)
+			if _, write1, ioErr = processIO(s.pid); ioErr == nil {
+				s.res[name+"_disk_bytes_per_payload_byte"] = float64(write1-write0) / float64(payload)
 			}
 		}
 		if ioErr != nil {
-			b.notes[name+"_disk_bytes_per_payload_byte"] = ioErr.Error()
+			s.notes[name+"_disk_bytes_per_payload_byte"] = ioErr.Error()
 		}
-		res[name+"_p50_us"] = percentile(lat, 0.50)
-		res[name+"_p99_us"] = percentile(lat, 0.99)
+		s.res[name+"_p50_us"] = percentile(lat, 0.50)
+		s.res[name+"_p99_us"] = percentile(lat, 0.99)
 	}
 	return nil
 }

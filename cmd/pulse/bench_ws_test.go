@@ -103,3 +103,21 @@ func TestBenchWSAgainstServe(t *testing.T) {
 		t.Errorf("topics left behind:\n%s", ts)
 	}
 }
+
+// TestBenchWSSteps runs one websocket step alone, as for a CPU profile of
+// it, and refuses an unknown step before measuring anything.
+func TestBenchWSSteps(t *testing.T) {
+	if testing.Short() {
+		t.Skip("runs the bench's disk steps against a pulse serve")
+	}
+	srv := startServe(t, t.TempDir())
+	_, errOut, err := pulse(t, "", "bench", "--ws", srv.addr, "--ws-steps", "single,sing", "--dir", t.TempDir())
+	if err == nil || !strings.Contains(errOut, `unknown step "sing"`) || strings.Contains(errOut, "fsync rate") {
+		t.Fatalf("bench with an unknown step: %v, stderr %s", err, errOut)
+	}
+	out := mustPulse(t, "", "bench", "--ws", srv.addr, "--ws-steps", "consume", "--dir", t.TempDir(),
+		"--mb", "1", "--recovery-mb", "0", "--seconds", "0.2", "--no-extras")
+	if !strings.Contains(out, "ws_consume_server_cpu_us_per_rec") || strings.Contains(out, "ws_produce_single_rps") || strings.Contains(out, "ws_produce_batch100_rps") {
+		t.Errorf("bench --ws-steps consume printed:\n%s", out)
+	}
+}
