@@ -40,21 +40,30 @@ func processCPU(pid int) (time.Duration, error) {
 	if err != nil {
 		return 0, fmt.Errorf("cpu time of pid %d: %w", pid, err)
 	}
-	// The command name (field 2) is in parentheses and may hold spaces:
-	// the fields counted from 3 start after the last ')'.
+	d, err := statCPU(b)
+	if err != nil {
+		return 0, fmt.Errorf("cpu time of pid %d: %w", pid, err)
+	}
+	return d, nil
+}
+
+// statCPU reads utime + stime from the contents of a /proc/PID/stat.
+func statCPU(b []byte) (time.Duration, error) {
+	// The command name (field 2) is in parentheses and may hold spaces
+	// and parentheses: the fields from 3 on start after the last ')'.
 	i := bytes.LastIndexByte(b, ')')
 	if i < 0 {
-		return 0, fmt.Errorf("cpu time of pid %d: /proc/%d/stat has no command field", pid, pid)
+		return 0, errors.New("stat: no command field")
 	}
 	f := strings.Fields(string(b[i+1:]))
 	if len(f) < 13 {
-		return 0, fmt.Errorf("cpu time of pid %d: /proc/%d/stat has %d fields after the command", pid, pid, len(f))
+		return 0, fmt.Errorf("stat: %d fields after the command, want at least 13", len(f))
 	}
 	var ticks int64
 	for _, s := range f[11:13] { // utime, stime: fields 14 and 15
 		n, err := strconv.ParseInt(s, 10, 64)
-		if err != nil {
-			return 0, fmt.Errorf("cpu time of pid %d: %w", pid, err)
+		if err != nil || n < 0 {
+			return 0, fmt.Errorf("stat: cpu ticks %q: want a count", s)
 		}
 		ticks += n
 	}

@@ -71,7 +71,7 @@ func runWSBench(ctx context.Context, o wsBenchOptions, progress io.Writer) (benc
 	}
 	defer b.deleteTopics(context.Background())
 	b.out = progress
-	err = b.run(o, progress)
+	err = b.run(o)
 	return b.res, b.notes, err
 }
 
@@ -172,7 +172,7 @@ func parseWSSteps(list string) (map[string]bool, error) {
 	return set, nil
 }
 
-func (b *wsBencher) run(o wsBenchOptions, progress io.Writer) error {
+func (b *wsBencher) run(o wsBenchOptions) error {
 	// The engine's append_interval run's records: ~1 KiB JSON values.
 	bin := benchRecords(o.total)
 	recs := make([]wsapi.RecordIn, len(bin))
