@@ -10,6 +10,7 @@ import (
 	"path/filepath"
 	"runtime"
 	"sort"
+	"strings"
 	"sync"
 	"sync/atomic"
 	"time"
@@ -29,6 +30,10 @@ type benchConfig struct {
 	mb         int
 	recoveryMB int
 	seconds    float64
+	wsRecords  int
+	serverPID  int
+	noExtras   bool
+	wsSteps    string
 }
 
 func newBenchCmd() *cobra.Command {
@@ -51,11 +56,20 @@ ratios of what the disk allows.`,
 	f.IntVar(&cfg.mb, "mb", 256, "MiB appended by the throughput runs")
 	f.IntVar(&cfg.recoveryMB, "recovery-mb", 1024, "MiB in the partition used for the recovery figures (0 skips them)")
 	f.Float64Var(&cfg.seconds, "seconds", 2, "duration of each every-write run")
+	f.IntVar(&cfg.wsRecords, "ws-records", 100000, "records of the single-record and 1-vs-100-topics websocket runs (a tenth of it: fan-out and end-to-end runs)")
+	f.IntVar(&cfg.serverPID, "server-pid", 0, "pid of the pulse serve behind --ws, for its CPU and i/o figures (default: the process listening on its port)")
+	f.StringVar(&cfg.wsSteps, "ws-steps", "", "comma-separated websocket steps to run, of "+strings.Join(wsBenchSteps, ",")+" (default: all)")
+	f.BoolVar(&cfg.noExtras, "no-extras", false, "skip the figures other parts of Pulse add (compaction)")
+	f.MarkHidden("no-extras")
 	return cmd
 }
 
 // benchResult is what `pulse bench --json` prints.
 type benchResult map[string]float64
+
+// benchNotes holds, by figure name, why a figure was not measured in this
+// run (for instance: not permitted, or not on this OS).
+type benchNotes map[string]string
 
 func runBench(ctx context.Context, cfg benchConfig, out, progress io.Writer) error {
 	if ctx == nil {
@@ -72,7 +86,11 @@ func runBench(ctx context.Context, cfg benchConfig, out, progress io.Writer) err
 	} else if ents, err := os.ReadDir(dir); err == nil && len(ents) > 0 {
 		return fmt.Errorf("bench: --dir %s is not empty", dir)
 	}
-	res := benchResult{}
+	wsSteps, err := parseWSSteps(cfg.wsSteps)
+	if err != nil {
+		return err
+	}
+	res, notes := benchResult{}, benchNotes{}
 	step := func(name string, fn func() error) error {
 		settle(dir)
 		fmt.Fprintf(progress, "bench: %s...\n", name)
@@ -97,7 +115,7 @@ func runBench(ctx context.Context, cfg benchConfig, out, progress io.Writer) err
 		steps = append(steps, struct {
 			name string
 			fn   func() error
-		}{"recovery", func() error { return benchRecovery(dir, int64(cfg.recoveryMB)<<20, res) }})
+		}{"recovery", func() error { return benchRecovery(dir, int64(cfg.recoveryMB)<<20, res, notes) }})
 	}
 	for _, s := range steps {
 		if err := step(s.name, s.fn); err != nil {
@@ -105,6 +123,9 @@ func runBench(ctx context.Context, cfg benchConfig, out, progress io.Writer) err
 		}
 	}
 	for _, extra := range benchExtras {
+		if cfg.noExtras {
+			break
+		}
 		if err := step(extra.name, func() error { return extra.run(ctx, dir, res) }); err != nil {
 			return err
 		}
@@ -114,22 +135,34 @@ func runBench(ctx context.Context, cfg benchConfig, out, progress io.Writer) err
 			if wsBench == nil {
 				return fmt.Errorf("this build has no websocket benchmark")
 			}
-			figs, err := wsBench(ctx, cfg.ws, total, progress)
+			figs, why, err := wsBench(ctx, wsBenchOptions{addr: cfg.ws, total: total, records: cfg.wsRecords, serverPID: cfg.serverPID, steps: wsSteps}, progress)
 			for k, v := range figs {
 				res[k] = v
+			}
+			for k, v := range why {
+				notes[k] = v
 			}
 			return err
 		}); err != nil {
 			return err
 		}
 	}
-	return printBench(out, res, cfg.jsonOut)
+	return printBench(out, res, notes, cfg.jsonOut)
+}
+
+// wsBenchOptions say what the websocket benchmark runs against, and how
+// much.
+type wsBenchOptions struct {
+	addr      string
+	total     int64           // bytes of the batched produce runs, as of the append runs
+	records   int             // records of the single-record and 1-vs-100-topics runs
+	serverPID int             // the server's pid; 0: the process listening on addr
+	steps     map[string]bool // steps to run (of wsBenchSteps); nil: all
 }
 
 // wsBench measures the websocket API of a running Pulse (set by the
 // websocket client's bench file).
-// total is the volume of the batched produce runs, as of the append runs.
-var wsBench func(ctx context.Context, addr string, total int64, progress io.Writer) (map[string]float64, error)
+var wsBench func(ctx context.Context, o wsBenchOptions, progress io.Writer) (benchResult, benchNotes, error)
 
 // settle removes what earlier steps left in dir and waits for the kernel to
 // write back every dirty page, so that no step's fsyncs queue behind the
@@ -148,23 +181,44 @@ var benchExtras []struct {
 	run  func(ctx context.Context, dir string, res benchResult) error
 }
 
-func printBench(w io.Writer, res benchResult, asJSON bool) error {
+func printBench(w io.Writer, res benchResult, notes benchNotes, asJSON bool) error {
 	if asJSON {
+		out := map[string]any{}
+		for k, v := range res {
+			out[k] = v
+		}
+		if len(notes) > 0 {
+			out["not_measured"] = notes
+		}
 		enc := json.NewEncoder(w)
 		enc.SetIndent("", "  ")
-		return enc.Encode(res)
+		return enc.Encode(out)
 	}
-	keys := make([]string, 0, len(res))
+	keys := make([]string, 0, len(res)+len(notes))
 	for k := range res {
 		keys = append(keys, k)
 	}
+	for k := range notes {
+		if _, ok := res[k]; !ok {
+			keys = append(keys, k)
+		}
+	}
 	sort.Strings(keys)
 	for _, k := range keys {
-		fmt.Fprintf(w, "%-32s %14.2f\n", k, res[k])
+		if v, ok := res[k]; ok {
+			fmt.Fprintf(w, "%-48s %14.2f\n", k, v)
+		} else {
+			fmt.Fprintf(w, "%-48s %14s   (%s)\n", k, "not measured", notes[k])
+		}
 	}
 	ratio := func(name, a, b string, target float64) {
 		if res[b] > 0 && res[a] > 0 {
-			fmt.Fprintf(w, "%-32s %14.2f   (target >= %.2f)\n", name, res[a]/res[b], target)
+			fmt.Fprintf(w, "%-48s %14.2f   (target >= %.2f)\n", name, res[a]/res[b], target)
+		}
+	}
+	ratioBelow := func(name, a, b string, target float64) {
+		if res[b] > 0 && res[a] > 0 {
+			fmt.Fprintf(w, "%-48s %14.2f   (target <= %.2f)\n", name, res[a]/res[b], target)
 		}
 	}
 	fmt.Fprintln(w)
@@ -173,7 +227,11 @@ func printBench(w io.Writer, res benchResult, asJSON bool) error {
 	ratio("every_write_1p / fdatasync", "append_every_write_1p_rps", "fdatasync_per_sec", 0.8)
 	ratio("every_write_64p / 1p", "append_every_write_64p_rps", "append_every_write_1p_rps", 30)
 	ratio("ws batch100 / append_interval", "ws_produce_batch100_mbps", "append_interval_mbps", 0.7)
-	ratio("ws binary100 / append_interval", "ws_produce_binary100_mbps", "append_interval_mbps", 0.7)
+	ratio("ws binary100 / append_interval", "ws_produce_binary100_mbps", "append_interval_mbps", 0.9)
+	ratio("ws topics100 / topics1", "ws_produce_topics100_rps", "ws_produce_topics1_rps", 0.9)
+	ratio("ws fanout64 / fanout1 (per subscriber)", "ws_fanout64_per_sub_rps", "ws_fanout1_per_sub_rps", 0.9)
+	ratioBelow("ws e2e every-write p50 / fdatasync p50", "ws_e2e_every_write_p50_us", "fdatasync_p50_us", 1.5)
+	ratioBelow("ws e2e every-write p99 / fdatasync p99", "ws_e2e_every_write_p99_us", "fdatasync_p99_us", 3)
 	return nil
 }
 
@@ -433,9 +491,11 @@ func benchEveryWrite(ctx context.Context, dir string, producers int, seconds flo
 	return nil
 }
 
-// benchRecovery fills one partition with size bytes, closes it cleanly and
-// times the snapshot path, then removes the snapshot and times the full scan.
-func benchRecovery(dir string, size int64, res benchResult) error {
+// benchRecovery fills one partition with size bytes, closes it cleanly,
+// measures what reopening it reads from the device with a cold page cache
+// and times the snapshot path, then removes the snapshot and times the full
+// scan.
+func benchRecovery(dir string, size int64, res benchResult, notes benchNotes) error {
 	name := "recovery"
 	e, err := openBenchEngine(dir, name)
 	if err != nil {
@@ -472,6 +532,9 @@ func benchRecovery(dir string, size int64, res benchResult) error {
 		}
 		return 0, 0, fmt.Errorf("no recovery report for topic bench")
 	}
+	if err := benchColdRestart(filepath.Join(dir, name), res, notes); err != nil {
+		return err
+	}
 	ms, _, err := report()
 	if err != nil {
 		return err
@@ -488,5 +551,90 @@ func benchRecovery(dir string, size int64, res benchResult) error {
 	res["recovery_fullscan_ms"] = ms
 	res["recovery_fullscan_mbps"] = float64(scanned) / 1e6 / (ms / 1000)
 	res["recovery_partition_mb"] = float64(size) / 1e6
+	return nil
+}
+
+// benchColdRestart drops the page cache and reopens the engine on dataDir
+// (closed cleanly), counting the bytes this process reads from the device
+// during engine.Open (read_bytes of /proc/self/io) against the bytes the
+// data dir holds. Between the drop and the measured open, an engine is
+// opened on a small data dir of its own, so that the pages of this program
+// that opening runs are read back before the count starts: what is counted
+// is the store.
+func benchColdRestart(dataDir string, res benchResult, notes benchNotes) error {
+	figs := []string{"cold_restart_read_mb", "cold_restart_read_fraction"}
+	var store int64
+	err := filepath.WalkDir(dataDir, func(p string, d os.DirEntry, err error) error {
+		if err != nil || d.IsDir() {
+			return err
+		}
+		fi, err := d.Info()
+		if err == nil {
+			store += fi.Size()
+		}
+		return err
+	})
+	if err != nil {
+		return fmt.Errorf("cold restart: size of %s: %w", dataDir, err)
+	}
+	res["cold_restart_store_mb"] = float64(store) / 1e6
+	notMeasured := func(err error) error {
+		for _, f := range figs {
+			notes[f] = err.Error()
+		}
+		return nil
+	}
+	if _, _, err := processIO(0); err != nil {
+		return notMeasured(err)
+	}
+	warm := dataDir + "-warm"
+	defer os.RemoveAll(warm)
+	warmOpen := func() error {
+		e, err := engine.Open(engine.DefaultOptions(warm))
+		if err != nil {
+			return fmt.Errorf("cold restart: %w", err)
+		}
+		return e.Close()
+	}
+	if err := warmOpen(); err != nil {
+		return err
+	}
+	if e, err := engine.Open(engine.DefaultOptions(warm)); err == nil {
+		err = e.CreateTopic("bench", engine.TopicConfig{Codec: "none", SyncMode: engine.SyncInterval})
+		if err == nil {
+			_, err = e.Produce(context.Background(), "bench", 0, []engine.Record{{Value: []byte(`{}`)}})
+		}
+		if cerr := e.Close(); err == nil {
+			err = cerr
+		}
+		if err != nil {
+			return fmt.Errorf("cold restart: %w", err)
+		}
+	}
+	if err := dropPageCache(); err != nil {
+		return notMeasured(err)
+	}
+	if err := warmOpen(); err != nil {
+		return err
+	}
+	before, _, err := processIO(0)
+	if err != nil {
+		return notMeasured(err)
+	}
+	e, err := engine.Open(engine.DefaultOptions(dataDir))
+	if err != nil {
+		return fmt.Errorf("cold restart: %w", err)
+	}
+	after, _, ioErr := processIO(0)
+	if err := e.Close(); err != nil {
+		return fmt.Errorf("cold restart: %w", err)
+	}
+	if ioErr != nil {
+		return notMeasured(ioErr)
+	}
+	res["cold_restart_read_mb"] = float64(after-before) / 1e6
+	if store > 0 {
+		res["cold_restart_read_fraction"] = float64(after-before) / float64(store)
+	}
 	return nil
 }

@@ -1,62 +1,123 @@
 package main
 
 import (
-	"context"
-	"io"
+	"bufio"
+	"math"
 	"os"
-	"path/filepath"
+	"os/exec"
+	"strconv"
+	"strings"
 	"testing"
-
-	"github.com/pulselog/pulse/engine"
+	"time"
 )
 
-// TestWSBenchFigures runs the websocket benchmark against an in-process
-// server on loopback and checks it reports every figure. The figures
-// themselves are not asserted (machines are shared): they are logged.
-func TestWSBenchFigures(t *testing.T) {
+// wsBenchFigures are the figures `pulse bench --ws` prints, each as a
+// number on Linux.
+var wsBenchFigures = []string{
+	"fdatasync_p50_us", "fdatasync_p99_us", "append_interval_mbps",
+	"append_every_write_1p_rps", "append_every_write_64p_rps",
+	"ws_produce_batch100_rps", "ws_produce_batch100_mbps",
+	"ws_produce_binary100_rps", "ws_produce_binary100_mbps",
+	"ws_consume_rps", "ws_consume_server_cpu_us_per_rec", "ws_consume_client_cpu_us_per_rec", "ws_consume_cpu_us_per_rec",
+	"ws_produce_single_rps", "ws_produce_single_server_cpu_us_per_rec", "ws_produce_single_client_cpu_us_per_rec", "ws_produce_single_cpu_us_per_rec",
+	"ws_produce_topics1_rps", "ws_produce_topics100_rps",
+	"ws_fanout1_per_sub_rps", "ws_fanout8_per_sub_rps", "ws_fanout64_per_sub_rps",
+	"ws_fanout1_server_cpu_us_per_delivery", "ws_fanout8_server_cpu_us_per_delivery", "ws_fanout64_server_cpu_us_per_delivery",
+	"ws_e2e_interval_p50_us", "ws_e2e_interval_p99_us", "ws_e2e_interval_disk_bytes_per_payload_byte",
+	"ws_e2e_every_write_p50_us", "ws_e2e_every_write_p99_us", "ws_e2e_every_write_disk_bytes_per_payload_byte",
+	"cold_restart_store_mb",
+}
+
+// wsBenchRatios are the ratio lines printed under the figures.
+var wsBenchRatios = []string{
+	"every_write_64p / 1p", "ws topics100 / topics1", "ws fanout64 / fanout1 (per subscriber)",
+	"ws e2e every-write p50 / fdatasync p50", "ws e2e every-write p99 / fdatasync p99",
+}
+
+// TestBenchWSAgainstServe runs `pulse bench --ws` with small counts against
+// a `pulse serve` process and checks that every figure is printed with a
+// positive, finite number. The figures themselves are not asserted
+// (machines are shared): they are logged.
+func TestBenchWSAgainstServe(t *testing.T) {
 	if testing.Short() {
-		t.Skip("the websocket benchmark moves ~60 MiB")
+		t.Skip("runs every bench step against a pulse serve")
 	}
-	if addr := os.Getenv("PULSE_WS_BENCH_ADDR"); addr != "" {
-		// Against a pulse serve run by hand, in another process.
-		figs, err := runWSBench(context.Background(), addr, 256<<20, io.Discard)
-		if err != nil {
-			t.Fatal(err)
-		}
-		for k, v := range figs {
-			t.Logf("%s = %.1f", k, v)
-		}
-		return
+	srv := startServe(t, t.TempDir())
+	cmd := exec.Command(pulseBinary(t), "bench", "--ws", srv.addr, "--dir", t.TempDir(),
+		"--mb", "2", "--recovery-mb", "4", "--seconds", "0.2", "--ws-records", "2000", "--no-extras")
+	var errb strings.Builder
+	cmd.Stderr = &errb
+	done := make(chan struct{})
+	var out []byte
+	var err error
+	go func() { out, err = cmd.Output(); close(done) }()
+	select {
+	case <-done:
+	case <-time.After(3 * time.Minute):
+		cmd.Process.Kill()
+		<-done
+		t.Fatalf("pulse bench did not finish; stderr %s", errb.String())
 	}
-	eng, err := engine.Open(engine.DefaultOptions(filepath.Join(t.TempDir(), "data")))
 	if err != nil {
-		t.Fatal(err)
+		t.Fatalf("pulse bench: %v\nstdout %s\nstderr %s", err, out, errb.String())
 	}
-	defer eng.Close()
-	ctx, cancel := context.WithCancel(context.Background())
-	defer cancel()
-	addr, stop, err := startAPI(ctx, eng, apiConfig{Listen: "127.0.0.1:0"})
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer stop()
-	figs, err := runWSBench(ctx, addr, 16<<20, io.Discard)
-	if err != nil {
-		t.Fatal(err)
-	}
-	for _, k := range []string{"ws_produce_batch100_rps", "ws_produce_batch100_mbps", "ws_produce_binary100_rps", "ws_produce_binary100_mbps", "ws_produce_single_rps", "ws_e2e_p50_us", "ws_e2e_p99_us"} {
-		v, ok := figs[k]
-		if !ok || v <= 0 {
-			t.Errorf("figure %s = %v (present %v)", k, v, ok)
+	t.Logf("pulse bench output:\n%s", out)
+	values, notes := map[string]string{}, map[string]string{}
+	sc := bufio.NewScanner(strings.NewReader(string(out)))
+	for sc.Scan() {
+		line := sc.Text()
+		if name, rest, ok := strings.Cut(line, "  "); ok {
+			name, rest = strings.TrimSpace(name), strings.TrimSpace(rest)
+			if why, ok := strings.CutPrefix(rest, "not measured"); ok {
+				notes[name] = why
+				continue
+			}
+			values[name] = strings.Fields(rest)[0]
 		}
-		t.Logf("%s = %.1f", k, v)
 	}
-	if figs["ws_e2e_p99_us"] < figs["ws_e2e_p50_us"] {
-		t.Errorf("p99 %v below p50 %v", figs["ws_e2e_p99_us"], figs["ws_e2e_p50_us"])
+	positive := func(name string) {
+		t.Helper()
+		s, ok := values[name]
+		if !ok {
+			t.Errorf("no figure %s printed (not measured: %q)", name, notes[name])
+			return
+		}
+		v, err := strconv.ParseFloat(s, 64)
+		if err != nil || !(v > 0) || math.IsInf(v, 0) {
+			t.Errorf("figure %s = %q, want a positive finite number", name, s)
+		}
 	}
-	// The benchmark cleans up after itself.
-	ts, err := eng.Topics()
-	if err != nil || len(ts) != 0 {
-		t.Fatalf("topics left behind: %v %v", ts, err)
+	for _, name := range append(wsBenchFigures, wsBenchRatios...) {
+		positive(name)
+	}
+	// The cold-restart figures need root, to drop the page cache.
+	for _, name := range []string{"cold_restart_read_mb", "cold_restart_read_fraction"} {
+		if os.Geteuid() == 0 {
+			positive(name)
+		} else if !strings.Contains(notes[name], "root") {
+			t.Errorf("%s: neither measured nor explained: %q", name, notes[name])
+		}
+	}
+	// The benchmark deletes the topics it created.
+	if ts := mustPulse(t, "", "topics", "list", "--server", srv.addr); strings.Contains(ts, "ws-bench-") {
+		t.Errorf("topics left behind:\n%s", ts)
+	}
+}
+
+// TestBenchWSSteps runs one websocket step alone, as for a CPU profile of
+// it, and refuses an unknown step before measuring anything.
+func TestBenchWSSteps(t *testing.T) {
+	if testing.Short() {
+		t.Skip("runs the bench's disk steps against a pulse serve")
+	}
+	srv := startServe(t, t.TempDir())
+	_, errOut, err := pulse(t, "", "bench", "--ws", srv.addr, "--ws-steps", "single,sing", "--dir", t.TempDir())
+	if err == nil || !strings.Contains(errOut, `unknown step "sing"`) || strings.Contains(errOut, "fsync rate") {
+		t.Fatalf("bench with an unknown step: %v, stderr %s", err, errOut)
+	}
+	out := mustPulse(t, "", "bench", "--ws", srv.addr, "--ws-steps", "consume", "--dir", t.TempDir(),
+		"--mb", "1", "--recovery-mb", "0", "--seconds", "0.2", "--no-extras")
+	if !strings.Contains(out, "ws_consume_server_cpu_us_per_rec") || strings.Contains(out, "ws_produce_single_rps") || strings.Contains(out, "ws_produce_batch100_rps") {
+		t.Errorf("bench --ws-steps consume printed:\n%s", out)
 	}
 }
