@@ -96,6 +96,7 @@ func New(opts Options) (*Model, error) {
 	m.help.Styles = st.Help
 	m.commands = defaultCommands()
 	addRecoveryCommands(m.commands)
+	addGroupCommands(m.commands)
 	m.stack = []Screen{newTopicsScreen(c)}
 	return m, nil
 }
