@@ -96,7 +96,9 @@ func (s *crashLabScreen) Init() tea.Cmd {
 	return s.resolve()
 }
 
-func (s *crashLabScreen) dir() string { return crashlab.PartitionDir(dataDir(s.c.Src), s.topic, s.part) }
+func (s *crashLabScreen) dir() string {
+	return crashlab.PartitionDir(dataDir(s.c.Src), s.topic, s.part)
+}
 
 func (s *crashLabScreen) loadPartitions() tea.Cmd {
 	src, id := s.c.Src, s.id

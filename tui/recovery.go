@@ -495,7 +495,9 @@ func addRecoveryCommands(cmds map[string]command) {
 		if topic == "" {
 			return push(needsLocal(m.c, "recovery", func() Screen { return newRecoveryListScreen(m.c) }))
 		}
-		return func() tea.Msg { return gotoTopicMsg{topic: topic, then: []Screen{needsLocal(m.c, "recovery", func() Screen { return newRecoveryScreen(m.c, topic, p) })}} }
+		return func() tea.Msg {
+			return gotoTopicMsg{topic: topic, then: []Screen{needsLocal(m.c, "recovery", func() Screen { return newRecoveryScreen(m.c, topic, p) })}}
+		}
 	}}
 	cmds["crashlab"] = command{usage: "crashlab [TOPIC [PARTITION]]  damage a scratch copy of a partition and watch recovery", run: func(m *Model, args []string) tea.Cmd {
 		topic, p, bad := partArgs("crashlab", args)
@@ -505,6 +507,8 @@ func addRecoveryCommands(cmds map[string]command) {
 		if topic == "" {
 			return push(needsLocal(m.c, "crash lab", func() Screen { return newCrashLabScreen(m.c, "", 0) }))
 		}
-		return func() tea.Msg { return gotoTopicMsg{topic: topic, then: []Screen{needsLocal(m.c, "crash lab", func() Screen { return newCrashLabScreen(m.c, topic, p) })}} }
+		return func() tea.Msg {
+			return gotoTopicMsg{topic: topic, then: []Screen{needsLocal(m.c, "crash lab", func() Screen { return newCrashLabScreen(m.c, topic, p) })}}
+		}
 	}}
 }
