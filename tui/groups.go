@@ -156,5 +156,5 @@ func clusterSummary(c *Common, info engine.TopicInfo) string {
 	if cfg.Codec != "" {
 		parts = append(parts, "compression "+cfg.Codec)
 	}
-	return c.Styles.Muted.Render("  cluster topic · " + strings.Join(parts, " · ") + " · segments, recovery and crash lab need a local data dir")
+	return c.Styles.Muted.Render("  cluster topic · " + strings.Join(parts, " · ") + " · segments and recovery need a local data dir")
 }
