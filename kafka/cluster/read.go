@@ -289,8 +289,8 @@ func toRecord(kr *kgo.Record) engine.Record {
 }
 
 // OffsetForTimestamp returns the first offset of the partition whose
-// timestamp is >= ms (ListOffsets by time); engine.ErrOffsetOutOfRange when
-// no record is that recent.
+// timestamp is >= ms (ListOffsets by time), or the HWM when no record is
+// that recent, as the engine does.
 func (s *Source) OffsetForTimestamp(topic string, partition int, ms int64) (int64, error) {
 	if err := s.checkPartition(topic, partition); err != nil {
 		return 0, err
@@ -312,8 +312,8 @@ func (s *Source) OffsetForTimestamp(topic string, partition int, ms int64) (int6
 	if err != nil {
 		return 0, err
 	}
-	if o.Offset < 0 || o.Offset >= hwm {
-		return 0, fmt.Errorf("%w: no record of %s/%d at or after %d ms", engine.ErrOffsetOutOfRange, topic, partition, ms)
+	if o.Offset < 0 || o.Offset > hwm {
+		return hwm, nil
 	}
 	return o.Offset, nil
 }
