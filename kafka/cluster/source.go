@@ -4,11 +4,13 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"io"
 	"strings"
 	"sync"
 	"time"
 
 	"github.com/twmb/franz-go/pkg/kadm"
+	"github.com/twmb/franz-go/pkg/kerr"
 	"github.com/twmb/franz-go/pkg/kgo"
 )
 
@@ -69,8 +71,11 @@ func Open(cfg Config) (*Source, error) {
 	defer cancel()
 	if err := cl.Ping(ctx); err != nil {
 		cl.Close()
-		if errors.Is(err, context.DeadlineExceeded) {
+		switch {
+		case errors.Is(err, context.DeadlineExceeded):
 			err = fmt.Errorf("no broker answered within %s", cfg.DialTimeout)
+		case cfg.SASL != "" && (errors.Is(err, io.EOF) || errors.Is(err, kerr.SaslAuthenticationFailed)):
+			err = fmt.Errorf("%w (SASL authentication refused or connection closed during it: check the mechanism, user and password)", err)
 		}
 		return nil, fmt.Errorf("%w: %s: %w", ErrUnreachable, strings.Join(cfg.Brokers, ","), err)
 	}
