@@ -2,7 +2,9 @@ package cluster
 
 import (
 	"context"
+	"crypto/rand"
 	"errors"
+	"fmt"
 	"net"
 	"os"
 	"strings"
@@ -152,4 +154,16 @@ func freeAddr(t testing.TB) string {
 	a := l.Addr().String()
 	l.Close()
 	return a
+}
+
+// uniq names a topic or group of a test: name itself on a fresh kfake
+// cluster, name with a random suffix on an external one (PULSE_TEST_KAFKA)
+// that earlier runs may have left topics on.
+func uniq(t testing.TB, name string) string {
+	if os.Getenv(bootstrapEnv) == "" {
+		return name
+	}
+	var b [4]byte
+	rand.Read(b[:])
+	return fmt.Sprintf("%s-%x", name, b)
 }
