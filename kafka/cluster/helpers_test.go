@@ -167,3 +167,22 @@ func uniq(t testing.TB, name string) string {
 	rand.Read(b[:])
 	return fmt.Sprintf("%s-%x", name, b)
 }
+
+// timestampType is the topic's message.timestamp.type as kadm reads it.
+func timestampType(t testing.TB, adm *kadm.Client, topic string) string {
+	t.Helper()
+	rc, err := adm.DescribeTopicConfigs(testCtx(t), topic)
+	if err != nil {
+		t.Fatal(err)
+	}
+	r, err := rc.On(topic, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, c := range r.Configs {
+		if c.Key == "message.timestamp.type" && c.Value != nil {
+			return *c.Value
+		}
+	}
+	return "CreateTime"
+}
