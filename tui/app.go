@@ -97,6 +97,7 @@ func New(opts Options) (*Model, error) {
 	m.commands = defaultCommands()
 	addRecoveryCommands(m.commands)
 	addGroupCommands(m.commands)
+	addPlacementCommand(m.commands)
 	m.stack = []Screen{newTopicsScreen(c)}
 	return m, nil
 }

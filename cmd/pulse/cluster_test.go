@@ -138,6 +138,26 @@ func TestTerminalUIOnKafka(t *testing.T) {
 	x.waitScreen(`{"tailed":0}`)
 	x.keys("Escape")
 
+	// Placement: leader, replicas and ISR as kadm's metadata has them.
+	x.waitScreen("LOG START")
+	x.keys(":")
+	x.keys("-l", "placement")
+	x.keys("Enter")
+	md, err := adm.Metadata(ctx, "orders")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if ends, err = adm.ListEndOffsets(ctx, "orders"); err != nil {
+		t.Fatal(err)
+	}
+	var prow []*regexp.Regexp
+	for p := int32(0); p < 3; p++ {
+		pd := md.Topics["orders"].Partitions[p]
+		prow = append(prow, regexp.MustCompile(fmt.Sprintf(`p%d\s+%d\s+%s\s+%s\s+0\s+\d+\s+%d\s`, p, pd.Leader, joinIDs(pd.Replicas), joinIDs(pd.ISR), hwm(p))))
+	}
+	x.waitMatch(append(prow, regexp.MustCompile(`replication factor \d`))...)
+	x.keys("Escape")
+
 	x.keys(":")
 	x.keys("-l", "groups")
 	x.keys("Enter")
@@ -147,4 +167,12 @@ func TestTerminalUIOnKafka(t *testing.T) {
 		regexp.MustCompile(fmt.Sprintf(`billing\s+Empty\s+0\s+orders\s+2\s+25\s+%d\s+%d`, hwm(2), lag(2)))))
 	x.keys("q")
 	x.waitScreen("pulse-exited-0")
+}
+
+func joinIDs(xs []int32) string {
+	parts := make([]string, len(xs))
+	for i, x := range xs {
+		parts[i] = fmt.Sprint(x)
+	}
+	return strings.Join(parts, ",")
 }

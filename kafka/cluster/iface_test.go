@@ -14,3 +14,4 @@ var (
 	_ tui.Namer          = (*Source)(nil)
 	_ wsapi.Backend      = (*Source)(nil)
 )
+var _ tui.TopicPlacer = (*Source)(nil)
