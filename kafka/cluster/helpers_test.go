@@ -19,7 +19,12 @@ import (
 )
 
 func TestMain(m *testing.M) {
-	goleak.VerifyTestMain(m)
+	goleak.VerifyTestMain(m,
+		// teatest and the text input's cursor blink leave these behind
+		// after a program quits; they are the UI libraries', not Pulse's.
+		goleak.IgnoreTopFunction("github.com/charmbracelet/x/exp/teatest.NewTestModel.func2"),
+		goleak.IgnoreAnyFunction("github.com/charmbracelet/bubbles/cursor.(*Model).BlinkCmd.func1"),
+	)
 }
 
 // hangGuard bounds every blocking wait of a test so that a bug is a
