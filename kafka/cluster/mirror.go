@@ -189,6 +189,15 @@ func resumePoint(src MirrorSource, dst *Source, o MirrorOptions, pi engine.Parti
 	return max(start, pi.LogStart), nil
 }
 
+// mirrorHeaders are the headers a mirrored copy of local record p/off
+// carries; mirroredOffset reads them back.
+func mirrorHeaders(p int, off int64) []engine.Header {
+	return []engine.Header{
+		{Key: HeaderMirrorPartition, Value: []byte(strconv.Itoa(p))},
+		{Key: HeaderMirrorOffset, Value: []byte(strconv.FormatInt(off, 10))},
+	}
+}
+
 // mirroredOffset reads the mirror headers of r: the local offset it copies
 // when it copies partition p.
 func mirroredOffset(r engine.Record, p int) (int64, bool) {
@@ -258,15 +267,14 @@ func mirrorPartition(ctx context.Context, src MirrorSource, dst *Source, o Mirro
 // acks=all, and returns when all are acked.
 func produceMirrored(ctx context.Context, dst *Source, topic string, p int, recs []engine.Record) error {
 	krs := make([]*kgo.Record, len(recs))
-	ps := strconv.Itoa(p)
 	for i, r := range recs {
 		kr := &kgo.Record{Topic: topic, Partition: int32(p), Key: r.Key, Value: r.Value, Timestamp: time.UnixMilli(r.Timestamp)}
 		for _, h := range r.Headers {
 			kr.Headers = append(kr.Headers, kgo.RecordHeader{Key: h.Key, Value: h.Value})
 		}
-		kr.Headers = append(kr.Headers,
-			kgo.RecordHeader{Key: HeaderMirrorPartition, Value: []byte(ps)},
-			kgo.RecordHeader{Key: HeaderMirrorOffset, Value: []byte(strconv.FormatInt(r.Offset, 10))})
+		for _, h := range mirrorHeaders(p, r.Offset) {
+			kr.Headers = append(kr.Headers, kgo.RecordHeader{Key: h.Key, Value: h.Value})
+		}
 		krs[i] = kr
 	}
 	if err := dst.cl.ProduceSync(ctx, krs...).FirstErr(); err != nil {
