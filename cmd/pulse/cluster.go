@@ -44,6 +44,9 @@ func addKafkaFlags(cmd *cobra.Command, brokersFlag, brokersHelp string) *kafkaFl
 	return k
 }
 
+// errExclusive: --data and --kafka name two different sources.
+var errExclusive = errors.New("--data and --kafka exclude each other: Pulse shows either a data dir or a cluster")
+
 func (k *kafkaFlags) enabled() bool { return k != nil && k.brokers != "" }
 
 func (k *kafkaFlags) config() cluster.Config {
@@ -68,6 +71,9 @@ func (k *kafkaFlags) open() (*cluster.Source, error) {
 
 // runServeCluster is `pulse serve --kafka`: the websocket API on a cluster.
 func runServeCluster(cmd *cobra.Command, k *kafkaFlags, cfg apiConfig) error {
+	if cmd.Flags().Changed("data") {
+		return errExclusive
+	}
 	ctx := cmd.Context()
 	if ctx == nil {
 		ctx = context.Background()
@@ -111,6 +117,9 @@ func runUICluster(ctx context.Context, k *kafkaFlags, cfg uiConfig) error {
 	}
 	if cfg.demo {
 		return errors.New("--demo fills a local data dir; it cannot be combined with --kafka")
+	}
+	if cfg.dirSet {
+		return errExclusive
 	}
 	if _, err := themes.New(themes.Options{Name: cfg.theme}); err != nil {
 		return fmt.Errorf("--theme: %w", err)

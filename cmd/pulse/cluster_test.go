@@ -157,6 +157,9 @@ func TestTerminalUIOnKafka(t *testing.T) {
 	}
 	x.waitMatch(append(prow, regexp.MustCompile(`replication factor \d`))...)
 	x.keys("Escape")
+	// A key typed right after Escape would read as alt+key: wait for the
+	// partitions screen first.
+	x.waitScreen("LOG START", "CONSUMER")
 
 	x.keys(":")
 	x.keys("-l", "groups")
