@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"errors"
 	"fmt"
+	"net"
 	"sort"
 	"strings"
 	"testing"
@@ -375,5 +376,30 @@ func TestUnreachableCluster(t *testing.T) {
 	_, err = Open(Config{Brokers: []string{l}, SASL: "GSSAPI:u:p"})
 	if !errors.Is(err, ErrBadSASL) || strings.Contains(err.Error(), "u:p") {
 		t.Fatalf("bad SASL: %v", err)
+	}
+}
+
+// A broker that accepts connections and never answers (a wrong port, a
+// hung broker) is reported once the dial timeout passed, naming it.
+func TestSilentBroker(t *testing.T) {
+	l, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer l.Close()
+	done := make(chan struct{})
+	defer close(done)
+	go func() {
+		for {
+			c, err := l.Accept()
+			if err != nil {
+				return
+			}
+			go func() { <-done; c.Close() }()
+		}
+	}()
+	_, err = Open(Config{Brokers: []string{l.Addr().String()}, DialTimeout: time.Second})
+	if !errors.Is(err, ErrUnreachable) || !strings.Contains(err.Error(), l.Addr().String()) || !strings.Contains(err.Error(), "no broker answered within 1s") {
+		t.Fatalf("Open on a silent broker: %v", err)
 	}
 }
