@@ -168,6 +168,21 @@ func TestTerminalUIOnKafka(t *testing.T) {
 	lags, _ = adm.Lag(ctx, "billing")
 	t.Logf("groups screen:\n%s", x.waitMatch(regexp.MustCompile(fmt.Sprintf(`billing\s+Empty\s+0\s+orders\s+0\s+4\s+%d\s+%d`, hwm(0), lag(0))),
 		regexp.MustCompile(fmt.Sprintf(`billing\s+Empty\s+0\s+orders\s+2\s+25\s+%d\s+%d`, hwm(2), lag(2)))))
+	// The topics screen: partitions and records (the sum of HWM − log
+	// start), sizes and compression ratio not available.
+	starts, err := adm.ListStartOffsets(ctx, "orders")
+	if err != nil {
+		t.Fatal(err)
+	}
+	var records int64
+	for p := int32(0); p < 3; p++ {
+		so, _ := starts.Lookup("orders", p)
+		records += hwm(p) - so.Offset
+	}
+	x.keys("Escape")
+	x.waitScreen("LOG START", "CONSUMER")
+	x.keys("Escape")
+	x.waitMatch(regexp.MustCompile(fmt.Sprintf(`orders\s+3\s+%d\s+n/a\s+n/a\s`, records)))
 	x.keys("q")
 	x.waitScreen("pulse-exited-0")
 }
