@@ -3,7 +3,6 @@ package cluster
 import (
 	"crypto/tls"
 	"crypto/x509"
-	"errors"
 	"fmt"
 	"os"
 	"strings"
@@ -34,14 +33,6 @@ type Config struct {
 	// DialTimeout bounds connecting to the cluster at Open; default 5s.
 	DialTimeout time.Duration
 }
-
-// Errors of the connection configuration, matched with errors.Is.
-var (
-	ErrNoBrokers   = errors.New("no kafka brokers given")
-	ErrBadSASL     = errors.New("bad SASL setting: want mechanism:user:password with mechanism PLAIN, SCRAM-SHA-256 or SCRAM-SHA-512")
-	ErrBadTLS      = errors.New("bad TLS setting")
-	ErrUnreachable = errors.New("kafka cluster unreachable")
-)
 
 // ParseBrokers splits a comma-separated bootstrap list, dropping blanks.
 func ParseBrokers(s string) []string {

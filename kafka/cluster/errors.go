@@ -9,6 +9,20 @@ import (
 	"github.com/twmb/franz-go/pkg/kerr"
 )
 
+// Errors of the package, matched with errors.Is. Errors a cluster returns
+// are not among them: mapErr wraps those in the engine's sentinels.
+var (
+	// Opening a Source (Open).
+	ErrNoBrokers   = errors.New("no kafka brokers given")
+	ErrBadSASL     = errors.New("bad SASL setting: want mechanism:user:password with mechanism PLAIN, SCRAM-SHA-256 or SCRAM-SHA-512")
+	ErrBadTLS      = errors.New("bad TLS setting")
+	ErrUnreachable = errors.New("kafka cluster unreachable")
+
+	// Mirroring (Mirror): the cluster topic has fewer partitions than the
+	// local one, so partition numbers cannot be kept.
+	ErrMirrorPartitions = errors.New("cluster topic has fewer partitions than the local topic")
+)
+
 // mapErr wraps a cluster error in the nearest engine sentinel, so that the
 // websocket API answers the same error code it would for the engine, and
 // keeps the cluster's message. what says what was being done.

@@ -70,10 +70,6 @@ type MirrorPartition struct {
 	Resumed   int64 // offset this run started at
 }
 
-// ErrMirrorPartitions: the cluster topic has fewer partitions than the
-// local one, so partition numbers cannot be kept.
-var ErrMirrorPartitions = errors.New("cluster topic has fewer partitions than the local topic")
-
 // Mirror copies the local topic to the cluster, partition p to partition p
 // in offset order, until ctx ends (then it returns nil). Each record keeps
 // its key, value, headers and timestamp and gains the two mirror headers.

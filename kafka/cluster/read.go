@@ -324,8 +324,8 @@ func (s *Source) OffsetForTimestamp(topic string, partition int, ms int64) (int6
 type watcher struct {
 	s    *Source
 	cl   *kgo.Client
-	mu   sync.Mutex // guards chans
-	ch   map[tpKey]chan struct{}
+	mu   sync.Mutex              // guards ch
+	ch   map[tpKey]chan struct{} // partition → channel closed on its next records
 	done chan struct{}
 }
 
