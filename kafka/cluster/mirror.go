@@ -9,6 +9,7 @@ import (
 	"time"
 
 	"github.com/pulselog/pulse/engine"
+	"github.com/pulselog/pulse/wsapi"
 	"github.com/twmb/franz-go/pkg/kgo"
 )
 
@@ -38,7 +39,7 @@ type MirrorOptions struct {
 	// (default) or "latest".
 	From string
 	// Cursor names the local consumer cursor the mirror commits after each
-	// acked batch; default "mirror:" + ToTopic.
+	// acked batch; default "mirror." + ToTopic (consumer names follow the topic name rule).
 	Cursor string
 	// BatchRecords is the most records produced per round trip; default 1000.
 	BatchRecords int
@@ -70,19 +71,49 @@ type MirrorPartition struct {
 	Resumed   int64 // offset this run started at
 }
 
-// Mirror copies the local topic to the cluster, partition p to partition p
-// in offset order, until ctx ends (then it returns nil). Each record keeps
+// Mirror copies the local topic of src (the engine, which the caller
+// opened on the data dir) to the cluster, partition p to partition p in
+// offset order, until ctx ends (then it returns nil). Each record keeps
 // its key, value, headers and timestamp and gains the two mirror headers.
 // A partition resumes from the later of the committed cursor and the
 // record after the last one the cluster partition already holds from this
 // mirror; records produced but not committed before a crash are therefore
 // not copied twice unless the cluster partition has other writers.
 func Mirror(ctx context.Context, src MirrorSource, dst *Source, o MirrorOptions) error {
+	return mirror(ctx, engineLocal{src}, dst, o)
+}
+
+// MirrorFromServer is Mirror reading the local topic through the websocket
+// API of a running Pulse (c) instead of opening its data dir: the cursor
+// is committed over the API, so the UI of that Pulse shows the mirror as a
+// consumer with its lag while it runs.
+func MirrorFromServer(ctx context.Context, c *wsapi.Client, dst *Source, o MirrorOptions) error {
+	return mirror(ctx, wsLocal{c}, dst, o)
+}
+
+// mirrorLocal is the local side of a mirror: the engine, or a running
+// Pulse's websocket API.
+type mirrorLocal interface {
+	partitions(ctx context.Context, topic string) ([]engine.PartitionInfo, error)
+	// cursor returns the committed cursor, ok false when there is none.
+	cursor(ctx context.Context, name, topic string, p int) (int64, bool, error)
+	commit(ctx context.Context, name, topic string, p int, off int64) error
+	// stream hands the records of partition p from offset from to fn, in
+	// offset order, batch by batch, until ctx ends or fn fails. hwm is the
+	// partition's high watermark at the read, -1 when unknown.
+	stream(ctx context.Context, topic string, p int, from int64, batch int, fn func(recs []engine.Record, next, hwm int64) error) error
+}
+
+// mirrorHWMEvery is how often a mirror refreshes the local HWMs its lag
+// is computed from, besides what its reads report.
+const mirrorHWMEvery = time.Second
+
+func mirror(ctx context.Context, local mirrorLocal, dst *Source, o MirrorOptions) error {
 	if o.ToTopic == "" {
 		o.ToTopic = o.Topic
 	}
 	if o.Cursor == "" {
-		o.Cursor = "mirror:" + o.ToTopic
+		o.Cursor = "mirror." + o.ToTopic
 	}
 	if o.BatchRecords <= 0 {
 		o.BatchRecords = 1000
@@ -92,11 +123,11 @@ func Mirror(ctx context.Context, src MirrorSource, dst *Source, o MirrorOptions)
 	default:
 		return fmt.Errorf("mirror: --from %q: want earliest or latest", o.From)
 	}
-	info, err := src.Describe(o.Topic)
+	parts, err := local.partitions(ctx, o.Topic)
 	if err != nil {
 		return fmt.Errorf("mirror: local topic %q: %w", o.Topic, err)
 	}
-	n := len(info.Partitions)
+	n := len(parts)
 	dn, err := dst.partitions(o.ToTopic)
 	if errors.Is(err, engine.ErrTopicNotFound) {
 		err = dst.CreateTopic(o.ToTopic, engine.TopicConfig{Partitions: n})
@@ -114,24 +145,31 @@ func Mirror(ctx context.Context, src MirrorSource, dst *Source, o MirrorOptions)
 	st := MirrorStatus{Partitions: make([]MirrorPartition, n)}
 	var mu sync.Mutex // guards st
 	for p := range n {
-		start, err := resumePoint(src, dst, o, info.Partitions[p])
+		start, err := resumePoint(ctx, local, dst, o, parts[p])
 		if err != nil {
 			return err
 		}
-		st.Partitions[p] = MirrorPartition{Partition: p, Next: start, Resumed: start, HWM: info.Partitions[p].HWM, Lag: max(0, info.Partitions[p].HWM-start)}
+		st.Partitions[p] = MirrorPartition{Partition: p, Next: start, Resumed: start, HWM: parts[p].HWM, Lag: max(0, parts[p].HWM-start)}
 	}
-	report := func(p int, next, hwm int64, copied int) {
+	publish := func() {
 		mu.Lock()
-		mp := &st.Partitions[p]
-		mp.Next, mp.HWM, mp.Lag = next, hwm, max(0, hwm-next)
-		mp.Copied += int64(copied)
 		snap := MirrorStatus{Partitions: append([]MirrorPartition(nil), st.Partitions...)}
 		mu.Unlock()
 		if o.Progress != nil {
 			o.Progress(snap)
 		}
 	}
-	report(0, st.Partitions[0].Next, st.Partitions[0].HWM, 0)
+	report := func(p int, next, hwm int64, copied int) {
+		mu.Lock()
+		mp := &st.Partitions[p]
+		mp.Next = next
+		mp.HWM = max(mp.HWM, hwm, next)
+		mp.Lag = mp.HWM - next
+		mp.Copied += int64(copied)
+		mu.Unlock()
+		publish()
+	}
+	publish()
 
 	ctx, cancel := context.WithCancel(ctx)
 	defer cancel()
@@ -141,12 +179,53 @@ func Mirror(ctx context.Context, src MirrorSource, dst *Source, o MirrorOptions)
 		wg.Add(1)
 		go func() {
 			defer wg.Done()
-			if err := mirrorPartition(ctx, src, dst, o, p, st.Partitions[p].Next, report); err != nil {
+			err := local.stream(ctx, o.Topic, p, st.Partitions[p].Next, o.BatchRecords, func(recs []engine.Record, next, hwm int64) error {
+				if len(recs) > 0 {
+					if err := produceMirrored(ctx, dst, o.ToTopic, p, recs); err != nil {
+						return err
+					}
+					if err := local.commit(ctx, o.Cursor, o.Topic, p, next); err != nil {
+						return fmt.Errorf("commit cursor: %w", err)
+					}
+				}
+				report(p, next, hwm, len(recs))
+				return nil
+			})
+			if err != nil && ctx.Err() == nil {
 				errs <- fmt.Errorf("mirror %s/%d: %w", o.Topic, p, err)
 				cancel()
 			}
 		}()
 	}
+	// The local HWMs move without the mirror reading (a caught-up stream
+	// waits): refresh them so that the lag is true.
+	wg.Add(1)
+	go func() {
+		defer wg.Done()
+		t := time.NewTicker(mirrorHWMEvery)
+		defer t.Stop()
+		for {
+			select {
+			case <-ctx.Done():
+				return
+			case <-t.C:
+			}
+			ps, err := local.partitions(ctx, o.Topic)
+			if err != nil {
+				continue
+			}
+			mu.Lock()
+			for _, pi := range ps {
+				if pi.Partition < n {
+					mp := &st.Partitions[pi.Partition]
+					mp.HWM = max(mp.HWM, pi.HWM)
+					mp.Lag = mp.HWM - mp.Next
+				}
+			}
+			mu.Unlock()
+			publish()
+		}
+	}()
 	wg.Wait()
 	close(errs)
 	return <-errs // nil when every partition stopped on ctx
@@ -154,13 +233,13 @@ func Mirror(ctx context.Context, src MirrorSource, dst *Source, o MirrorOptions)
 
 // resumePoint is where partition p starts: the cursor, or From, moved past
 // what the cluster partition already holds from this mirror.
-func resumePoint(src MirrorSource, dst *Source, o MirrorOptions, pi engine.PartitionInfo) (int64, error) {
+func resumePoint(ctx context.Context, local mirrorLocal, dst *Source, o MirrorOptions, pi engine.PartitionInfo) (int64, error) {
 	p := pi.Partition
 	start := pi.LogStart
 	if o.From == "latest" {
 		start = pi.HWM
 	}
-	cur, ok, err := src.Cursor(o.Cursor, o.Topic, p)
+	cur, ok, err := local.cursor(ctx, o.Cursor, o.Topic, p)
 	if err != nil {
 		return 0, fmt.Errorf("mirror: cursor: %w", err)
 	}
@@ -213,17 +292,33 @@ func mirroredOffset(r engine.Record, p int) (int64, bool) {
 	return n, err == nil
 }
 
-func mirrorPartition(ctx context.Context, src MirrorSource, dst *Source, o MirrorOptions, p int, next int64, report func(int, int64, int64, int)) error {
+// engineLocal is the engine as the local side of a mirror.
+type engineLocal struct{ src MirrorSource }
+
+func (l engineLocal) partitions(_ context.Context, topic string) ([]engine.PartitionInfo, error) {
+	info, err := l.src.Describe(topic)
+	return info.Partitions, err
+}
+
+func (l engineLocal) cursor(_ context.Context, name, topic string, p int) (int64, bool, error) {
+	return l.src.Cursor(name, topic, p)
+}
+
+func (l engineLocal) commit(_ context.Context, name, topic string, p int, off int64) error {
+	return l.src.CommitCursor(name, topic, p, off)
+}
+
+func (l engineLocal) stream(ctx context.Context, topic string, p int, next int64, batch int, fn func([]engine.Record, int64, int64) error) error {
 	for ctx.Err() == nil {
-		ch, err := src.NotifyC(o.Topic, p)
+		ch, err := l.src.NotifyC(topic, p)
 		if err != nil {
 			return err
 		}
-		res, err := src.Read(o.Topic, p, next, o.BatchRecords, 4<<20)
+		res, err := l.src.Read(topic, p, next, batch, 4<<20)
 		if errors.Is(err, engine.ErrOffsetOutOfRange) {
 			// Retention removed what was to be copied: go on from the log
 			// start (the gap is the local log's, reported by its lag).
-			info, derr := src.Describe(o.Topic)
+			info, derr := l.src.Describe(topic)
 			if derr == nil && p < len(info.Partitions) && next < info.Partitions[p].LogStart {
 				next = info.Partitions[p].LogStart
 				continue
@@ -237,26 +332,89 @@ func mirrorPartition(ctx context.Context, src MirrorSource, dst *Source, o Mirro
 				next = res.Next
 				continue
 			}
-			report(p, next, res.HWM, 0)
+			if err := fn(nil, next, res.HWM); err != nil {
+				return err
+			}
 			select {
 			case <-ch:
 			case <-ctx.Done():
 			}
 			continue
 		}
-		if err := produceMirrored(ctx, dst, o.ToTopic, p, res.Records); err != nil {
-			if ctx.Err() != nil {
-				return nil
-			}
+		if err := fn(res.Records, res.Next, res.HWM); err != nil {
 			return err
 		}
 		next = res.Next
-		if err := src.CommitCursor(o.Cursor, o.Topic, p, next); err != nil {
-			return fmt.Errorf("commit cursor: %w", err)
-		}
-		report(p, next, res.HWM, len(res.Records))
 	}
 	return nil
+}
+
+// wsLocal is a running Pulse's websocket API as the local side of a
+// mirror.
+type wsLocal struct{ c *wsapi.Client }
+
+func (l wsLocal) partitions(ctx context.Context, topic string) ([]engine.PartitionInfo, error) {
+	t, err := l.c.Describe(ctx, topic)
+	return t.Partitions, err
+}
+
+// cursor finds the consumer's committed cursor through subscribe, which
+// resumes from it: from earliest and from latest both start at the cursor
+// when there is one (when there is none and the partition is empty, both
+// start at the same offset too, which is then the right start anyway).
+func (l wsLocal) cursor(ctx context.Context, name, topic string, p int) (int64, bool, error) {
+	var at [2]int64
+	for i, from := range []string{"earliest", "latest"} {
+		sub, err := l.c.Subscribe(ctx, wsapi.SubscribeOptions{Topic: topic, Partition: p, From: from, Consumer: name, Buffer: 1})
+		if err != nil {
+			return 0, false, err
+		}
+		if len(sub.Starts) != 1 {
+			sub.Unsubscribe(ctx)
+			return 0, false, fmt.Errorf("subscribe %s/%d: %d start positions", topic, p, len(sub.Starts))
+		}
+		at[i] = sub.Starts[0].From
+		if err := sub.Unsubscribe(ctx); err != nil {
+			return 0, false, err
+		}
+	}
+	return at[0], at[0] == at[1], nil
+}
+
+func (l wsLocal) commit(ctx context.Context, name, topic string, p int, off int64) error {
+	return l.c.Commit(ctx, name, topic, p, off)
+}
+
+func (l wsLocal) stream(ctx context.Context, topic string, p int, from int64, _ int, fn func([]engine.Record, int64, int64) error) error {
+	sub, err := l.c.Subscribe(ctx, wsapi.SubscribeOptions{Topic: topic, Partition: p, From: strconv.FormatInt(from, 10)})
+	if err != nil {
+		return err
+	}
+	defer func() {
+		uctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), 5*time.Second)
+		defer cancel()
+		sub.Unsubscribe(uctx)
+	}()
+	for {
+		select {
+		case <-ctx.Done():
+			return nil
+		case push, ok := <-sub.C():
+			if !ok {
+				return fmt.Errorf("subscription ended: %w", sub.Err())
+			}
+			if push.Err != nil {
+				return push.Err
+			}
+			recs := make([]engine.Record, len(push.Records))
+			for i, r := range push.Records {
+				recs[i] = engine.Record{Offset: r.Offset, Timestamp: r.Timestamp, Key: r.Key, Value: r.Value, Headers: r.Headers}
+			}
+			if err := fn(recs, push.Next, -1); err != nil {
+				return err
+			}
+		}
+	}
 }
 
 // produceMirrored produces recs, in order, to partition p of topic with
