@@ -75,7 +75,13 @@ func TestMirrorThroughServerShownInUI(t *testing.T) {
 	if err := mir.Start(); err != nil {
 		t.Fatal(err)
 	}
-	t.Cleanup(func() { mir.Process.Kill(); mir.Wait(); if t.Failed() { t.Logf("the mirror said:\n%s", out.String()) } })
+	t.Cleanup(func() {
+		mir.Process.Kill()
+		mir.Wait()
+		if t.Failed() {
+			t.Logf("the mirror said:\n%s", out.String())
+		}
+	})
 	consumer := func(p int, cursor int64) *regexp.Regexp {
 		return regexp.MustCompile(fmt.Sprintf(`mirror\.copy\s+%d\s+%s\s+0\b`, p, commas(cursor)))
 	}
