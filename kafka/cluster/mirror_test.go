@@ -95,3 +95,92 @@ func TestMirrorInProcess(t *testing.T) {
 		t.Fatalf("local cursor %d %v %v", off, ok, err)
 	}
 }
+
+// MirrorFromServer reads through a Pulse's websocket API and commits its
+// cursor there: a second run resumes from it.
+func TestMirrorFromServerInProcess(t *testing.T) {
+	addr := bootstrap(t)
+	dstTopic := uniq(t, "wscopy")
+	e, err := engine.Open(engine.DefaultOptions(t.TempDir()))
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer e.Close()
+	if err := e.CreateTopic("local", engine.TopicConfig{Partitions: 3}); err != nil {
+		t.Fatal(err)
+	}
+	var recs []engine.Record
+	for i := range 900 {
+		recs = append(recs, engine.Record{Key: []byte(fmt.Sprint("k", i)), Value: []byte(fmt.Sprint(i))})
+	}
+	acks, err := e.Produce(context.Background(), "local", -1, recs)
+	if err != nil {
+		t.Fatal(err)
+	}
+	hwm := [3]int64{}
+	for _, a := range acks {
+		hwm[a.Partition] = max(hwm[a.Partition], a.Offset+1)
+	}
+	ws, _ := serve(t, e)
+	c := dialWS(t, ws)
+	dst := openSource(t, addr)
+	run := func() MirrorStatus {
+		ctx, cancel := context.WithCancel(testCtx(t))
+		defer cancel()
+		var last MirrorStatus
+		var mu sync.Mutex
+		caught := make(chan struct{})
+		var once sync.Once
+		done := make(chan error, 1)
+		go func() {
+			done <- MirrorFromServer(ctx, c, dst, MirrorOptions{Topic: "local", ToTopic: dstTopic, Progress: func(st MirrorStatus) {
+				mu.Lock()
+				last = st
+				mu.Unlock()
+				ok := true
+				for p, mp := range st.Partitions {
+					ok = ok && mp.Next == hwm[p]
+				}
+				if ok {
+					once.Do(func() { close(caught) })
+				}
+			}})
+		}()
+		select {
+		case <-caught:
+		case err := <-done:
+			t.Fatalf("MirrorFromServer returned before catching up: %v", err)
+		case <-ctx.Done():
+			t.Fatal("the mirror never caught up")
+		}
+		cancel()
+		if err := <-done; err != nil {
+			t.Fatal(err)
+		}
+		mu.Lock()
+		defer mu.Unlock()
+		return last
+	}
+	first := run()
+	var copied int64
+	for _, mp := range first.Partitions {
+		copied += mp.Copied
+	}
+	if copied != 900 {
+		t.Fatalf("first run copied %d", copied)
+	}
+	for p := range 3 {
+		if off, ok, err := e.Cursor("mirror."+dstTopic, "local", p); err != nil || !ok || off != hwm[p] {
+			t.Fatalf("cursor on p%d: %d %v %v, want %d", p, off, ok, err, hwm[p])
+		}
+		if _, end, err := dst.offsets(dstTopic, p); err != nil || end != hwm[p] {
+			t.Fatalf("cluster p%d ends at %d (%v), want %d", p, end, err, hwm[p])
+		}
+	}
+	second := run()
+	for p, mp := range second.Partitions {
+		if mp.Copied != 0 || mp.Resumed != hwm[p] {
+			t.Fatalf("second run p%d: %+v", p, mp)
+		}
+	}
+}
