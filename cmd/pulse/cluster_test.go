@@ -141,7 +141,9 @@ func TestTerminalUIOnKafka(t *testing.T) {
 	// Placement: leader, replicas and ISR as kadm's metadata has them.
 	x.waitScreen("LOG START")
 	x.keys(":")
+	x.waitScreen("topic NAME · tail NAME") // the command prompt is open
 	x.keys("-l", "placement")
+	x.waitScreen(":placement")
 	x.keys("Enter")
 	md, err := adm.Metadata(ctx, "orders")
 	if err != nil {
@@ -162,7 +164,9 @@ func TestTerminalUIOnKafka(t *testing.T) {
 	x.waitScreen("LOG START", "CONSUMER")
 
 	x.keys(":")
+	x.waitScreen("topic NAME · tail NAME") // the command prompt is open
 	x.keys("-l", "groups")
+	x.waitScreen(":groups")
 	x.keys("Enter")
 	ends, _ = adm.ListEndOffsets(ctx, "orders")
 	lags, _ = adm.Lag(ctx, "billing")
