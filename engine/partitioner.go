@@ -51,5 +51,15 @@ func (p *partitioner) partition(key []byte, n int) int {
 	if key == nil {
 		return int((p.next.Add(1) - 1) % uint32(n))
 	}
+	return KeyPartition(key, n)
+}
+
+// KeyPartition is the partition of a keyed record among n: Kafka's default
+// toPositive(murmur2(key)) % n. The cluster source and pulse mirror use it
+// so that a key lands on the same partition number on both sides.
+func KeyPartition(key []byte, n int) int {
+	if n <= 1 {
+		return 0
+	}
 	return int(uint32(murmur2(key))&0x7fffffff) % n
 }

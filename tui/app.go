@@ -96,6 +96,8 @@ func New(opts Options) (*Model, error) {
 	m.help.Styles = st.Help
 	m.commands = defaultCommands()
 	addRecoveryCommands(m.commands)
+	addGroupCommands(m.commands)
+	addPlacementCommand(m.commands)
 	m.stack = []Screen{newTopicsScreen(c)}
 	return m, nil
 }

@@ -96,7 +96,9 @@ func (s *crashLabScreen) Init() tea.Cmd {
 	return s.resolve()
 }
 
-func (s *crashLabScreen) dir() string { return crashlab.PartitionDir(s.c.Src.Dir(), s.topic, s.part) }
+func (s *crashLabScreen) dir() string {
+	return crashlab.PartitionDir(dataDir(s.c.Src), s.topic, s.part)
+}
 
 func (s *crashLabScreen) loadPartitions() tea.Cmd {
 	src, id := s.c.Src, s.id
@@ -141,7 +143,7 @@ func (s *crashLabScreen) apply() tea.Cmd {
 	s.running, s.err = true, nil
 	dir, id := s.dir(), s.id
 	opts := crashlab.Options{Topic: s.topic, Partition: s.part}
-	if rel, err := filepath.Rel(s.c.Src.Dir(), dir); err == nil {
+	if rel, err := filepath.Rel(dataDir(s.c.Src), dir); err == nil {
 		opts.Label = rel
 	}
 	return func() tea.Msg {
@@ -314,7 +316,7 @@ func (s *crashLabScreen) View() string {
 		end := min(s.offset+s.h, len(s.lines))
 		return strings.Join(s.lines[s.offset:end], "\n")
 	}
-	rel, _ := filepath.Rel(s.c.Src.Dir(), s.dir())
+	rel, _ := filepath.Rel(dataDir(s.c.Src), s.dir())
 	var b strings.Builder
 	b.WriteString(st.Muted.Render(fmt.Sprintf("  %s p%d (%s): faults go to a scratch copy; the partition's files are only read", s.topic, s.part, rel)) + "\n\n")
 	b.WriteString(fit(s.kinds.View(), s.w, s.kinds.height+1) + "\n\n")

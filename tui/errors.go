@@ -13,4 +13,7 @@ var (
 	// ErrNotAvailable: the engine does not offer what was asked (an optional
 	// interface is missing).
 	ErrNotAvailable = errors.New("not available from this engine")
+	// ErrNeedsDataDir: a view reads local files and the source (a Kafka
+	// cluster) has none.
+	ErrNeedsDataDir = errors.New("needs a local data dir")
 )

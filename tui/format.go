@@ -200,3 +200,12 @@ func oneLine(b []byte, max int) string {
 	}
 	return sb.String()
 }
+
+// orNA is f() when known, else "n/a": a value the source cannot tell is
+// never shown as zero.
+func orNA(known bool, f func() string) string {
+	if !known {
+		return "n/a"
+	}
+	return f()
+}

@@ -190,7 +190,7 @@ type framesScreen struct {
 
 func newFramesScreen(c *Common, topic string, p int, base, pos int64) *framesScreen {
 	s := &framesScreen{c: c, id: c.newID(), topic: topic, part: p, base: base, start: pos, next: pos,
-		path: filepath.Join(crashlab.PartitionDir(c.Src.Dir(), topic, p), segment.LogFile(base))}
+		path: filepath.Join(crashlab.PartitionDir(dataDir(c.Src), topic, p), segment.LogFile(base))}
 	s.table = newTable(c, []column{
 		{Title: "POSITION", Width: 10, Right: true},
 		{Title: "BASE OFF", Width: 10, Right: true},

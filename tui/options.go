@@ -12,7 +12,7 @@ type Options struct {
 	Source Source
 
 	// DataDirName is how the header names the data directory; default
-	// Source.Dir(). Tests pass a fixed name so output does not depend on
+	// Source.Dir(), or Name() for a source without one (a cluster). Tests pass a fixed name so output does not depend on
 	// temporary paths.
 	DataDirName string
 	// Listen is the websocket address shown in the header; "" shows "off".
@@ -61,7 +61,10 @@ type Options struct {
 
 func (o Options) withDefaults() Options {
 	if o.DataDirName == "" && o.Source != nil {
-		o.DataDirName = o.Source.Dir()
+		o.DataDirName = dataDir(o.Source)
+		if n, ok := o.Source.(Namer); ok && o.DataDirName == "" {
+			o.DataDirName = n.Name()
+		}
 	}
 	if o.SyncMode == "" {
 		o.SyncMode = "every-write"

@@ -132,15 +132,15 @@ func (s *partitionsScreen) key(msg tea.KeyMsg) tea.Cmd {
 	fmt.Sscan(r.Key, &p)
 	switch {
 	case key.Matches(msg, k.Enter):
-		return push(newSegmentsScreen(s.c, s.topic, p))
+		return push(needsLocal(s.c, "segments", func() Screen { return newSegmentsScreen(s.c, s.topic, p) }))
 	case key.Matches(msg, k.Tail):
 		return push(newTailScreen(s.c, s.topic, p))
 	case key.Matches(msg, k.Produce):
 		return push(newProduceScreen(s.c, s.topic, p))
 	case key.Matches(msg, k.Recovery):
-		return push(newRecoveryScreen(s.c, s.topic, p))
+		return push(needsLocal(s.c, "recovery", func() Screen { return newRecoveryScreen(s.c, s.topic, p) }))
 	case key.Matches(msg, k.CrashLab):
-		return push(newCrashLabScreen(s.c, s.topic, p))
+		return push(needsLocal(s.c, "crash lab", func() Screen { return newCrashLabScreen(s.c, s.topic, p) }))
 	}
 	return nil
 }
@@ -191,6 +191,7 @@ func (s *partitionsScreen) rebuild() {
 	s.consumers.SetRows(crow)
 
 	rows := make([]row, 0, len(s.info.Partitions))
+	_, local := localFiles(s.c.Src)
 	for _, p := range s.info.Partitions {
 		cons, lag := "0", "-"
 		if a := byPart[p.Partition]; a != nil {
@@ -216,9 +217,9 @@ func (s *partitionsScreen) rebuild() {
 				humanCount(p.LogStart),
 				humanCount(p.HWM),
 				humanCount(p.LEO),
-				humanCount(p.HiddenTail),
-				fmt.Sprint(p.Segments),
-				humanBytes(p.Bytes),
+				orNA(local, func() string { return humanCount(p.HiddenTail) }),
+				orNA(p.Segments >= 0, func() string { return fmt.Sprint(p.Segments) }),
+				orNA(p.Bytes >= 0, func() string { return humanBytes(p.Bytes) }),
 				cons,
 				lag,
 				stat,
@@ -243,6 +244,9 @@ func (s *partitionsScreen) View() string {
 	cfg := s.info.Config
 	summary := st.Muted.Render(fmt.Sprintf("  codec %s · segments up to %s · retention %s · cleanup %s · sync %s",
 		cfg.Codec, humanBytes(cfg.SegmentMaxBytes), retention(cfg), cfg.Cleanup, cfg.SyncMode))
+	if _, local := localFiles(s.c.Src); !local {
+		summary = clusterSummary(s.c, s.info)
+	}
 	out := s.table.View()
 	out = fit(out, s.w, s.table.height+1)
 	var bottom string

@@ -58,7 +58,7 @@ func relReport(r recovery.Report, dataDir string) recovery.Report {
 // directory relative to the data dir and the duration through the UI's
 // FormatDuration (so tests can pin it).
 func reportLines(c *Common, r recovery.Report) []string {
-	r = relReport(r, c.Src.Dir())
+	r = relReport(r, dataDir(c.Src))
 	lines := r.Lines()
 	for i, l := range lines {
 		if rest, ok := strings.CutPrefix(l, "  duration "); ok {
@@ -276,7 +276,7 @@ func (s *recoveryScreen) load() tea.Cmd {
 		}
 		for _, pi := range info.Partitions {
 			if pi.Partition == p {
-				segs, err := src.Segments(topic, p)
+				segs, err := segmentsOf(src, topic, p)
 				return recoveryInfoMsg{to: to{id}, part: pi, segs: segs, err: err}
 			}
 		}
@@ -493,9 +493,11 @@ func addRecoveryCommands(cmds map[string]command) {
 			return bad
 		}
 		if topic == "" {
-			return push(newRecoveryListScreen(m.c))
+			return push(needsLocal(m.c, "recovery", func() Screen { return newRecoveryListScreen(m.c) }))
 		}
-		return func() tea.Msg { return gotoTopicMsg{topic: topic, then: []Screen{newRecoveryScreen(m.c, topic, p)}} }
+		return func() tea.Msg {
+			return gotoTopicMsg{topic: topic, then: []Screen{needsLocal(m.c, "recovery", func() Screen { return newRecoveryScreen(m.c, topic, p) })}}
+		}
 	}}
 	cmds["crashlab"] = command{usage: "crashlab [TOPIC [PARTITION]]  damage a scratch copy of a partition and watch recovery", run: func(m *Model, args []string) tea.Cmd {
 		topic, p, bad := partArgs("crashlab", args)
@@ -503,8 +505,10 @@ func addRecoveryCommands(cmds map[string]command) {
 			return bad
 		}
 		if topic == "" {
-			return push(newCrashLabScreen(m.c, "", 0))
+			return push(needsLocal(m.c, "crash lab", func() Screen { return newCrashLabScreen(m.c, "", 0) }))
 		}
-		return func() tea.Msg { return gotoTopicMsg{topic: topic, then: []Screen{newCrashLabScreen(m.c, topic, p)}} }
+		return func() tea.Msg {
+			return gotoTopicMsg{topic: topic, then: []Screen{needsLocal(m.c, "crash lab", func() Screen { return newCrashLabScreen(m.c, topic, p) })}}
+		}
 	}}
 }

@@ -103,7 +103,7 @@ func (s *segmentsScreen) load() tea.Cmd {
 		if err != nil {
 			return segmentsMsg{to: to{id}, err: err}
 		}
-		segs, err := src.Segments(topic, p)
+		segs, err := segmentsOf(src, topic, p)
 		return segmentsMsg{to: to{id}, segs: segs, info: info, err: err}
 	}}
 	if mr, ok := src.(MaintenanceReporter); ok {
@@ -114,7 +114,7 @@ func (s *segmentsScreen) load() tea.Cmd {
 	}
 	cmds = append(cmds, func() tea.Msg {
 		msg := snapshotMsg{to: to{id}}
-		msg.snap, msg.err = recovery.ReadSnapshot(crashlab.PartitionDir(src.Dir(), topic, p))
+		msg.snap, msg.err = recovery.ReadSnapshot(crashlab.PartitionDir(dataDir(src), topic, p))
 		if rr, ok := src.(interface{ RecoveryReports() []recovery.Report }); ok {
 			for _, r := range rr.RecoveryReports() {
 				if r.Topic == topic && r.Partition == p {

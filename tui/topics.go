@@ -105,6 +105,9 @@ func (s *topicsScreen) load() tea.Cmd {
 // loadRatios sums raw and stored bytes of every segment of every topic.
 func (s *topicsScreen) loadRatios() tea.Cmd {
 	src, id := s.c.Src, s.id
+	if _, ok := src.(SegmentLister); !ok {
+		return nil // a cluster has no segments to read: the column says n/a
+	}
 	return func() tea.Msg {
 		infos, err := src.Topics()
 		if err != nil {
@@ -113,7 +116,7 @@ func (s *topicsScreen) loadRatios() tea.Cmd {
 		msg := ratiosMsg{to: to{id}, raw: map[string]int64{}, stored: map[string]int64{}, records: map[string]int64{}}
 		for _, t := range infos {
 			for _, p := range t.Partitions {
-				segs, err := src.Segments(t.Name, p.Partition)
+				segs, err := segmentsOf(src, t.Name, p.Partition)
 				if err != nil {
 					continue
 				}
@@ -239,10 +242,11 @@ func (s *topicsScreen) rebuild() {
 	rows := make([]row, 0, len(s.infos))
 	for _, t := range s.infos {
 		var records, bytes int64
-		degraded, compacting := false, false
+		degraded, compacting, sizeKnown := false, false, true
 		for _, p := range t.Partitions {
 			records += p.HWM - p.LogStart
 			bytes += p.Bytes
+			sizeKnown = sizeKnown && p.Bytes >= 0 // -1: the source cannot tell
 			degraded = degraded || p.Degraded
 			compacting = compacting || p.Compacting
 		}
@@ -268,8 +272,8 @@ func (s *topicsScreen) rebuild() {
 				t.Name,
 				fmt.Sprint(len(t.Partitions)),
 				humanCount(records),
-				humanBytes(bytes),
-				ratio(s.raw[t.Name], s.stored[t.Name]),
+				orNA(sizeKnown, func() string { return humanBytes(bytes) }),
+				orNA(s.hasSegments(), func() string { return ratio(s.raw[t.Name], s.stored[t.Name]) }),
 				rate,
 				retention(t.Config),
 				string(t.Config.Cleanup),
@@ -333,4 +337,9 @@ func (s *topicsScreen) ShortHelp() []key.Binding {
 func (s *topicsScreen) FullHelp() [][]key.Binding {
 	k := s.c.Keys
 	return [][]key.Binding{{k.Enter, k.Tail, k.Produce, k.Create, k.Delete}}
+}
+
+func (s *topicsScreen) hasSegments() bool {
+	_, ok := s.c.Src.(SegmentLister)
+	return ok
 }

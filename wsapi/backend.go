@@ -6,9 +6,12 @@ import (
 	"github.com/pulselog/pulse/engine"
 )
 
-// Backend is what the server needs from the storage engine. *engine.Engine
-// satisfies it; the method set is the engine facade's, signature for
-// signature (docs/architecture.md).
+// Backend is what the server needs from a source: the core every source
+// has. *engine.Engine satisfies it (the method set is the engine facade's,
+// signature for signature, docs/architecture.md), and so does a Kafka
+// cluster, *cluster.Source of package kafka/cluster (docs/cluster.md); it
+// maps cluster errors to the engine's sentinels so that the error codes are
+// the same. Nothing engine-only is part of it.
 type Backend interface {
 	// Produce appends recs to one partition of topic (partition -1: the
 	// engine picks per record, murmur2 of the key or round-robin) and returns

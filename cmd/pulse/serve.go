@@ -70,11 +70,11 @@ func isLoopbackListen(addr string) bool {
 	return ip != nil && ip.IsLoopback()
 }
 
-// startAPI serves the websocket API of eng on cfg.Listen until stop is
+// startAPI serves the websocket API of eng (the engine or a cluster) on cfg.Listen until stop is
 // called or ctx is done. stop shuts the server down gracefully (produces in
 // flight are acked, new ones refused, clients closed with 1001) within
 // apiShutdownWait; it does not close eng. It is safe to call more than once.
-func startAPI(ctx context.Context, eng *engine.Engine, cfg apiConfig) (addr string, stop func() error, err error) {
+func startAPI(ctx context.Context, eng wsapi.Backend, cfg apiConfig) (addr string, stop func() error, err error) {
 	if cfg.Listen == "" {
 		cfg.Listen = defaultListen
 	}
@@ -94,14 +94,18 @@ func startAPI(ctx context.Context, eng *engine.Engine, cfg apiConfig) (addr stri
 	if err != nil {
 		return "", nil, fmt.Errorf("websocket API on %s: %w (is another pulse running? use --listen ADDR)", cfg.Listen, err)
 	}
-	var b wsapi.Backend = eng
+	// The engine's figures go to /metrics; a cluster has its own.
+	b := eng
+	local, isLocal := eng.(*engine.Engine)
 	if cfg.Metrics != nil {
 		opts.Metrics = cfg.Metrics.Handler()
-		b = cfg.Metrics.Wrap(eng)
+		if isLocal {
+			b = cfg.Metrics.Wrap(local)
+		}
 	}
 	srv := wsapi.New(b, opts)
-	if cfg.Metrics != nil {
-		cfg.Metrics.Watch(eng, metrics.ServerConnections(srv))
+	if cfg.Metrics != nil && isLocal {
+		cfg.Metrics.Watch(local, metrics.ServerConnections(srv))
 	}
 	served := make(chan error, 1)
 	go func() { served <- srv.Serve(l) }()
@@ -146,6 +150,7 @@ random token is made up and printed.`,
 		Args: cobra.NoArgs,
 	}
 	data := addDataFlag(cmd)
+	kafka := addKafkaFlags(cmd, "kafka", "serve a Kafka cluster (comma-separated bootstrap brokers, env PULSE_KAFKA) instead of the data dir")
 	f := cmd.Flags()
 	f.StringVar(&cfg.Listen, "listen", defaultListen, "address of the websocket API")
 	f.StringVar(&cfg.Token, "token", "", "token clients must send (Authorization: Bearer, or ?token=)")
@@ -154,6 +159,9 @@ random token is made up and printed.`,
 	f.BoolVar(&cfg.NoAutoCreate, "no-auto-create", false, "refuse produces to topics that do not exist instead of creating them")
 	f.Int64Var(&cfg.ReadLimit, "read-limit", 1<<20, "largest websocket message accepted from a client, in bytes")
 	cmd.RunE = func(cmd *cobra.Command, args []string) error {
+		if kafka.enabled() {
+			return runServeCluster(cmd, kafka, cfg)
+		}
 		return runServe(cmd, *data, cfg)
 	}
 	return cmd

@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"io"
 	"os"
+	"strconv"
 	"strings"
 	"text/tabwriter"
 	"time"
@@ -109,9 +110,13 @@ func printTopicList(w io.Writer, ts []wsapi.TopicInfo) {
 		var recs, bytes int64
 		for _, p := range t.Partitions {
 			recs += p.HWM - p.LogStart
-			bytes += p.Bytes
+			if p.Bytes < 0 || bytes < 0 {
+				bytes = -1 // a source that cannot tell (a cluster): n/a
+			} else {
+				bytes += p.Bytes
+			}
 		}
-		fmt.Fprintf(tw, "%s\t%d\t%d\t%d\t%s\t%s\t%s\t%s\n", t.Name, len(t.Partitions), recs, bytes,
+		fmt.Fprintf(tw, "%s\t%d\t%d\t%s\t%s\t%s\t%s\t%s\n", t.Name, len(t.Partitions), recs, naIfNegative(bytes),
 			t.Config.Codec, t.Config.SyncMode, t.Config.Cleanup, retention(t.Config))
 	}
 	tw.Flush()
@@ -181,7 +186,7 @@ func printTopic(w io.Writer, t wsapi.TopicInfo) {
 		if len(status) == 0 {
 			status = append(status, "ok")
 		}
-		fmt.Fprintf(tw, "%d\t%d\t%d\t%d\t%d\t%d\t%s\n", p.Partition, p.LogStart, p.HWM, p.LEO, p.Segments, p.Bytes, strings.Join(status, ", "))
+		fmt.Fprintf(tw, "%d\t%d\t%d\t%d\t%s\t%s\t%s\n", p.Partition, p.LogStart, p.HWM, p.LEO, naIfNegative(int64(p.Segments)), naIfNegative(p.Bytes), strings.Join(status, ", "))
 	}
 	tw.Flush()
 }
@@ -241,4 +246,13 @@ func printJSON(w io.Writer, v any) error {
 	enc := json.NewEncoder(w)
 	enc.SetIndent("", "  ")
 	return enc.Encode(v)
+}
+
+// naIfNegative prints n, or "n/a" for the -1 a source without local files
+// (a Kafka cluster) answers for segments and sizes it cannot tell.
+func naIfNegative(n int64) string {
+	if n < 0 {
+		return "n/a"
+	}
+	return strconv.FormatInt(n, 10)
 }

@@ -34,6 +34,7 @@ type uiConfig struct {
 func setupRoot(root *cobra.Command) {
 	var cfg uiConfig
 	data := addDataFlag(root)
+	kafka := addKafkaFlags(root, "kafka", "browse a Kafka cluster (comma-separated bootstrap brokers, env PULSE_KAFKA) instead of the data dir")
 	root.Flags().StringVar(&cfg.listen, "listen", defaultListen, "websocket API address (\"\" or \"off\" disables it)")
 	root.Flags().StringVar(&cfg.theme, "theme", themes.Auto, "colour theme: "+fmt.Sprint(themes.Names()))
 	root.Flags().BoolVar(&cfg.demo, "demo", false, "fill a scratch data dir with demo topics and keep producing to them")
@@ -43,6 +44,9 @@ func setupRoot(root *cobra.Command) {
 	root.RunE = func(cmd *cobra.Command, args []string) error {
 		cfg.dir, cfg.dirSet = *data, cmd.Flags().Changed("data")
 		cfg.noListen = cfg.listen == "" || cfg.listen == "off"
+		if kafka.enabled() {
+			return runUICluster(cmd.Context(), kafka, cfg)
+		}
 		return runUI(cmd.Context(), cfg)
 	}
 }

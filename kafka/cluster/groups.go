@@ -1,0 +1,136 @@
+package cluster
+
+import (
+	"fmt"
+	"sort"
+
+	"github.com/pulselog/pulse/engine"
+	"github.com/pulselog/pulse/kafka/cluster/clusterinfo"
+	"github.com/twmb/franz-go/pkg/kadm"
+)
+
+// CommitCursor commits consumer's position on a partition as the offset of
+// the consumer group named consumer (an OffsetCommit outside any
+// generation, as kafka-consumer-groups --reset-offsets does): the next
+// offset it will read. An offset past the HWM is engine.ErrOffsetOutOfRange.
+func (s *Source) CommitCursor(consumer, topic string, partition int, offset int64) error {
+	if err := s.checkPartition(topic, partition); err != nil {
+		return err
+	}
+	_, hwm, err := s.offsets(topic, partition)
+	if err != nil {
+		return err
+	}
+	if offset < 0 || offset > hwm {
+		return fmt.Errorf("%w: cursor %d for topic %s partition %d (log end %d)", engine.ErrOffsetOutOfRange, offset, topic, partition, hwm)
+	}
+	var os kadm.Offsets
+	os.Add(kadm.Offset{Topic: topic, Partition: int32(partition), At: offset, LeaderEpoch: -1})
+	ctx, cancel := s.opCtx()
+	defer cancel()
+	resp, err := s.adm.CommitOffsets(ctx, consumer, os)
+	if err == nil {
+		err = resp.Error()
+	}
+	if err != nil {
+		return mapErr(fmt.Sprintf("cursor %s/%s/%d", consumer, topic, partition), err)
+	}
+	return nil
+}
+
+// Cursor returns the committed offset of group consumer on a partition; ok
+// is false when the group committed none there.
+func (s *Source) Cursor(consumer, topic string, partition int) (int64, bool, error) {
+	if err := s.checkPartition(topic, partition); err != nil {
+		return 0, false, err
+	}
+	ctx, cancel := s.opCtx()
+	defer cancel()
+	resp, err := s.adm.FetchOffsets(ctx, consumer)
+	if err != nil {
+		return 0, false, mapErr(fmt.Sprintf("cursor %s/%s/%d", consumer, topic, partition), err)
+	}
+	o, ok := resp.Lookup(topic, int32(partition))
+	if !ok || o.Err != nil || o.At < 0 {
+		return 0, false, nil
+	}
+	return o.At, true, nil
+}
+
+// Consumers lists every group's committed offset on topic with its lag
+// (HWM − committed), sorted by group then partition.
+func (s *Source) Consumers(topic string) ([]engine.ConsumerInfo, error) {
+	if _, err := s.partitions(topic); err != nil {
+		return nil, err
+	}
+	gs, err := s.Groups()
+	if err != nil {
+		return nil, err
+	}
+	var out []engine.ConsumerInfo
+	for _, g := range gs {
+		for _, gp := range g.Partitions {
+			if gp.Topic == topic {
+				out = append(out, engine.ConsumerInfo{Consumer: g.Name, Topic: topic, Partition: gp.Partition, Offset: gp.Committed, Lag: gp.Lag})
+			}
+		}
+	}
+	return out, nil
+}
+
+// Groups describes every consumer group: state, members with their
+// assignment, committed offsets and lag (HWM − committed), sorted by name.
+func (s *Source) Groups() ([]clusterinfo.Group, error) {
+	ctx, cancel := s.opCtx()
+	defer cancel()
+	listed, err := s.adm.ListGroups(ctx)
+	if err != nil {
+		return nil, mapErr("list groups", err)
+	}
+	names := listed.Groups()
+	if len(names) == 0 {
+		return nil, nil
+	}
+	lags, err := s.adm.Lag(ctx, names...)
+	if err != nil {
+		return nil, mapErr("group lag", err)
+	}
+	sort.Strings(names)
+	out := make([]clusterinfo.Group, 0, len(names))
+	for _, n := range names {
+		l, ok := lags[n]
+		if !ok {
+			continue
+		}
+		g := clusterinfo.Group{Name: n, State: l.State, Protocol: l.Protocol}
+		if e := l.Error(); e != nil {
+			g.Err = e.Error()
+		}
+		for _, m := range l.Members {
+			mem := clusterinfo.Member{ID: m.MemberID, ClientID: m.ClientID, Host: m.ClientHost, Assigned: map[string][]int{}}
+			if ca, ok := m.Assigned.AsConsumer(); ok {
+				for _, t := range ca.Topics {
+					for _, p := range t.Partitions {
+						mem.Assigned[t.Topic] = append(mem.Assigned[t.Topic], int(p))
+					}
+				}
+			}
+			g.Members = append(g.Members, mem)
+		}
+		for _, ml := range l.Lag.Sorted() {
+			if ml.Commit.At < 0 {
+				continue // assigned but never committed
+			}
+			gp := clusterinfo.GroupPartition{Topic: ml.Topic, Partition: int(ml.Partition), Committed: ml.Commit.At, HWM: ml.End.Offset, Lag: ml.Lag}
+			if ml.Lag < 0 {
+				gp.Lag = max(0, ml.End.Offset-ml.Commit.At)
+			}
+			if ml.Member != nil {
+				gp.Member = ml.Member.MemberID
+			}
+			g.Partitions = append(g.Partitions, gp)
+		}
+		out = append(out, g)
+	}
+	return out, nil
+}

@@ -1,0 +1,438 @@
+package cluster
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"strconv"
+	"sync"
+	"time"
+
+	"github.com/pulselog/pulse/engine"
+	"github.com/pulselog/pulse/wsapi"
+	"github.com/twmb/franz-go/pkg/kgo"
+)
+
+// Headers every mirrored record carries, so that a record on the cluster
+// names the local record it copies, and a restarted mirror finds where it
+// stopped even when its last cursor commit was lost.
+const (
+	HeaderMirrorPartition = "pulse-mirror-partition"
+	HeaderMirrorOffset    = "pulse-mirror-offset"
+)
+
+// MirrorSource is the local side of a mirror: the engine facade's reads
+// and cursors (*engine.Engine).
+type MirrorSource interface {
+	Describe(name string) (engine.TopicInfo, error)
+	Read(topic string, partition int, from int64, maxRecords, maxBytes int) (engine.ReadResult, error)
+	NotifyC(topic string, partition int) (<-chan struct{}, error)
+	CommitCursor(consumer, topic string, partition int, offset int64) error
+	Cursor(consumer, topic string, partition int) (offset int64, ok bool, err error)
+}
+
+// MirrorOptions say what to mirror where.
+type MirrorOptions struct {
+	Topic   string // local topic
+	ToTopic string // cluster topic; default Topic
+	// From is where a partition without a cursor starts: "earliest"
+	// (default) or "latest".
+	From string
+	// Cursor names the local consumer cursor the mirror commits after each
+	// acked batch; default "mirror." + ToTopic (consumer names follow the topic name rule).
+	Cursor string
+	// BatchRecords is the most records produced per round trip; default 1000.
+	BatchRecords int
+	// Progress, when set, is called after each batch with the state.
+	Progress func(MirrorStatus)
+}
+
+// MirrorStatus is a mirror's position.
+type MirrorStatus struct {
+	Partitions []MirrorPartition
+}
+
+// Lag sums the partitions' lag.
+func (s MirrorStatus) Lag() int64 {
+	var n int64
+	for _, p := range s.Partitions {
+		n += p.Lag
+	}
+	return n
+}
+
+// MirrorPartition is one partition of a mirror.
+type MirrorPartition struct {
+	Partition int
+	Next      int64 // next local offset to copy
+	HWM       int64 // local high watermark at the last read
+	Lag       int64 // HWM − Next
+	Copied    int64 // records copied by this run
+	Resumed   int64 // offset this run started at
+}
+
+// Mirror copies the local topic of src (the engine, which the caller
+// opened on the data dir) to the cluster, partition p to partition p in
+// offset order, until ctx ends (then it returns nil). Each record keeps
+// its key, value, headers and timestamp and gains the two mirror headers.
+// A partition resumes from the later of the committed cursor and the
+// record after the last one the cluster partition already holds from this
+// mirror; records produced but not committed before a crash are therefore
+// not copied twice unless the cluster partition has other writers.
+func Mirror(ctx context.Context, src MirrorSource, dst *Source, o MirrorOptions) error {
+	return mirror(ctx, engineLocal{src}, dst, o)
+}
+
+// MirrorFromServer is Mirror reading the local topic through the websocket
+// API of a running Pulse (c) instead of opening its data dir: the cursor
+// is committed over the API, so the UI of that Pulse shows the mirror as a
+// consumer with its lag while it runs.
+func MirrorFromServer(ctx context.Context, c *wsapi.Client, dst *Source, o MirrorOptions) error {
+	return mirror(ctx, wsLocal{c}, dst, o)
+}
+
+// mirrorLocal is the local side of a mirror: the engine, or a running
+// Pulse's websocket API.
+type mirrorLocal interface {
+	partitions(ctx context.Context, topic string) ([]engine.PartitionInfo, error)
+	// cursor returns the committed cursor, ok false when there is none.
+	cursor(ctx context.Context, name, topic string, p int) (int64, bool, error)
+	commit(ctx context.Context, name, topic string, p int, off int64) error
+	// stream hands the records of partition p from offset from to fn, in
+	// offset order, batch by batch, until ctx ends or fn fails. hwm is the
+	// partition's high watermark at the read, -1 when unknown.
+	stream(ctx context.Context, topic string, p int, from int64, batch int, fn func(recs []engine.Record, next, hwm int64) error) error
+}
+
+// mirrorHWMEvery is how often a mirror refreshes the local HWMs its lag
+// is computed from, besides what its reads report.
+const mirrorHWMEvery = time.Second
+
+func mirror(ctx context.Context, local mirrorLocal, dst *Source, o MirrorOptions) error {
+	if o.ToTopic == "" {
+		o.ToTopic = o.Topic
+	}
+	if o.Cursor == "" {
+		o.Cursor = "mirror." + o.ToTopic
+	}
+	if o.BatchRecords <= 0 {
+		o.BatchRecords = 1000
+	}
+	switch o.From {
+	case "", "earliest", "latest":
+	default:
+		return fmt.Errorf("mirror: --from %q: want earliest or latest", o.From)
+	}
+	parts, err := local.partitions(ctx, o.Topic)
+	if err != nil {
+		return fmt.Errorf("mirror: local topic %q: %w", o.Topic, err)
+	}
+	n := len(parts)
+	dn, err := dst.partitions(o.ToTopic)
+	if errors.Is(err, engine.ErrTopicNotFound) {
+		err = dst.CreateTopic(o.ToTopic, engine.TopicConfig{Partitions: n})
+		if err == nil || errors.Is(err, engine.ErrTopicExists) {
+			dn, err = dst.partitions(o.ToTopic)
+		}
+	}
+	if err != nil {
+		return fmt.Errorf("mirror: cluster topic %q: %w", o.ToTopic, err)
+	}
+	if dn < n {
+		return fmt.Errorf("mirror: %w: %q has %d, %q has %d", ErrMirrorPartitions, o.ToTopic, dn, o.Topic, n)
+	}
+
+	st := MirrorStatus{Partitions: make([]MirrorPartition, n)}
+	var mu sync.Mutex // guards st
+	for p := range n {
+		start, err := resumePoint(ctx, local, dst, o, parts[p])
+		if err != nil {
+			return err
+		}
+		st.Partitions[p] = MirrorPartition{Partition: p, Next: start, Resumed: start, HWM: parts[p].HWM, Lag: max(0, parts[p].HWM-start)}
+	}
+	publish := func() {
+		mu.Lock()
+		snap := MirrorStatus{Partitions: append([]MirrorPartition(nil), st.Partitions...)}
+		mu.Unlock()
+		if o.Progress != nil {
+			o.Progress(snap)
+		}
+	}
+	report := func(p int, next, hwm int64, copied int) {
+		mu.Lock()
+		mp := &st.Partitions[p]
+		mp.Next = next
+		mp.HWM = max(mp.HWM, hwm, next)
+		mp.Lag = mp.HWM - next
+		mp.Copied += int64(copied)
+		mu.Unlock()
+		publish()
+	}
+	publish()
+
+	ctx, cancel := context.WithCancel(ctx)
+	defer cancel()
+	errs := make(chan error, n)
+	var wg sync.WaitGroup
+	for p := range n {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			err := local.stream(ctx, o.Topic, p, st.Partitions[p].Next, o.BatchRecords, func(recs []engine.Record, next, hwm int64) error {
+				if len(recs) > 0 {
+					if err := produceMirrored(ctx, dst, o.ToTopic, p, recs); err != nil {
+						return err
+					}
+					if err := local.commit(ctx, o.Cursor, o.Topic, p, next); err != nil {
+						return fmt.Errorf("commit cursor: %w", err)
+					}
+				}
+				report(p, next, hwm, len(recs))
+				return nil
+			})
+			if err != nil && ctx.Err() == nil {
+				errs <- fmt.Errorf("mirror %s/%d: %w", o.Topic, p, err)
+				cancel()
+			}
+		}()
+	}
+	// The local HWMs move without the mirror reading (a caught-up stream
+	// waits): refresh them so that the lag is true.
+	wg.Add(1)
+	go func() {
+		defer wg.Done()
+		t := time.NewTicker(mirrorHWMEvery)
+		defer t.Stop()
+		for {
+			select {
+			case <-ctx.Done():
+				return
+			case <-t.C:
+			}
+			ps, err := local.partitions(ctx, o.Topic)
+			if err != nil {
+				continue
+			}
+			mu.Lock()
+			for _, pi := range ps {
+				if pi.Partition < n {
+					mp := &st.Partitions[pi.Partition]
+					mp.HWM = max(mp.HWM, pi.HWM)
+					mp.Lag = mp.HWM - mp.Next
+				}
+			}
+			mu.Unlock()
+			publish()
+		}
+	}()
+	wg.Wait()
+	close(errs)
+	return <-errs // nil when every partition stopped on ctx
+}
+
+// resumePoint is where partition p starts: the cursor, or From, moved past
+// what the cluster partition already holds from this mirror.
+func resumePoint(ctx context.Context, local mirrorLocal, dst *Source, o MirrorOptions, pi engine.PartitionInfo) (int64, error) {
+	p := pi.Partition
+	start := pi.LogStart
+	if o.From == "latest" {
+		start = pi.HWM
+	}
+	cur, ok, err := local.cursor(ctx, o.Cursor, o.Topic, p)
+	if err != nil {
+		return 0, fmt.Errorf("mirror: cursor: %w", err)
+	}
+	if ok {
+		start = cur
+	}
+	_, hwm, err := dst.offsets(o.ToTopic, p)
+	if err != nil {
+		return 0, fmt.Errorf("mirror: %w", err)
+	}
+	if hwm > 0 {
+		res, err := dst.Read(o.ToTopic, p, hwm-1, 1, 1<<20)
+		if err != nil && !errors.Is(err, engine.ErrOffsetOutOfRange) {
+			return 0, fmt.Errorf("mirror: last record of %s/%d: %w", o.ToTopic, p, err)
+		}
+		for _, r := range res.Records {
+			if off, ok := mirroredOffset(r, p); ok && off+1 > start {
+				start = off + 1
+			}
+		}
+	}
+	return max(start, pi.LogStart), nil
+}
+
+// mirrorHeaders are the headers a mirrored copy of local record p/off
+// carries; mirroredOffset reads them back.
+func mirrorHeaders(p int, off int64) []engine.Header {
+	return []engine.Header{
+		{Key: HeaderMirrorPartition, Value: []byte(strconv.Itoa(p))},
+		{Key: HeaderMirrorOffset, Value: []byte(strconv.FormatInt(off, 10))},
+	}
+}
+
+// mirroredOffset reads the mirror headers of r: the local offset it copies
+// when it copies partition p.
+func mirroredOffset(r engine.Record, p int) (int64, bool) {
+	var part, off string
+	for _, h := range r.Headers {
+		switch h.Key {
+		case HeaderMirrorPartition:
+			part = string(h.Value)
+		case HeaderMirrorOffset:
+			off = string(h.Value)
+		}
+	}
+	if part != strconv.Itoa(p) {
+		return 0, false
+	}
+	n, err := strconv.ParseInt(off, 10, 64)
+	return n, err == nil
+}
+
+// engineLocal is the engine as the local side of a mirror.
+type engineLocal struct{ src MirrorSource }
+
+func (l engineLocal) partitions(_ context.Context, topic string) ([]engine.PartitionInfo, error) {
+	info, err := l.src.Describe(topic)
+	return info.Partitions, err
+}
+
+func (l engineLocal) cursor(_ context.Context, name, topic string, p int) (int64, bool, error) {
+	return l.src.Cursor(name, topic, p)
+}
+
+func (l engineLocal) commit(_ context.Context, name, topic string, p int, off int64) error {
+	return l.src.CommitCursor(name, topic, p, off)
+}
+
+func (l engineLocal) stream(ctx context.Context, topic string, p int, next int64, batch int, fn func([]engine.Record, int64, int64) error) error {
+	for ctx.Err() == nil {
+		ch, err := l.src.NotifyC(topic, p)
+		if err != nil {
+			return err
+		}
+		res, err := l.src.Read(topic, p, next, batch, 4<<20)
+		if errors.Is(err, engine.ErrOffsetOutOfRange) {
+			// Retention removed what was to be copied: go on from the log
+			// start (the gap is the local log's, reported by its lag).
+			info, derr := l.src.Describe(topic)
+			if derr == nil && p < len(info.Partitions) && next < info.Partitions[p].LogStart {
+				next = info.Partitions[p].LogStart
+				continue
+			}
+		}
+		if err != nil {
+			return err
+		}
+		if len(res.Records) == 0 {
+			if res.Next > next {
+				next = res.Next
+				continue
+			}
+			if err := fn(nil, next, res.HWM); err != nil {
+				return err
+			}
+			select {
+			case <-ch:
+			case <-ctx.Done():
+			}
+			continue
+		}
+		if err := fn(res.Records, res.Next, res.HWM); err != nil {
+			return err
+		}
+		next = res.Next
+	}
+	return nil
+}
+
+// wsLocal is a running Pulse's websocket API as the local side of a
+// mirror.
+type wsLocal struct{ c *wsapi.Client }
+
+func (l wsLocal) partitions(ctx context.Context, topic string) ([]engine.PartitionInfo, error) {
+	t, err := l.c.Describe(ctx, topic)
+	return t.Partitions, err
+}
+
+// cursor finds the consumer's committed cursor through subscribe, which
+// resumes from it: from earliest and from latest both start at the cursor
+// when there is one (when there is none and the partition is empty, both
+// start at the same offset too, which is then the right start anyway).
+func (l wsLocal) cursor(ctx context.Context, name, topic string, p int) (int64, bool, error) {
+	var at [2]int64
+	for i, from := range []string{"earliest", "latest"} {
+		sub, err := l.c.Subscribe(ctx, wsapi.SubscribeOptions{Topic: topic, Partition: p, From: from, Consumer: name, Buffer: 1})
+		if err != nil {
+			return 0, false, err
+		}
+		if len(sub.Starts) != 1 {
+			sub.Unsubscribe(ctx)
+			return 0, false, fmt.Errorf("subscribe %s/%d: %d start positions", topic, p, len(sub.Starts))
+		}
+		at[i] = sub.Starts[0].From
+		if err := sub.Unsubscribe(ctx); err != nil {
+			return 0, false, err
+		}
+	}
+	return at[0], at[0] == at[1], nil
+}
+
+func (l wsLocal) commit(ctx context.Context, name, topic string, p int, off int64) error {
+	return l.c.Commit(ctx, name, topic, p, off)
+}
+
+func (l wsLocal) stream(ctx context.Context, topic string, p int, from int64, _ int, fn func([]engine.Record, int64, int64) error) error {
+	sub, err := l.c.Subscribe(ctx, wsapi.SubscribeOptions{Topic: topic, Partition: p, From: strconv.FormatInt(from, 10)})
+	if err != nil {
+		return err
+	}
+	defer func() {
+		uctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), 5*time.Second)
+		defer cancel()
+		sub.Unsubscribe(uctx)
+	}()
+	for {
+		select {
+		case <-ctx.Done():
+			return nil
+		case push, ok := <-sub.C():
+			if !ok {
+				return fmt.Errorf("subscription ended: %w", sub.Err())
+			}
+			if push.Err != nil {
+				return push.Err
+			}
+			recs := make([]engine.Record, len(push.Records))
+			for i, r := range push.Records {
+				recs[i] = engine.Record{Offset: r.Offset, Timestamp: r.Timestamp, Key: r.Key, Value: r.Value, Headers: r.Headers}
+			}
+			if err := fn(recs, push.Next, -1); err != nil {
+				return err
+			}
+		}
+	}
+}
+
+// produceMirrored produces recs, in order, to partition p of topic with
+// acks=all, and returns when all are acked.
+func produceMirrored(ctx context.Context, dst *Source, topic string, p int, recs []engine.Record) error {
+	krs := make([]*kgo.Record, len(recs))
+	for i, r := range recs {
+		kr := &kgo.Record{Topic: topic, Partition: int32(p), Key: r.Key, Value: r.Value, Timestamp: time.UnixMilli(r.Timestamp)}
+		for _, h := range r.Headers {
+			kr.Headers = append(kr.Headers, kgo.RecordHeader{Key: h.Key, Value: h.Value})
+		}
+		for _, h := range mirrorHeaders(p, r.Offset) {
+			kr.Headers = append(kr.Headers, kgo.RecordHeader{Key: h.Key, Value: h.Value})
+		}
+		krs[i] = kr
+	}
+	if err := dst.cl.ProduceSync(ctx, krs...).FirstErr(); err != nil {
+		return mapErr(fmt.Sprintf("produce to %s/%d", topic, p), err)
+	}
+	return nil
+}

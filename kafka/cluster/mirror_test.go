@@ -1,0 +1,186 @@
+package cluster
+
+import (
+	"context"
+	"fmt"
+	"sync"
+	"testing"
+
+	"github.com/pulselog/pulse/engine"
+)
+
+// Mirror in process (run under -race too): every record of a two-partition
+// local topic reaches the same partition number on the cluster in order,
+// the lag reaches 0, and a second run copies nothing again.
+func TestMirrorInProcess(t *testing.T) {
+	addr := bootstrap(t)
+	dstTopic := uniq(t, "copy")
+	e, err := engine.Open(engine.DefaultOptions(t.TempDir()))
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer e.Close()
+	if err := e.CreateTopic("local", engine.TopicConfig{Partitions: 2}); err != nil {
+		t.Fatal(err)
+	}
+	for p := range 2 {
+		var recs []engine.Record
+		for i := range 1500 {
+			recs = append(recs, engine.Record{Key: []byte(fmt.Sprint(i)), Value: []byte(fmt.Sprintf("%d-%d", p, i))})
+		}
+		if _, err := e.Produce(context.Background(), "local", p, recs); err != nil {
+			t.Fatal(err)
+		}
+	}
+	dst := openSource(t, addr)
+	run := func() MirrorStatus {
+		ctx, cancel := context.WithCancel(testCtx(t))
+		defer cancel()
+		var mu sync.Mutex
+		var last MirrorStatus
+		caught := make(chan struct{})
+		var once sync.Once
+		done := make(chan error, 1)
+		go func() {
+			done <- Mirror(ctx, e, dst, MirrorOptions{Topic: "local", ToTopic: dstTopic, BatchRecords: 200, Progress: func(st MirrorStatus) {
+				mu.Lock()
+				last = st
+				mu.Unlock()
+				if st.Partitions[0].Next == 1500 && st.Partitions[1].Next == 1500 && st.Lag() == 0 {
+					once.Do(func() { close(caught) })
+				}
+			}})
+		}()
+		select {
+		case <-caught:
+		case err := <-done:
+			t.Fatalf("Mirror returned before catching up: %v", err)
+		case <-ctx.Done():
+			t.Fatal("the mirror never caught up")
+		}
+		cancel()
+		if err := <-done; err != nil {
+			t.Fatal(err)
+		}
+		mu.Lock()
+		defer mu.Unlock()
+		return last
+	}
+	first := run()
+	if first.Partitions[0].Copied+first.Partitions[1].Copied != 3000 {
+		t.Fatalf("first run copied %+v", first.Partitions)
+	}
+	for p := range 2 {
+		res, err := dst.Read(dstTopic, p, 0, 2000, 1<<20)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if len(res.Records) != 1500 {
+			t.Fatalf("cluster partition %d holds %d records", p, len(res.Records))
+		}
+		for i, r := range res.Records {
+			if string(r.Value) != fmt.Sprintf("%d-%d", p, i) {
+				t.Fatalf("cluster %d/%d: %q", p, i, r.Value)
+			}
+			if off, ok := mirroredOffset(r, p); !ok || off != int64(i) {
+				t.Fatalf("cluster %d/%d: mirror headers say %d %v", p, i, off, ok)
+			}
+		}
+	}
+	second := run()
+	if second.Partitions[0].Copied+second.Partitions[1].Copied != 0 || second.Partitions[0].Resumed != 1500 {
+		t.Fatalf("second run %+v, want nothing copied, resumed at 1500", second.Partitions)
+	}
+	if off, ok, err := e.Cursor("mirror."+dstTopic, "local", 1); err != nil || !ok || off != 1500 {
+		t.Fatalf("local cursor %d %v %v", off, ok, err)
+	}
+}
+
+// MirrorFromServer reads through a Pulse's websocket API and commits its
+// cursor there: a second run resumes from it.
+func TestMirrorFromServerInProcess(t *testing.T) {
+	addr := bootstrap(t)
+	dstTopic := uniq(t, "wscopy")
+	e, err := engine.Open(engine.DefaultOptions(t.TempDir()))
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer e.Close()
+	if err := e.CreateTopic("local", engine.TopicConfig{Partitions: 3}); err != nil {
+		t.Fatal(err)
+	}
+	var recs []engine.Record
+	for i := range 900 {
+		recs = append(recs, engine.Record{Key: []byte(fmt.Sprint("k", i)), Value: []byte(fmt.Sprint(i))})
+	}
+	acks, err := e.Produce(context.Background(), "local", -1, recs)
+	if err != nil {
+		t.Fatal(err)
+	}
+	hwm := [3]int64{}
+	for _, a := range acks {
+		hwm[a.Partition] = max(hwm[a.Partition], a.Offset+1)
+	}
+	ws, _ := serve(t, e)
+	c := dialWS(t, ws)
+	dst := openSource(t, addr)
+	run := func() MirrorStatus {
+		ctx, cancel := context.WithCancel(testCtx(t))
+		defer cancel()
+		var last MirrorStatus
+		var mu sync.Mutex
+		caught := make(chan struct{})
+		var once sync.Once
+		done := make(chan error, 1)
+		go func() {
+			done <- MirrorFromServer(ctx, c, dst, MirrorOptions{Topic: "local", ToTopic: dstTopic, Progress: func(st MirrorStatus) {
+				mu.Lock()
+				last = st
+				mu.Unlock()
+				ok := true
+				for p, mp := range st.Partitions {
+					ok = ok && mp.Next == hwm[p]
+				}
+				if ok {
+					once.Do(func() { close(caught) })
+				}
+			}})
+		}()
+		select {
+		case <-caught:
+		case err := <-done:
+			t.Fatalf("MirrorFromServer returned before catching up: %v", err)
+		case <-ctx.Done():
+			t.Fatal("the mirror never caught up")
+		}
+		cancel()
+		if err := <-done; err != nil {
+			t.Fatal(err)
+		}
+		mu.Lock()
+		defer mu.Unlock()
+		return last
+	}
+	first := run()
+	var copied int64
+	for _, mp := range first.Partitions {
+		copied += mp.Copied
+	}
+	if copied != 900 {
+		t.Fatalf("first run copied %d", copied)
+	}
+	for p := range 3 {
+		if off, ok, err := e.Cursor("mirror."+dstTopic, "local", p); err != nil || !ok || off != hwm[p] {
+			t.Fatalf("cursor on p%d: %d %v %v, want %d", p, off, ok, err, hwm[p])
+		}
+		if _, end, err := dst.offsets(dstTopic, p); err != nil || end != hwm[p] {
+			t.Fatalf("cluster p%d ends at %d (%v), want %d", p, end, err, hwm[p])
+		}
+	}
+	second := run()
+	for p, mp := range second.Partitions {
+		if mp.Copied != 0 || mp.Resumed != hwm[p] {
+			t.Fatalf("second run p%d: %+v", p, mp)
+		}
+	}
+}

@@ -1,0 +1,388 @@
+package cluster
+
+import (
+	"errors"
+	"fmt"
+	"sort"
+	"strconv"
+	"time"
+
+	"github.com/pulselog/pulse/engine"
+	"github.com/pulselog/pulse/kafka/cluster/clusterinfo"
+	"github.com/twmb/franz-go/pkg/kadm"
+	"github.com/twmb/franz-go/pkg/kerr"
+	"github.com/twmb/franz-go/pkg/kmsg"
+)
+
+// Topics lists the cluster's topics (internal ones excluded), sorted by name.
+func (s *Source) Topics() ([]engine.TopicInfo, error) {
+	ds, err := s.describeTopics()
+	if err != nil {
+		return nil, err
+	}
+	out := make([]engine.TopicInfo, 0, len(ds))
+	for _, d := range ds {
+		out = append(out, d.info)
+	}
+	return out, nil
+}
+
+// Describe describes one topic: its configuration as Pulse names it and,
+// per partition, log start and high watermark (LEO is the HWM: a cluster
+// shows no hidden tail). Segments is -1 (a cluster has no segment listing
+// Pulse can read) and Bytes is -1 where DescribeLogDirs is not allowed.
+func (s *Source) Describe(name string) (engine.TopicInfo, error) {
+	d, err := s.describeTopic(name)
+	if err != nil {
+		return engine.TopicInfo{}, err
+	}
+	return d.info, nil
+}
+
+// ClusterTopic describes one topic as the cluster sees it: replication
+// factor, non-default configs, and per partition leader, replicas, ISR, log
+// start, HWM, last stable offset and size.
+func (s *Source) ClusterTopic(name string) (clusterinfo.Topic, error) {
+	d, err := s.describeTopic(name)
+	if err != nil {
+		return clusterinfo.Topic{}, err
+	}
+	return d.cluster, nil
+}
+
+type described struct {
+	info    engine.TopicInfo
+	cluster clusterinfo.Topic
+}
+
+func (s *Source) describeTopic(name string) (described, error) {
+	if err := engine.ValidateTopicName(name); err != nil {
+		return described{}, err
+	}
+	ds, err := s.describe([]string{name})
+	if err != nil {
+		return described{}, err
+	}
+	return ds[0], nil
+}
+
+func (s *Source) describeTopics() ([]described, error) {
+	ctx, cancel := s.opCtx()
+	defer cancel()
+	md, err := s.adm.Metadata(ctx)
+	if err != nil {
+		return nil, mapErr("list topics", err)
+	}
+	var names []string
+	for n, t := range md.Topics {
+		if !t.IsInternal && t.Err == nil {
+			names = append(names, n)
+		}
+	}
+	if len(names) == 0 {
+		return nil, nil
+	}
+	return s.describe(names)
+}
+
+// describe gathers metadata, offsets, configs and sizes of names in one
+// request of each kind; a missing topic is engine.ErrTopicNotFound.
+func (s *Source) describe(names []string) ([]described, error) {
+	ctx, cancel := s.opCtx()
+	defer cancel()
+	md, err := s.adm.Metadata(ctx, names...)
+	if err != nil {
+		return nil, mapErr("metadata", err)
+	}
+	for _, n := range names {
+		t, ok := md.Topics[n]
+		if !ok {
+			return nil, fmt.Errorf("topic %q: %w", n, engine.ErrTopicNotFound)
+		}
+		if t.Err != nil {
+			return nil, mapErr(fmt.Sprintf("topic %q", n), t.Err)
+		}
+	}
+	starts, err := s.adm.ListStartOffsets(ctx, names...)
+	if err != nil {
+		return nil, mapErr("list start offsets", err)
+	}
+	ends, err := s.adm.ListEndOffsets(ctx, names...)
+	if err != nil {
+		return nil, mapErr("list end offsets", err)
+	}
+	stable, err := s.adm.ListCommittedOffsets(ctx, names...)
+	if err != nil {
+		return nil, mapErr("list stable offsets", err)
+	}
+	cfgs, err := s.adm.DescribeTopicConfigs(ctx, names...)
+	if err != nil {
+		return nil, mapErr("describe configs", err)
+	}
+	sizes, sizesOK := s.sizes(names)
+
+	sort.Strings(names)
+	out := make([]described, 0, len(names))
+	for _, n := range names {
+		t := md.Topics[n]
+		var d described
+		d.info.Name = n
+		d.cluster.Name = n
+		d.cluster.SizeKnown = sizesOK
+		d.cluster.Configs = map[string]string{}
+		if rc, err := cfgs.On(n, nil); err == nil && rc.Err == nil {
+			for _, c := range rc.Configs {
+				if c.Value != nil && c.Source != kmsg.ConfigSourceDefaultConfig {
+					d.cluster.Configs[c.Key] = *c.Value
+				}
+			}
+			d.info.Config = topicConfig(rc.Configs)
+		}
+		d.info.Config.Partitions = len(t.Partitions)
+		for p := 0; p < len(t.Partitions); p++ {
+			pd := t.Partitions[int32(p)]
+			if len(pd.Replicas) > d.cluster.ReplicationFactor {
+				d.cluster.ReplicationFactor = len(pd.Replicas)
+			}
+			cp := clusterinfo.Partition{Partition: p, Leader: pd.Leader, Replicas: pd.Replicas, ISR: pd.ISR, Size: -1}
+			if pd.Err != nil {
+				cp.Err = pd.Err.Error()
+			}
+			if o, ok := starts.Lookup(n, int32(p)); ok && o.Err == nil {
+				cp.LogStart = o.Offset
+			}
+			if o, ok := ends.Lookup(n, int32(p)); ok && o.Err == nil {
+				cp.HWM = o.Offset
+			} else if ok && o.Err != nil && cp.Err == "" {
+				cp.Err = o.Err.Error()
+			}
+			if o, ok := stable.Lookup(n, int32(p)); ok && o.Err == nil {
+				cp.LSO = o.Offset
+			}
+			if sizesOK {
+				cp.Size = sizes[n][int32(p)]
+			}
+			d.cluster.Partitions = append(d.cluster.Partitions, cp)
+			d.info.Partitions = append(d.info.Partitions, engine.PartitionInfo{
+				Topic: n, Partition: p, LogStart: cp.LogStart, HWM: cp.HWM, LEO: cp.HWM,
+				Segments: -1, Bytes: cp.Size,
+			})
+		}
+		out = append(out, d)
+	}
+	return out, nil
+}
+
+// sizes returns each partition's size on its leader from DescribeLogDirs;
+// ok is false when the cluster does not allow or answer it.
+func (s *Source) sizes(names []string) (map[string]map[int32]int64, bool) {
+	ctx, cancel := s.opCtx()
+	defer cancel()
+	set := make(kadm.TopicsSet)
+	for _, n := range names {
+		set.Add(n)
+	}
+	all, err := s.adm.DescribeAllLogDirs(ctx, set)
+	if err != nil {
+		return nil, false
+	}
+	out := map[string]map[int32]int64{}
+	any := false
+	for _, dirs := range all {
+		for _, dir := range dirs {
+			if dir.Err != nil {
+				continue
+			}
+			for t, ps := range dir.Topics {
+				for p, dp := range ps {
+					any = true
+					if out[t] == nil {
+						out[t] = map[int32]int64{}
+					}
+					// Replicas hold the same log: keep the largest copy, which
+					// is the leader's or an up-to-date follower's.
+					out[t][p] = max(out[t][p], dp.Size)
+				}
+			}
+		}
+	}
+	return out, any
+}
+
+// topicConfig reads the Kafka configs Pulse has a name for.
+func topicConfig(cs []kadm.Config) engine.TopicConfig {
+	var tc engine.TopicConfig
+	for _, c := range cs {
+		if c.Value == nil {
+			continue
+		}
+		v := *c.Value
+		switch c.Key {
+		case "compression.type":
+			tc.Codec = v
+		case "segment.bytes":
+			tc.SegmentMaxBytes, _ = strconv.ParseInt(v, 10, 64)
+		case "retention.ms":
+			if ms, err := strconv.ParseInt(v, 10, 64); err == nil && ms > 0 {
+				tc.RetentionMaxAge = time.Duration(ms) * time.Millisecond
+			}
+		case "retention.bytes":
+			if b, err := strconv.ParseInt(v, 10, 64); err == nil && b > 0 {
+				tc.RetentionMaxBytes = b
+			}
+		case "cleanup.policy":
+			if v == "compact" || v == "compact,delete" || v == "delete,compact" {
+				tc.Cleanup = engine.CleanupCompact
+			} else {
+				tc.Cleanup = engine.CleanupDelete
+			}
+		}
+	}
+	return tc
+}
+
+// kafkaConfigs turns the parts of a Pulse topic config a cluster has into
+// Kafka topic configs; the engine-only ones (sync mode, codec of stored
+// frames) have no cluster meaning and are refused when set to a value other
+// than the default, so nothing is silently dropped.
+func kafkaConfigs(cfg engine.TopicConfig) (map[string]*string, error) {
+	def := engine.DefaultTopicConfig()
+	if cfg.SyncMode != "" && cfg.SyncMode != def.SyncMode {
+		return nil, fmt.Errorf("%w: sync mode %q is a local engine setting; a cluster acks with acks=all", engine.ErrInvalidConfig, cfg.SyncMode)
+	}
+	out := map[string]*string{}
+	set := func(k, v string) { out[k] = &v }
+	switch cfg.Codec {
+	case "", "zstd", "none":
+		// Pulse's stored codec; the cluster keeps the producer's ("producer").
+	default:
+		return nil, fmt.Errorf("%w: codec %q", engine.ErrInvalidConfig, cfg.Codec)
+	}
+	if cfg.SegmentMaxBytes > 0 && cfg.SegmentMaxBytes != def.SegmentMaxBytes {
+		set("segment.bytes", strconv.FormatInt(cfg.SegmentMaxBytes, 10))
+	}
+	if cfg.RetentionMaxAge > 0 {
+		set("retention.ms", strconv.FormatInt(cfg.RetentionMaxAge.Milliseconds(), 10))
+	}
+	if cfg.RetentionMaxBytes > 0 {
+		set("retention.bytes", strconv.FormatInt(cfg.RetentionMaxBytes, 10))
+	}
+	switch cfg.Cleanup {
+	case "", engine.CleanupDelete:
+	case engine.CleanupCompact:
+		set("cleanup.policy", "compact")
+	default:
+		return nil, fmt.Errorf("%w: cleanup %q", engine.ErrInvalidConfig, cfg.Cleanup)
+	}
+	return out, nil
+}
+
+// CreateTopic creates a topic with the cluster's default replication factor.
+func (s *Source) CreateTopic(name string, cfg engine.TopicConfig) error {
+	if err := engine.ValidateTopicName(name); err != nil {
+		return err
+	}
+	if cfg.Partitions < 0 || cfg.Partitions > 1<<20 {
+		return fmt.Errorf("%w: %d partitions", engine.ErrInvalidConfig, cfg.Partitions)
+	}
+	parts := cfg.Partitions
+	if parts == 0 {
+		parts = engine.DefaultTopicConfig().Partitions
+	}
+	kc, err := kafkaConfigs(cfg)
+	if err != nil {
+		return err
+	}
+	ctx, cancel := s.opCtx()
+	defer cancel()
+	resp, err := s.adm.CreateTopic(ctx, int32(parts), -1, kc, name)
+	if err == nil {
+		err = resp.Err
+	}
+	if err != nil {
+		return mapErr(fmt.Sprintf("create topic %q", name), err)
+	}
+	s.forget(name)
+	return nil
+}
+
+// DeleteTopic deletes a topic on the cluster.
+func (s *Source) DeleteTopic(name string) error {
+	if err := engine.ValidateTopicName(name); err != nil {
+		return err
+	}
+	ctx, cancel := s.opCtx()
+	defer cancel()
+	resp, err := s.adm.DeleteTopic(ctx, name)
+	if err == nil {
+		err = resp.Err
+	}
+	s.forget(name)
+	if err != nil {
+		return mapErr(fmt.Sprintf("delete topic %q", name), err)
+	}
+	return nil
+}
+
+// partitions returns topic's partition count, cached for partsTTL.
+func (s *Source) partitions(topic string) (int, error) {
+	s.mu.Lock()
+	e, ok := s.parts[topic]
+	s.mu.Unlock()
+	if ok && time.Since(e.at) < partsTTL {
+		return e.n, nil
+	}
+	if err := engine.ValidateTopicName(topic); err != nil {
+		return 0, err
+	}
+	ctx, cancel := s.opCtx()
+	defer cancel()
+	md, err := s.adm.Metadata(ctx, topic)
+	if err != nil {
+		return 0, mapErr("metadata", err)
+	}
+	t, ok := md.Topics[topic]
+	if !ok || errors.Is(t.Err, kerr.UnknownTopicOrPartition) {
+		// kgo may answer from a cached "unknown": ask the cluster once more
+		// so that a topic another client just created is found.
+		s.cl.PurgeTopicsFromClient(topic)
+		if md, err = s.adm.Metadata(ctx, topic); err != nil {
+			return 0, mapErr("metadata", err)
+		}
+		t, ok = md.Topics[topic]
+	}
+	if !ok || errors.Is(t.Err, kerr.UnknownTopicOrPartition) {
+		return 0, fmt.Errorf("topic %q: %w", topic, engine.ErrTopicNotFound)
+	}
+	if t.Err != nil {
+		return 0, mapErr(fmt.Sprintf("topic %q", topic), t.Err)
+	}
+	n := len(t.Partitions)
+	s.mu.Lock()
+	s.parts[topic] = partsEntry{n: n, at: time.Now()}
+	s.mu.Unlock()
+	return n, nil
+}
+
+// forget drops what the Source and its client cached about topic (kgo
+// caches metadata, including "unknown topic", for a while), after a create
+// or delete made it stale.
+func (s *Source) forget(topic string) {
+	s.mu.Lock()
+	delete(s.parts, topic)
+	s.mu.Unlock()
+	s.cl.PurgeTopicsFromClient(topic)
+}
+
+// checkPartition returns ErrPartitionOutOfRange when p is not a partition
+// of topic.
+func (s *Source) checkPartition(topic string, p int) error {
+	n, err := s.partitions(topic)
+	if err != nil {
+		return err
+	}
+	if p < 0 || p >= n {
+		return fmt.Errorf("%w: partition %d of topic %q: the topic has %d", engine.ErrPartitionOutOfRange, p, topic, n)
+	}
+	return nil
+}

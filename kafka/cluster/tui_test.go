@@ -1,0 +1,141 @@
+package cluster
+
+import (
+	"fmt"
+	"regexp"
+	"testing"
+	"time"
+
+	tea "github.com/charmbracelet/bubbletea"
+	"github.com/charmbracelet/lipgloss"
+	"github.com/charmbracelet/x/exp/teatest"
+	"github.com/muesli/termenv"
+	"github.com/pulselog/pulse/tui"
+	"github.com/twmb/franz-go/pkg/kadm"
+	"github.com/twmb/franz-go/pkg/kgo"
+)
+
+var ansi = regexp.MustCompile(`\x1b\[[0-9;?]*[a-zA-Z]`)
+
+// waitScreen waits until the UI's output (escape sequences dropped)
+// matches every regexp.
+func waitScreen(t *testing.T, tm *teatest.TestModel, res ...*regexp.Regexp) {
+	t.Helper()
+	var seen []byte
+	teatest.WaitFor(t, tm.Output(), func(b []byte) bool {
+		seen = ansi.ReplaceAll(b, nil)
+		for _, re := range res {
+			if !re.Match(seen) {
+				return false
+			}
+		}
+		return true
+	}, teatest.WithDuration(hangGuard), teatest.WithCheckInterval(20*time.Millisecond))
+}
+
+func typeKeys(tm *teatest.TestModel, s string) {
+	for _, r := range s {
+		tm.Send(tea.KeyMsg{Type: tea.KeyRunes, Runes: []rune{r}})
+	}
+}
+
+// The UI on a cluster source: the partitions screen shows the HWMs and the
+// consumer lag kadm reports and follows them live as a Kafka client
+// produces and commits; the groups screen shows the same lag; the tail
+// shows a new record; the segments screen needs a local data dir.
+func TestUIShowsClusterWatermarksAndLag(t *testing.T) {
+	lipgloss.SetColorProfile(termenv.Ascii)
+	addr := bootstrap(t)
+	topic, group := uniq(t, "payments"), uniq(t, "ledger")
+	kc, adm := kclient(t, addr)
+	createTopic(t, adm, topic, 2)
+	produce := func(p int32, n int, tag string) {
+		t.Helper()
+		var rs []*kgo.Record
+		for i := range n {
+			rs = append(rs, &kgo.Record{Topic: topic, Partition: p, Value: []byte(fmt.Sprintf("%s-%d", tag, i))})
+		}
+		if err := kc.ProduceSync(testCtx(t), rs...).FirstErr(); err != nil {
+			t.Fatal(err)
+		}
+	}
+	commit := func(p int32, at int64) {
+		t.Helper()
+		var os kadm.Offsets
+		os.Add(kadm.Offset{Topic: topic, Partition: p, At: at, LeaderEpoch: -1})
+		if r, err := adm.CommitOffsets(testCtx(t), group, os); err != nil || r.Error() != nil {
+			t.Fatalf("commit: %v %v", err, r.Error())
+		}
+	}
+	produce(0, 12, "a")
+	produce(1, 7, "b")
+	commit(0, 5)
+
+	// kadm's own answers, which the screen must show.
+	expect := func() (hwm [2]int64, lag int64) {
+		t.Helper()
+		ends, err := adm.ListEndOffsets(testCtx(t), topic)
+		if err != nil {
+			t.Fatal(err)
+		}
+		for p := range int32(2) {
+			o, _ := ends.Lookup(topic, p)
+			hwm[p] = o.Offset
+		}
+		lags, err := adm.Lag(testCtx(t), group)
+		if err != nil {
+			t.Fatal(err)
+		}
+		l, ok := lags[group].Lag.Lookup(topic, 0)
+		if !ok {
+			t.Fatalf("kadm has no lag of %s on %s/0", group, topic)
+		}
+		return hwm, l.Lag
+	}
+	row := func(p int, hwm int64) *regexp.Regexp {
+		return regexp.MustCompile(fmt.Sprintf(`p%d\s+0\s+%d\s+%d\s+n/a\s+n/a`, p, hwm, hwm))
+	}
+	consumer := func(committed, lag int64) *regexp.Regexp {
+		return regexp.MustCompile(fmt.Sprintf(`%s\s+0\s+%d\s+%d`, regexp.QuoteMeta(group), committed, lag))
+	}
+
+	src := openSource(t, addr)
+	m, err := tui.New(tui.Options{Source: src, StartTopic: topic, Refresh: 100 * time.Millisecond, Clipboard: func(string) error { return nil }})
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { m.Close() })
+	tm := teatest.NewTestModel(t, m, teatest.WithInitialTermSize(130, 34))
+
+	hwm, lag := expect()
+	if hwm != [2]int64{12, 7} || lag != 7 {
+		t.Fatalf("kadm: HWMs %v lag %d", hwm, lag)
+	}
+	waitScreen(t, tm, row(0, hwm[0]), row(1, hwm[1]), consumer(5, lag), regexp.MustCompile(`kafka 127\.0\.0\.1:`))
+
+	// Live: more records and a new commit, from a Kafka client.
+	produce(0, 30, "c")
+	produce(1, 3, "d")
+	commit(0, 20)
+	hwm, lag = expect()
+	waitScreen(t, tm, row(0, hwm[0]), row(1, hwm[1]), consumer(20, lag))
+
+	tm.Send(tea.KeyMsg{Type: tea.KeyEnter})
+	waitScreen(t, tm, regexp.MustCompile(`segments needs a local data dir`))
+	tm.Send(tea.KeyMsg{Type: tea.KeyEsc})
+
+	typeKeys(tm, ":groups")
+	tm.Send(tea.KeyMsg{Type: tea.KeyEnter})
+	waitScreen(t, tm, regexp.MustCompile(fmt.Sprintf(`%s\s+Empty\s+0\s+%s\s+0\s+20\s+%d\s+%d`, regexp.QuoteMeta(group), regexp.QuoteMeta(topic), hwm[0], lag)))
+	tm.Send(tea.KeyMsg{Type: tea.KeyEsc})
+
+	typeKeys(tm, "t")
+	waitScreen(t, tm, regexp.MustCompile(`c-29`))
+	produce(0, 1, "live")
+	waitScreen(t, tm, regexp.MustCompile(`live-0`))
+
+	if err := tm.Quit(); err != nil {
+		t.Fatal(err)
+	}
+	tm.WaitFinished(t, teatest.WithFinalTimeout(hangGuard))
+}
