@@ -63,6 +63,7 @@ func (s *Server) fetchOnce(r *kmsg.FetchRequest, maxBytes int) (*kmsg.FetchRespo
 			rp := kmsg.NewFetchResponseTopicPartition()
 			rp.Partition = p.Partition
 			rp.HighWatermark, rp.LastStableOffset, rp.LogStartOffset = -1, -1, -1
+			rp.RecordBatches = []byte{} // never null: librdkafka refuses a null record set
 			budget := min(int(p.PartitionMaxBytes), maxBytes-total)
 			if total > 0 && budget <= 0 {
 				// Nothing more fits; the partition is still listed
