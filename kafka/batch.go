@@ -231,7 +231,8 @@ func decodeRecord(b []byte, i int32, rec *engine.Record) (int, error) {
 var xerialMagic = []byte{0x82, 'S', 'N', 'A', 'P', 'P', 'Y', 0}
 
 var zstdPool = sync.Pool{New: func() any {
-	d, err := zstd.NewReader(nil, zstd.WithDecoderConcurrency(1), zstd.WithDecoderLowmem(true))
+	d, err := zstd.NewReader(nil, zstd.WithDecoderConcurrency(1), zstd.WithDecoderLowmem(true),
+		zstd.WithDecoderMaxMemory(256<<20), zstd.WithDecoderMaxWindow(64<<20))
 	if err != nil {
 		panic(err) // only bad options fail
 	}
