@@ -415,9 +415,13 @@ func (m *Model) header() string {
 	field := func(label, value string) string {
 		return "  " + st.HeaderLabel.Render(label+" ") + st.HeaderValue.Render(value)
 	}
+	kafka := ""
+	if o.KafkaListen != "" {
+		kafka = field("kafka", o.KafkaListen)
+	}
 	return st.HeaderTitle.Render("pulse") +
 		field("data", o.DataDirName) +
-		field("ws", ws) +
+		field("ws", ws) + kafka +
 		field("sync", o.SyncMode) +
 		field("theme", themeLabel(st))
 }

@@ -35,6 +35,8 @@ type apiConfig struct {
 	AllowHosts   []string // extra Host header names
 	NoAutoCreate bool     // refuse produces to missing topics
 	ReadLimit    int64    // largest client message; 0: wsapi's default (1 MiB)
+	KafkaListen  string   // Kafka listener address, "" for none (kafka.go)
+	KafkaSet     bool     // KafkaListen was given on the command line
 	Logger       *slog.Logger
 }
 
@@ -141,7 +143,9 @@ random token is made up and printed.`,
 	f.StringSliceVar(&cfg.AllowHosts, "allow-host", nil, "extra Host header name allowed (DNS rebinding protection), repeatable")
 	f.BoolVar(&cfg.NoAutoCreate, "no-auto-create", false, "refuse produces to topics that do not exist instead of creating them")
 	f.Int64Var(&cfg.ReadLimit, "read-limit", 1<<20, "largest websocket message accepted from a client, in bytes")
+	kafkaListen := kafkaFlag(cmd)
 	cmd.RunE = func(cmd *cobra.Command, args []string) error {
+		cfg.KafkaListen, cfg.KafkaSet = kafkaListen()
 		return runServe(cmd, *data, cfg)
 	}
 	return cmd
@@ -169,16 +173,26 @@ func runServe(cmd *cobra.Command, dir string, cfg apiConfig) error {
 		eng.Close()
 		return err
 	}
+	kafkaAddr, stopKafka, err := startKafka(eng, cfg.KafkaListen, cfg.KafkaSet, cfg.NoAutoCreate, cfg.Logger, cmd.ErrOrStderr())
+	if err != nil {
+		stop()
+		eng.Close()
+		return err
+	}
 	banner := fmt.Sprintf("pulse: serving %s on ws://%s/v1/ws", dir, addr)
 	if generated {
 		banner += " token " + cfg.Token
 	} else if cfg.Token != "" {
 		banner += " (token required)"
 	}
+	if kafkaAddr != "" {
+		banner += ", Kafka on " + kafkaAddr
+	}
 	fmt.Fprintln(cmd.OutOrStdout(), banner)
 
 	<-ctx.Done()
 	fmt.Fprintln(cmd.ErrOrStderr(), "pulse: shutting down")
+	stopKafka()
 	serr := stop()
 	if cerr := eng.Close(); cerr != nil {
 		return errors.Join(serr, fmt.Errorf("closing the engine: %w", cerr))
