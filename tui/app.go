@@ -421,9 +421,10 @@ func (m *Model) header() string {
 	}
 	return st.HeaderTitle.Render("pulse") +
 		field("data", o.DataDirName) +
-		field("ws", ws) + kafka +
+		field("ws", ws) +
 		field("sync", o.SyncMode) +
-		field("theme", themeLabel(st))
+		field("theme", themeLabel(st)) +
+		kafka // last: a narrow terminal cuts it before the others
 }
 
 func themeLabel(st *themes.Styles) string {
