@@ -21,11 +21,11 @@ def rec_line(topic, partition, key, value, headers):
     })
 
 
-def records(tag, n):
+def records(tag, n, with_headers=True):
     for i in range(n):
         key = ("%s-key-%d" % (tag, i % 7)).encode()
         value = ("%s value %d " % (tag, i)).encode() + b"\x00\xff"
-        headers = [("h1", ("v%d" % i).encode()), ("empty", b"")]
+        headers = [("h1", ("v%d" % i).encode()), ("empty", b"")] if with_headers else None
         yield key, value, headers
 
 
@@ -49,12 +49,13 @@ def produce_confluent(addr, topic, tag, codec, n):
     print("\n".join(out))
 
 
-def produce_kafkapython(addr, topic, tag, codec, n):
+def produce_kafkapython(addr, topic, tag, codec, n, **kw):
     from kafka import KafkaProducer
-    p = KafkaProducer(bootstrap_servers=addr, compression_type=None if codec == "none" else codec, acks="all")
-    futs = [p.send(topic, value=v, key=k, headers=h) for k, v, h in records(tag, n)]
+    p = KafkaProducer(bootstrap_servers=addr, compression_type=None if codec == "none" else codec, acks="all", **kw)
+    hdrs = "api_version" not in kw
+    futs = [p.send(topic, value=v, key=k, headers=h) for k, v, h in records(tag, n, hdrs)]
     p.flush(60)
-    for (k, v, h), f in zip(records(tag, n), futs):
+    for (k, v, h), f in zip(records(tag, n, hdrs), futs):
         md = f.get(timeout=60)
         print(rec_line(md.topic, md.partition, k, v, h))
     p.close()
@@ -97,6 +98,11 @@ def main():
     args = sys.argv[3:]
     if mode == "produce":
         addr, topic, tag, codec, n = args
+        if lib == "kafkapython-0.10":
+            # Produce v2 with v1 message sets, as a 0.10 client sends them
+            # (no headers in that format).
+            produce_kafkapython(addr, topic, tag, codec, int(n), api_version=(0, 10, 0))
+            return
         {"confluent": produce_confluent, "kafkapython": produce_kafkapython}[lib](addr, topic, tag, codec, int(n))
     elif mode == "consume":
         addr, topic, group, n = args
