@@ -51,6 +51,7 @@ ratios of what the disk allows.`,
 	f.IntVar(&cfg.mb, "mb", 256, "MiB appended by the throughput runs")
 	f.IntVar(&cfg.recoveryMB, "recovery-mb", 1024, "MiB in the partition used for the recovery figures (0 skips them)")
 	f.Float64Var(&cfg.seconds, "seconds", 2, "duration of each every-write run")
+	f.BoolVar(&benchKafka, "kafka-listener", false, "also benchmark the Kafka listener (in this process, franz-go over loopback)")
 	return cmd
 }
 
@@ -82,6 +83,7 @@ func runBench(ctx context.Context, cfg benchConfig, out, progress io.Writer) err
 		return nil
 	}
 	total := int64(cfg.mb) << 20
+	benchKafkaTotal = total
 	steps := []struct {
 		name string
 		fn   func() error
