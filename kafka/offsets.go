@@ -14,9 +14,6 @@ import (
 // offset.metadata.max.bytes).
 const maxCommitMetadata = 4096
 
-// errOffsetMetadataTooLarge is OFFSET_METADATA_TOO_LARGE.
-const errOffsetMetadataTooLarge int16 = 12
-
 func metaKey(group, topic string, partition int32) string {
 	return group + "\x00" + topic + "\x00" + strconv.Itoa(int(partition))
 }

@@ -19,12 +19,16 @@ import (
 // no response.
 func (s *Server) produce(r *kmsg.ProduceRequest) *kmsg.ProduceResponse {
 	resp := r.ResponseKind().(*kmsg.ProduceResponse)
+	badAcks := r.Acks != 0 && r.Acks != 1 && r.Acks != -1
 	var wg sync.WaitGroup
 	for _, t := range r.Topics {
 		rt := kmsg.NewProduceResponseTopic()
 		rt.Topic = t.Topic
 		rt.Partitions = make([]kmsg.ProduceResponseTopicPartition, len(t.Partitions))
-		topicErr := s.ensureTopic(t.Topic, true)
+		topicErr := errInvalidRequiredAcks
+		if !badAcks {
+			topicErr = s.ensureTopic(t.Topic, true)
+		}
 		for i, p := range t.Partitions {
 			rp := &rt.Partitions[i]
 			*rp = kmsg.NewProduceResponseTopicPartition()

@@ -50,10 +50,10 @@ const (
 	errCorruptMessage              int16 = 2
 	errUnknownTopicOrPartition     int16 = 3
 	errMessageTooLarge             int16 = 10
+	errOffsetMetadataTooLarge      int16 = 12
 	errCoordinatorNotAvailable     int16 = 15
-	errNotCoordinator              int16 = 16
 	errInvalidTopic                int16 = 17
-	errRecordListTooLarge          int16 = 18
+	errInvalidRequiredAcks         int16 = 21
 	errIllegalGeneration           int16 = 22
 	errInconsistentGroupProtocol   int16 = 23
 	errInvalidGroupID              int16 = 24
@@ -70,13 +70,8 @@ const (
 	errOutOfOrderSequence          int16 = 45
 	errInvalidProducerEpoch        int16 = 47
 	errInvalidConfig               int16 = 40
-	errUnsupportedCompressionType  int16 = 76
 	errUnknownServerError          int16 = -1
 	errMemberIDRequired            int16 = 79
-	errGroupIDNotFound             int16 = 69
-	errNonEmptyGroup               int16 = 68
-	errFencedInstanceID            int16 = 82
-	errInvalidRecord               int16 = 87
 )
 
 // apiVersions answers ApiVersions with servedVersions.
