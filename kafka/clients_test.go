@@ -296,6 +296,16 @@ func TestClientsInterop(t *testing.T) {
 		t.Logf("%s read %d records", name, len(got))
 		sameRecs(t, got, all)
 	}
+	// kcat -L lists the broker and the topic's four partitions led by it.
+	out, err := exec.Command(need(t, "kcat", "-V"), "-b", p.addr, "-L", "-t", "mix").CombinedOutput()
+	if err != nil {
+		t.Fatalf("kcat -L: %v\n%s", err, out)
+	}
+	for _, want := range []string{"1 brokers:", "broker 0 at " + p.addr, `topic "mix" with 4 partitions:`, "partition 3, leader 0, replicas: 0, isrs: 0"} {
+		if !strings.Contains(string(out), want) {
+			t.Fatalf("kcat -L does not say %q:\n%s", want, out)
+		}
+	}
 	franz := consumeKgo(t, p.addr, "g-franz", "mix", n)
 	check("franz-go", franz)
 	check("sarama", consumeSarama(t, p.addr, "g-sarama", "mix", n))

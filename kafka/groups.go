@@ -128,7 +128,11 @@ func (c *coordinator) sweep(now time.Time) {
 				expired = true
 			}
 		}
-		if expired && len(g.members) > 0 {
+		switch {
+		case expired && len(g.members) == 0:
+			g.generation++
+			g.state, g.protocol, g.leader = stateEmpty, "", ""
+		case expired:
 			c.rebalanceLocked(g, now)
 		}
 		if g.state == statePreparingRebalance && now.After(g.deadline) {
