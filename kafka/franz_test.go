@@ -133,3 +133,37 @@ func TestFranzProduceConsume(t *testing.T) {
 		t.Fatalf("cursors of g1 sum to %d, want %d (%v)", total, len(want), cs)
 	}
 }
+
+// TestTimestampsArePulses: whatever timestamp the producer sets, a record
+// comes back with its Pulse commit time, flagged LogAppendTime, at the
+// offset and with the bytes the engine holds.
+func TestTimestampsArePulses(t *testing.T) {
+	p := startPulse(t, "", DefaultOptions())
+	cl := kgoClient(t, p.addr, kgo.ConsumeTopics("ts"), kgo.ConsumeResetOffset(kgo.NewOffset().AtStart()), kgo.AllowAutoTopicCreation())
+	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
+	defer cancel()
+	var rs []*kgo.Record
+	for i := range 5 {
+		rs = append(rs, &kgo.Record{Topic: "ts", Key: []byte{byte(i)}, Value: []byte("v"), Timestamp: time.Unix(1000, 0)})
+	}
+	if err := cl.ProduceSync(ctx, rs...).FirstErr(); err != nil {
+		t.Fatal(err)
+	}
+	stored, err := p.eng.Read("ts", 0, 0, 100, 1<<20)
+	if err != nil || len(stored.Records) != 5 {
+		t.Fatalf("engine read: %d records, %v", len(stored.Records), err)
+	}
+	for got := 0; got < 5; {
+		fs := cl.PollFetches(ctx)
+		if ctx.Err() != nil {
+			t.Fatal(ctx.Err())
+		}
+		fs.EachRecord(func(r *kgo.Record) {
+			e := stored.Records[r.Offset]
+			if r.Timestamp.UnixMilli() != e.Timestamp || r.Attrs.TimestampType() != 1 || string(r.Key) != string(e.Key) {
+				t.Errorf("offset %d: timestamp %d (type %d), the engine's %d", r.Offset, r.Timestamp.UnixMilli(), r.Attrs.TimestampType(), e.Timestamp)
+			}
+			got++
+		})
+	}
+}
