@@ -25,6 +25,13 @@ const (
 	minSessionTimeout = time.Second
 	maxSessionTimeout = 30 * time.Minute
 	sweepInterval     = 100 * time.Millisecond
+
+	// maxGroups bounds the groups kept in memory: past it, empty groups
+	// are forgotten (DescribeGroups then calls them Dead).
+	maxGroups = 10000
+	// maxCommitMetadataEntries bounds the commit metadata strings kept: past it,
+	// new ones are not kept (OffsetFetch answers them empty).
+	maxCommitMetadataEntries = 1 << 16
 )
 
 // coordinator runs the consumer groups: join, sync, heartbeat and leave,
@@ -115,7 +122,11 @@ func (c *coordinator) stop() {
 func (c *coordinator) sweep(now time.Time) {
 	c.mu.Lock()
 	defer c.mu.Unlock()
-	for _, g := range c.groups {
+	for name, g := range c.groups {
+		if len(c.groups) > maxGroups && len(g.members) == 0 && len(g.pending) == 0 {
+			delete(c.groups, name) // forgotten; its committed offsets stay
+			continue
+		}
 		for id, exp := range g.pending {
 			if now.After(exp) {
 				delete(g.pending, id)

@@ -119,6 +119,10 @@ func TestBadCRCStoresNothing(t *testing.T) {
 			t.Fatalf("records %x accepted", bad)
 		}
 	}
+	// Partition -1 is not "any partition" over Kafka.
+	if got := produceRaw(t, cl, produceReq("crc", -1, producerBatch([]engine.Record{{Value: []byte("x")}}, -1, -1, -1))); got.ErrorCode != errUnknownTopicOrPartition {
+		t.Fatalf("partition -1: error %d", got.ErrorCode)
+	}
 	info, _ := p.eng.Describe("crc")
 	if info.Partitions[0].LEO != 0 {
 		t.Fatalf("log end %d after refused batches", info.Partitions[0].LEO)

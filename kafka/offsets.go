@@ -81,7 +81,7 @@ func (s *Server) offsetCommit(r *kmsg.OffsetCommitRequest) *kmsg.OffsetCommitRes
 		k := metaKey(r.Group, t.Topic, p.Partition)
 		if p.Metadata == nil || *p.Metadata == "" {
 			delete(s.groups.meta, k)
-		} else {
+		} else if _, ok := s.groups.meta[k]; ok || len(s.groups.meta) < maxCommitMetadataEntries {
 			s.groups.meta[k] = *p.Metadata
 		}
 	}

@@ -34,6 +34,11 @@ func (s *Server) produce(r *kmsg.ProduceRequest) *kmsg.ProduceResponse {
 			*rp = kmsg.NewProduceResponseTopicPartition()
 			rp.Partition = p.Partition
 			rp.BaseOffset, rp.LogAppendTime, rp.LogStartOffset = -1, -1, -1
+			if topicErr == 0 && p.Partition < 0 {
+				// The engine would pick a partition for -1: Kafka
+				// names one.
+				topicErr = errUnknownTopicOrPartition
+			}
 			if topicErr != 0 {
 				rp.ErrorCode = topicErr
 				continue

@@ -161,10 +161,9 @@ func (s *Server) serveConn(c net.Conn) {
 	var out []byte
 	var body bytes.Buffer
 	for {
-		if s.ctx.Err() != nil {
+		if !s.armRead(c) {
 			return
 		}
-		c.SetReadDeadline(time.Now().Add(s.opts.IdleTimeout))
 		req, err := readFrame(br, &body, s.opts.MaxRequestBytes, func() { c.SetReadDeadline(time.Now().Add(s.opts.FrameTimeout)) })
 		if err != nil {
 			if !errors.Is(err, io.EOF) && s.ctx.Err() == nil {
@@ -191,6 +190,19 @@ func (s *Server) serveConn(c net.Conn) {
 			body = bytes.Buffer{}
 		}
 	}
+}
+
+// armRead sets c's idle deadline unless the server is closing. Close sets
+// every connection's deadline under the same lock, so a connection either
+// sees closed here or has its deadline cut short by Close.
+func (s *Server) armRead(c net.Conn) bool {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	if s.closed {
+		return false
+	}
+	c.SetReadDeadline(time.Now().Add(s.opts.IdleTimeout))
+	return true
 }
 
 // readFrame reads one size-prefixed frame into body and returns its bytes
