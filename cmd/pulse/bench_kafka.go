@@ -77,7 +77,8 @@ func runKafkaBench(ctx context.Context, dir string, res benchResult) error {
 		}
 		opts := []kgo.Opt{kgo.SeedBrokers(addr), kgo.DefaultProduceTopic(topic), kgo.RequiredAcks(acks),
 			kgo.RecordPartitioner(kgo.ManualPartitioner()), kgo.ProducerLinger(0),
-			kgo.MaxBufferedRecords(1 << 16), kgo.ProducerBatchMaxBytes(1 << 20)}
+			kgo.MaxBufferedRecords(1 << 16), kgo.ProducerBatchMaxBytes(1 << 20),
+			kgo.ProducerBatchCompression(kgo.NoCompression())} // the append run's records are not compressed either
 		if !idempotent {
 			opts = append(opts, kgo.DisableIdempotentWrite(), kgo.MaxProduceRequestsInflightPerBroker(5))
 		}
