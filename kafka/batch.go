@@ -7,6 +7,7 @@ import (
 	"fmt"
 	"hash/crc32"
 	"io"
+	"slices"
 	"sync"
 
 	"github.com/klauspost/compress/gzip"
@@ -440,27 +441,49 @@ func appendBatch(dst []byte, recs []engine.Record) []byte {
 	dst = binary.BigEndian.AppendUint16(dst, ^uint16(0)) // epoch -1
 	dst = binary.BigEndian.AppendUint32(dst, ^uint32(0)) // base sequence -1
 	dst = binary.BigEndian.AppendUint32(dst, uint32(len(recs)))
-	var tmp []byte
 	for i := range recs {
 		r := &recs[i]
-		tmp = tmp[:0]
-		tmp = append(tmp, 0) // attributes
-		tmp = binary.AppendVarint(tmp, r.Timestamp-first)
-		tmp = binary.AppendVarint(tmp, r.Offset-base)
-		tmp = appendVarBytes(tmp, r.Key)
-		tmp = appendVarBytes(tmp, r.Value)
-		tmp = binary.AppendVarint(tmp, int64(len(r.Headers)))
+		tsDelta, offDelta := r.Timestamp-first, r.Offset-base
+		n := 1 + varintLen(tsDelta) + varintLen(offDelta) + varBytesLen(r.Key) + varBytesLen(r.Value) + varintLen(int64(len(r.Headers)))
 		for _, h := range r.Headers {
-			tmp = binary.AppendVarint(tmp, int64(len(h.Key)))
-			tmp = append(tmp, h.Key...)
-			tmp = appendVarBytes(tmp, h.Value)
+			n += varintLen(int64(len(h.Key))) + len(h.Key) + varBytesLen(h.Value)
 		}
-		dst = binary.AppendVarint(dst, int64(len(tmp)))
-		dst = append(dst, tmp...)
+		dst = slices.Grow(dst, n+binary.MaxVarintLen64)
+		dst = binary.AppendVarint(dst, int64(n))
+		dst = append(dst, 0) // attributes
+		dst = binary.AppendVarint(dst, tsDelta)
+		dst = binary.AppendVarint(dst, offDelta)
+		dst = appendVarBytes(dst, r.Key)
+		dst = appendVarBytes(dst, r.Value)
+		dst = binary.AppendVarint(dst, int64(len(r.Headers)))
+		for _, h := range r.Headers {
+			dst = binary.AppendVarint(dst, int64(len(h.Key)))
+			dst = append(dst, h.Key...)
+			dst = appendVarBytes(dst, h.Value)
+		}
 	}
 	binary.BigEndian.PutUint32(dst[start+offBatchLength:], uint32(len(dst)-start-batchLengthBase))
 	binary.BigEndian.PutUint32(dst[start+offCRC:], crc32.Checksum(dst[start+offAttributes:], castagnoli))
 	return dst
+}
+
+// varintLen is the size of v as a zig-zag varint.
+func varintLen(v int64) int {
+	u := uint64(v<<1) ^ uint64(v>>63)
+	n := 1
+	for u >= 0x80 {
+		u >>= 7
+		n++
+	}
+	return n
+}
+
+// varBytesLen is the encoded size of b with its varint length (-1 for nil).
+func varBytesLen(b []byte) int {
+	if b == nil {
+		return 1
+	}
+	return varintLen(int64(len(b))) + len(b)
 }
 
 func appendVarBytes(dst, b []byte) []byte {

@@ -183,8 +183,8 @@ func (s *Server) serveConn(c net.Conn) {
 		if _, err := c.Write(out); err != nil {
 			return
 		}
-		if cap(out) > 4<<20 {
-			out = nil // do not keep a big fetch response's buffer for an idle connection
+		if cap(out) > 16<<20 {
+			out = nil // keep a connection's response buffer only up to 16 MiB
 		}
 		if body.Cap() > 4<<20 {
 			body = bytes.Buffer{}
