@@ -279,11 +279,13 @@ func TestClientsInterop(t *testing.T) {
 	for _, c := range []string{"none", "gzip", "snappy", "lz4", "zstd"} {
 		kc = append(kc, produceKcat(t, p.addr, "mix", c, 20)...)
 	}
+	kc = append(kc, kafkajs(t, "produce", p.addr, "mix", "kafkajs", "20")...) // partitions unreported too
 	n := len(want) + len(kc)
 
 	check := func(name string, got []rec) {
 		t.Helper()
-		// kcat -P does not report partitions: take them from what franz-go read.
+		// kcat -P and the kafkajs script do not report partitions: take
+		// them from what this consumer read.
 		byKV := map[string]int32{}
 		for _, r := range got {
 			byKV[r.Key+"\x00"+r.Value] = r.Partition
@@ -312,6 +314,7 @@ func TestClientsInterop(t *testing.T) {
 	check("confluent", python(t, "consume", "confluent", p.addr, "mix", "g-confluent", fmt.Sprint(n)))
 	check("kafka-python", python(t, "consume", "kafkapython", p.addr, "mix", "g-kafkapython", fmt.Sprint(n)))
 	check("kcat", consumeKcat(t, p.addr, "g-kcat", "mix", n))
+	check("kafkajs", kafkajs(t, "consume", p.addr, "mix", "g-kafkajs", fmt.Sprint(n)))
 
 	// The keys of every producer using Kafka's default (murmur2)
 	// partitioner are where the engine's partitioner puts them. Sarama's
