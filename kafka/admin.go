@@ -193,6 +193,9 @@ func (s *Server) deleteTopics(r *kmsg.DeleteTopicsRequest) *kmsg.DeleteTopicsRes
 		if err := s.eng.DeleteTopic(name); err != nil {
 			rt.ErrorCode = engineErrorCode(err)
 			rt.ErrorMessage = kmsg.StringPtr(err.Error())
+		} else {
+			s.pids.forgetTopic(name)
+			s.groups.forgetTopic(name)
 		}
 		resp.Topics = append(resp.Topics, rt)
 	}

@@ -3,6 +3,7 @@ package kafka
 import (
 	"errors"
 	"strconv"
+	"strings"
 
 	"github.com/twmb/franz-go/pkg/kmsg"
 
@@ -16,6 +17,18 @@ const maxCommitMetadata = 4096
 
 func metaKey(group, topic string, partition int32) string {
 	return group + "\x00" + topic + "\x00" + strconv.Itoa(int(partition))
+}
+
+// forgetTopic drops the commit metadata of a deleted topic (its cursors go
+// with the topic in meta.db).
+func (c *coordinator) forgetTopic(topic string) {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	for k := range c.meta {
+		if _, rest, ok := strings.Cut(k, "\x00"); ok && strings.HasPrefix(rest, topic+"\x00") {
+			delete(c.meta, k)
+		}
+	}
 }
 
 // offsetCommit stores a group's offsets as the Pulse consumer cursors of the

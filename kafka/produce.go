@@ -188,6 +188,18 @@ func (p *producers) state(k pidKey) *pidState {
 	return st
 }
 
+// forgetTopic drops the producer state of a deleted topic, so that a topic
+// created again under its name starts with none.
+func (p *producers) forgetTopic(topic string) {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	for k := range p.states {
+		if k.topic == topic {
+			delete(p.states, k)
+		}
+	}
+}
+
 // appendIdempotent appends an idempotent batch unless it is a retry of one
 // of the producer's last five batches, which gets the original offsets.
 func (s *Server) appendIdempotent(topic string, partition int32, b producedBatch) (int64, int64, int16) {
