@@ -80,7 +80,7 @@ func runKafkaBench(ctx context.Context, dir string, res benchResult) error {
 			kgo.MaxBufferedRecords(1 << 16), kgo.ProducerBatchMaxBytes(1 << 20),
 			kgo.ProducerBatchCompression(kgo.NoCompression())} // the append run's records are not compressed either
 		if !idempotent {
-			opts = append(opts, kgo.DisableIdempotentWrite(), kgo.MaxProduceRequestsInflightPerBroker(5))
+			opts = append(opts, kgo.DisableIdempotentWrite())
 		}
 		cl, err := kgo.NewClient(opts...)
 		if err != nil {
