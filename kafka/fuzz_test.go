@@ -136,6 +136,13 @@ func FuzzRequest(f *testing.F) {
 	oc := kmsg.NewPtrOffsetCommitRequest()
 	oc.Group, oc.Generation = "g", -1
 	f.Add(encodeRequest(oc, 7))
+	// Every served key at its lowest and highest version, with defaults.
+	for k := range servedVersions {
+		rng, _ := served(int16(k))
+		for _, v := range []int16{rng.min, rng.max} {
+			f.Add(encodeRequest(kmsg.RequestForKey(int16(k)), v))
+		}
+	}
 
 	dir := f.TempDir()
 	eng, err := engine.Open(engine.DefaultOptions(dir))
