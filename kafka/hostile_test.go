@@ -244,3 +244,43 @@ func TestNoAutoCreate(t *testing.T) {
 		t.Fatalf("topics created: %v", ts)
 	}
 }
+
+// TestSlowClient: a client that announces a frame and never finishes it is
+// closed after FrameTimeout; one that stops reading responses is closed
+// after FrameTimeout on the write. Neither holds up other clients.
+func TestSlowClient(t *testing.T) {
+	opts := DefaultOptions()
+	opts.FrameTimeout = 200 * time.Millisecond
+	p := startPulse(t, "", opts)
+	// Half a frame, then silence.
+	half := frame(append(binary.BigEndian.AppendUint16(nil, uint16(kmsg.Metadata)), make([]byte, 100)...))
+	if !closedAfter(t, p.addr, half[:20]) {
+		t.Fatal("a half-sent frame kept its connection open")
+	}
+	// Requests whose responses are never read.
+	c, err := net.Dial("tcp", p.addr)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer c.Close()
+	req := frame(encodeRequest(kmsg.NewPtrApiVersionsRequest(), 3))
+	closed := make(chan struct{})
+	go func() {
+		defer close(closed)
+		for {
+			c.SetWriteDeadline(time.Now().Add(30 * time.Second))
+			if _, err := c.Write(req); err != nil {
+				return // Pulse gave up on this connection
+			}
+		}
+	}()
+	select {
+	case <-closed:
+	case <-time.After(60 * time.Second):
+		t.Fatal("a client that never reads was never cut off")
+	}
+	cl := kgoClient(t, p.addr)
+	if _, err := kmsg.NewPtrMetadataRequest().RequestWith(context.Background(), cl); err != nil {
+		t.Fatalf("others are served: %v", err)
+	}
+}
