@@ -342,9 +342,6 @@ func decodeMessageSet(b []byte, limit, depth int) ([]engine.Record, error) {
 	var out []engine.Record
 	for len(b) > 0 {
 		if len(b) < msgOffAttr+1 {
-			if depth == 0 && len(out) > 0 {
-				break // a partial trailing message, as old clients may send
-			}
 			return nil, fmt.Errorf("%w: message set: %d trailing bytes", ErrCorruptBatch, len(b))
 		}
 		size := int64(int32(binary.BigEndian.Uint32(b[msgOffSize:])))
