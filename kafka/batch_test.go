@@ -71,3 +71,27 @@ func TestMessageSets(t *testing.T) {
 		t.Fatalf("gzip of 4 MiB with a 1 MiB limit: %v", err)
 	}
 }
+
+// TestBatchPrefixes: every truncated prefix of a batch v2 is refused with
+// ErrCorruptBatch, and every flipped bit with an error (the CRC catches
+// what the framing does not).
+func TestBatchPrefixes(t *testing.T) {
+	b := producerBatch(seedRecords(), 9, 0, 0)
+	if _, err := decodeBatches(b, 1<<20); err != nil {
+		t.Fatal(err)
+	}
+	for n := 0; n < len(b); n++ {
+		if _, err := decodeBatches(b[:n], 1<<20); !errors.Is(err, ErrCorruptBatch) {
+			t.Fatalf("batch cut at %d of %d bytes: %v", n, len(b), err)
+		}
+	}
+	for i := offMagic; i < len(b); i++ { // what follows baseOffset and batchLength
+		for bit := range 8 {
+			bad := bytes.Clone(b)
+			bad[i] ^= 1 << bit
+			if _, err := decodeBatches(bad, 1<<20); err == nil {
+				t.Fatalf("bit %d of byte %d flipped: accepted", bit, i)
+			}
+		}
+	}
+}
