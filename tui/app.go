@@ -417,11 +417,16 @@ func (m *Model) header() string {
 	field := func(label, value string) string {
 		return "  " + st.HeaderLabel.Render(label+" ") + st.HeaderValue.Render(value)
 	}
+	kafka := ""
+	if o.KafkaListen != "" {
+		kafka = field("kafka", o.KafkaListen)
+	}
 	return st.HeaderTitle.Render("pulse") +
 		field("data", o.DataDirName) +
 		field("ws", ws) +
 		field("sync", o.SyncMode) +
-		field("theme", themeLabel(st))
+		field("theme", themeLabel(st)) +
+		kafka // last: a narrow terminal cuts it before the others
 }
 
 func themeLabel(st *themes.Styles) string {

@@ -17,6 +17,9 @@ type Options struct {
 	DataDirName string
 	// Listen is the websocket address shown in the header; "" shows "off".
 	Listen string
+	// KafkaListen is the Kafka listener's address shown in the header;
+	// "" leaves it out.
+	KafkaListen string
 	// SyncMode is the default sync mode shown in the header; default
 	// every-write.
 	SyncMode string

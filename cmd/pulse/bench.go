@@ -61,6 +61,7 @@ ratios of what the disk allows.`,
 	f.StringVar(&cfg.wsSteps, "ws-steps", "", "comma-separated websocket steps to run, of "+strings.Join(wsBenchSteps, ",")+" (default: all)")
 	f.BoolVar(&cfg.noExtras, "no-extras", false, "skip the figures other parts of Pulse add (compaction)")
 	f.MarkHidden("no-extras")
+	f.BoolVar(&benchKafka, "kafka-listener", false, "also benchmark the Kafka listener (in this process, franz-go over loopback)")
 	return cmd
 }
 
@@ -100,6 +101,7 @@ func runBench(ctx context.Context, cfg benchConfig, out, progress io.Writer) err
 		return nil
 	}
 	total := int64(cfg.mb) << 20
+	benchKafkaTotal = total
 	steps := []struct {
 		name string
 		fn   func() error

@@ -17,7 +17,7 @@ import (
 // startKafka starts a three-broker in-process kfake cluster for the real
 // binary to connect to, and a franz-go client on it (a Kafka client Pulse
 // did not write).
-func startKafka(t *testing.T) (string, *kgo.Client, *kadm.Client) {
+func startKfake(t *testing.T) (string, *kgo.Client, *kadm.Client) {
 	t.Helper()
 	c, err := kfake.NewCluster(kfake.NumBrokers(3), kfake.DefaultNumPartitions(1))
 	if err != nil {
@@ -78,7 +78,7 @@ func (x tmux) waitMatch(res ...*regexp.Regexp) string {
 // produces, and the engine-only screens say they need a local data dir.
 func TestTerminalUIOnKafka(t *testing.T) {
 	tmp, bin := tmuxAndBinary(t)
-	addr, cl, adm := startKafka(t)
+	addr, cl, adm := startKfake(t)
 	ctx, cancel := context.WithTimeout(context.Background(), tmuxWait)
 	defer cancel()
 	if resp, err := adm.CreateTopic(ctx, 3, -1, nil, "orders"); err != nil || resp.Err != nil {

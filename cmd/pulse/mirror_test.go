@@ -62,7 +62,7 @@ func TestMirrorSurvivesSIGKILL(t *testing.T) {
 		t.Fatal(err)
 	}
 
-	addr, kc, adm := startKafka(t)
+	addr, kc, adm := startKfake(t)
 	total := func() int64 {
 		kc.PurgeTopicsFromClient("orders-copy") // kgo caches "unknown topic" for a while
 		ctx, cancel := context.WithTimeout(context.Background(), tmuxWait)

@@ -56,7 +56,7 @@ func TestMirrorThroughServerShownInUI(t *testing.T) {
 	if err := e.Close(); err != nil {
 		t.Fatal(err)
 	}
-	addr, kc, adm := startKafka(t)
+	addr, kc, adm := startKfake(t)
 
 	x := tmux{t: t, sock: filepath.Join(tmp, "tmux.sock")}
 	x.must("new-session", "-d", "-s", "ui", "-x", "130", "-y", "34",

@@ -36,6 +36,8 @@ type apiConfig struct {
 	AllowHosts   []string // extra Host header names
 	NoAutoCreate bool     // refuse produces to missing topics
 	ReadLimit    int64    // largest client message; 0: wsapi's default (1 MiB)
+	KafkaListen  string   // Kafka listener address, "" for none (kafka.go)
+	KafkaSet     bool     // KafkaListen was given on the command line
 	Logger       *slog.Logger
 	// Metrics, when set, is served at /metrics and counts what the API
 	// produces and reads (openMetered).
@@ -158,7 +160,9 @@ random token is made up and printed.`,
 	f.StringSliceVar(&cfg.AllowHosts, "allow-host", nil, "extra Host header name allowed (DNS rebinding protection), repeatable")
 	f.BoolVar(&cfg.NoAutoCreate, "no-auto-create", false, "refuse produces to topics that do not exist instead of creating them")
 	f.Int64Var(&cfg.ReadLimit, "read-limit", 1<<20, "largest websocket message accepted from a client, in bytes")
+	kafkaListen := kafkaFlag(cmd)
 	cmd.RunE = func(cmd *cobra.Command, args []string) error {
+		cfg.KafkaListen, cfg.KafkaSet = kafkaListen()
 		if kafka.enabled() {
 			return runServeCluster(cmd, kafka, cfg)
 		}
@@ -190,16 +194,26 @@ func runServe(cmd *cobra.Command, dir string, cfg apiConfig) error {
 		eng.Close()
 		return err
 	}
+	kafkaAddr, stopKafka, err := startKafka(eng, cfg.KafkaListen, cfg.KafkaSet, cfg.NoAutoCreate, cfg.Logger, cmd.ErrOrStderr())
+	if err != nil {
+		stop()
+		eng.Close()
+		return err
+	}
 	banner := fmt.Sprintf("pulse: serving %s on ws://%s/v1/ws", dir, addr)
 	if generated {
 		banner += " token " + cfg.Token
 	} else if cfg.Token != "" {
 		banner += " (token required)"
 	}
+	if kafkaAddr != "" {
+		banner += ", Kafka on " + kafkaAddr
+	}
 	fmt.Fprintln(cmd.OutOrStdout(), banner)
 
 	<-ctx.Done()
 	fmt.Fprintln(cmd.ErrOrStderr(), "pulse: shutting down")
+	stopKafka()
 	serr := stop()
 	if cerr := eng.Close(); cerr != nil {
 		return errors.Join(serr, fmt.Errorf("closing the engine: %w", cerr))

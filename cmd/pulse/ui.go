@@ -27,6 +27,8 @@ type uiConfig struct {
 	topic    string
 	noAlt    bool
 	noListen bool
+	kafka    string // Kafka listener address, "" for none
+	kafkaSet bool   // --kafka-listen given
 }
 
 // setupRoot makes the bare `pulse` command open the terminal UI on the data
@@ -41,7 +43,9 @@ func setupRoot(root *cobra.Command) {
 	root.Flags().StringVar(&cfg.topic, "topic", "", "open the UI on this topic's partitions")
 	root.Flags().BoolVar(&cfg.noAlt, "no-alt-screen", false, "draw inline instead of on the terminal's alternate screen")
 	root.Args = cobra.NoArgs
+	kafkaListen := kafkaFlag(root)
 	root.RunE = func(cmd *cobra.Command, args []string) error {
+		cfg.kafka, cfg.kafkaSet = kafkaListen()
 		cfg.dir, cfg.dirSet = *data, cmd.Flags().Changed("data")
 		cfg.noListen = cfg.listen == "" || cfg.listen == "off"
 		if kafka.enabled() {
@@ -106,6 +110,11 @@ func runUI(ctx context.Context, cfg uiConfig) error {
 		defer stopAPI()
 		listen = addr
 	}
+	kafkaAddr, stopKafka, err := startKafka(e, cfg.kafka, cfg.kafkaSet, false, nil, os.Stderr)
+	if err != nil {
+		return err
+	}
+	defer stopKafka()
 
 	if cfg.demo {
 		if err := seedDemo(ctx, e); err != nil {
@@ -121,6 +130,7 @@ func runUI(ctx context.Context, cfg uiConfig) error {
 		Source:      e,
 		DataDirName: displayPath(dir),
 		Listen:      listen,
+		KafkaListen: kafkaAddr,
 		SyncMode:    string(engine.DefaultTopicConfig().SyncMode),
 		Theme:       cfg.theme,
 		NoColor:     themes.NoColor(),

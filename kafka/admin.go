@@ -1,0 +1,290 @@
+package kafka
+
+import (
+	"errors"
+	"strconv"
+	"time"
+
+	"github.com/twmb/franz-go/pkg/kmsg"
+
+	"github.com/pulselog/pulse/engine"
+)
+
+// ensureTopic returns 0 when topic exists, creating it with the default
+// configuration when allowed and auto-creation is on; otherwise the Kafka
+// error code.
+func (s *Server) ensureTopic(topic string, allowCreate bool) int16 {
+	// NotifyC is the engine's cheapest call that names a topic: unlike
+	// Describe it does not size every partition, and this runs on every
+	// produce request.
+	_, err := s.eng.NotifyC(topic, 0)
+	if err == nil {
+		return errNone
+	}
+	if !errors.Is(err, engine.ErrTopicNotFound) || !allowCreate || !s.opts.AutoCreate {
+		return engineErrorCode(err)
+	}
+	if err := s.eng.CreateTopic(topic, engine.TopicConfig{}); err != nil && !errors.Is(err, engine.ErrTopicExists) {
+		return engineErrorCode(err)
+	}
+	return errNone
+}
+
+func (s *Server) clusterID() *string {
+	id, err := s.eng.Meta().Identity()
+	if err != nil {
+		return nil
+	}
+	return &id.Cluster.ID
+}
+
+// metadata answers Metadata: Pulse is broker 0 and the leader of every
+// partition.
+func (s *Server) metadata(r *kmsg.MetadataRequest) *kmsg.MetadataResponse {
+	resp := r.ResponseKind().(*kmsg.MetadataResponse)
+	host, port := s.advertised()
+	b := kmsg.NewMetadataResponseBroker()
+	b.NodeID, b.Host, b.Port = nodeID, host, port
+	resp.Brokers = []kmsg.MetadataResponseBroker{b}
+	resp.ClusterID = s.clusterID()
+	resp.ControllerID = nodeID
+
+	var names []string
+	all := r.Topics == nil || (r.GetVersion() == 0 && len(r.Topics) == 0)
+	if all {
+		infos, _ := s.eng.Topics()
+		for _, t := range infos {
+			names = append(names, t.Name)
+		}
+	} else {
+		for _, t := range r.Topics {
+			if t.Topic != nil {
+				names = append(names, *t.Topic)
+			}
+		}
+	}
+	allowCreate := !all && (r.GetVersion() < 4 || r.AllowAutoTopicCreation)
+	for _, name := range names {
+		rt := kmsg.NewMetadataResponseTopic()
+		rt.Topic = kmsg.StringPtr(name)
+		if code := s.ensureTopic(name, allowCreate); code != 0 {
+			rt.ErrorCode = code
+			resp.Topics = append(resp.Topics, rt)
+			continue
+		}
+		info, err := s.eng.Describe(name)
+		if err != nil {
+			rt.ErrorCode = engineErrorCode(err)
+			resp.Topics = append(resp.Topics, rt)
+			continue
+		}
+		for p := range info.Partitions {
+			rp := kmsg.NewMetadataResponseTopicPartition()
+			rp.Partition = int32(p)
+			rp.Leader = nodeID
+			rp.Replicas = []int32{nodeID}
+			rp.ISR = []int32{nodeID}
+			rt.Partitions = append(rt.Partitions, rp)
+		}
+		resp.Topics = append(resp.Topics, rt)
+	}
+	return resp
+}
+
+// createTopics creates topics; Kafka configs Pulse has an equivalent for
+// are honoured (docs/kafka.md), others are ignored.
+func (s *Server) createTopics(r *kmsg.CreateTopicsRequest) *kmsg.CreateTopicsResponse {
+	resp := r.ResponseKind().(*kmsg.CreateTopicsResponse)
+	for _, t := range r.Topics {
+		rt := kmsg.NewCreateTopicsResponseTopic()
+		rt.Topic = t.Topic
+		cfg, code, msg := topicConfig(t)
+		if code == 0 {
+			if err := engine.ValidateTopicName(t.Topic); err != nil {
+				code, msg = errInvalidTopic, err.Error()
+			} else if _, err := s.eng.Describe(t.Topic); err == nil {
+				code, msg = errTopicAlreadyExists, "topic "+t.Topic+" already exists"
+			} else if !r.ValidateOnly {
+				if err := s.eng.CreateTopic(t.Topic, cfg); err != nil {
+					code, msg = engineErrorCode(err), err.Error()
+					if code == errUnknownServerError {
+						code = errInvalidConfig
+					}
+				}
+			}
+		}
+		rt.ErrorCode = code
+		if msg != "" {
+			rt.ErrorMessage = kmsg.StringPtr(msg)
+		}
+		if code == 0 {
+			rt.NumPartitions = int32(max(cfg.Partitions, 1))
+			rt.ReplicationFactor = 1
+		}
+		resp.Topics = append(resp.Topics, rt)
+	}
+	return resp
+}
+
+// topicConfig translates a CreateTopics entry to an engine config.
+func topicConfig(t kmsg.CreateTopicsRequestTopic) (engine.TopicConfig, int16, string) {
+	var cfg engine.TopicConfig
+	if t.NumPartitions > 0 {
+		cfg.Partitions = int(t.NumPartitions)
+	} else if t.NumPartitions == 0 || t.NumPartitions < -1 {
+		return cfg, errInvalidPartitions, "partitions must be at least 1"
+	}
+	if len(t.ReplicaAssignment) > 0 {
+		cfg.Partitions = len(t.ReplicaAssignment)
+	}
+	if t.ReplicationFactor > 1 || t.ReplicationFactor == 0 || t.ReplicationFactor < -1 {
+		return cfg, errInvalidReplicationFactor, "Pulse is one broker: replication factor must be 1"
+	}
+	for _, c := range t.Configs {
+		if c.Value == nil {
+			continue
+		}
+		v := *c.Value
+		bad := func() (engine.TopicConfig, int16, string) {
+			return cfg, errInvalidConfig, "config " + c.Name + "=" + v + " is invalid"
+		}
+		switch c.Name {
+		case "cleanup.policy":
+			switch v {
+			case "delete":
+				cfg.Cleanup = engine.CleanupDelete
+			case "compact":
+				cfg.Cleanup = engine.CleanupCompact
+			default:
+				return bad()
+			}
+		case "retention.ms":
+			n, err := strconv.ParseInt(v, 10, 64)
+			if err != nil || n < -1 {
+				return bad()
+			}
+			if n > 0 {
+				cfg.RetentionMaxAge = time.Duration(n) * time.Millisecond
+			}
+		case "retention.bytes":
+			n, err := strconv.ParseInt(v, 10, 64)
+			if err != nil || n < -1 {
+				return bad()
+			}
+			if n > 0 {
+				cfg.RetentionMaxBytes = n
+			}
+		case "segment.bytes":
+			n, err := strconv.ParseInt(v, 10, 64)
+			if err != nil || n < engine.MinSegmentMaxBytes || n > engine.MaxSegmentMaxBytes {
+				return bad()
+			}
+			cfg.SegmentMaxBytes = n
+		}
+	}
+	return cfg, 0, ""
+}
+
+func (s *Server) deleteTopics(r *kmsg.DeleteTopicsRequest) *kmsg.DeleteTopicsResponse {
+	resp := r.ResponseKind().(*kmsg.DeleteTopicsResponse)
+	for _, name := range r.TopicNames {
+		rt := kmsg.NewDeleteTopicsResponseTopic()
+		rt.Topic = kmsg.StringPtr(name)
+		if err := s.eng.DeleteTopic(name); err != nil {
+			rt.ErrorCode = engineErrorCode(err)
+			rt.ErrorMessage = kmsg.StringPtr(err.Error())
+		} else {
+			s.pids.forgetTopic(name)
+			s.groups.forgetTopic(name)
+		}
+		resp.Topics = append(resp.Topics, rt)
+	}
+	return resp
+}
+
+// describeConfigs describes topics (with their Kafka-named settings) and
+// the broker.
+func (s *Server) describeConfigs(r *kmsg.DescribeConfigsRequest) *kmsg.DescribeConfigsResponse {
+	resp := r.ResponseKind().(*kmsg.DescribeConfigsResponse)
+	for _, res := range r.Resources {
+		rr := kmsg.NewDescribeConfigsResponseResource()
+		rr.ResourceType, rr.ResourceName = res.ResourceType, res.ResourceName
+		var kv [][2]string
+		switch res.ResourceType {
+		case kmsg.ConfigResourceTypeTopic:
+			info, err := s.eng.Describe(res.ResourceName)
+			if err != nil {
+				rr.ErrorCode = engineErrorCode(err)
+				rr.ErrorMessage = kmsg.StringPtr(err.Error())
+				break
+			}
+			c := info.Config
+			retMS, retBytes := int64(-1), int64(-1)
+			if c.RetentionMaxAge > 0 {
+				retMS = c.RetentionMaxAge.Milliseconds()
+			}
+			if c.RetentionMaxBytes > 0 {
+				retBytes = c.RetentionMaxBytes
+			}
+			kv = [][2]string{
+				{"cleanup.policy", string(c.Cleanup)},
+				{"retention.ms", strconv.FormatInt(retMS, 10)},
+				{"retention.bytes", strconv.FormatInt(retBytes, 10)},
+				{"segment.bytes", strconv.FormatInt(c.SegmentMaxBytes, 10)},
+				{"message.timestamp.type", "LogAppendTime"},
+				{"min.insync.replicas", "1"},
+				{"pulse.codec", c.Codec},
+				{"pulse.sync.mode", string(c.SyncMode)},
+			}
+		case kmsg.ConfigResourceTypeBroker:
+			kv = [][2]string{
+				{"auto.create.topics.enable", strconv.FormatBool(s.opts.AutoCreate)},
+				{"num.partitions", "1"},
+				{"default.replication.factor", "1"},
+				{"socket.request.max.bytes", strconv.Itoa(s.opts.MaxRequestBytes)},
+			}
+		default:
+			rr.ErrorCode = errInvalidRequest
+			rr.ErrorMessage = kmsg.StringPtr("Pulse describes topic and broker configs only")
+		}
+		want := map[string]bool{}
+		for _, k := range res.ConfigNames {
+			want[k] = true
+		}
+		for _, e := range kv {
+			if res.ConfigNames != nil && !want[e[0]] {
+				continue
+			}
+			rc := kmsg.NewDescribeConfigsResponseResourceConfig()
+			rc.Name, rc.Value = e[0], kmsg.StringPtr(e[1])
+			rc.ReadOnly = true
+			rc.Source = kmsg.ConfigSourceDynamicTopicConfig
+			if res.ResourceType == kmsg.ConfigResourceTypeBroker {
+				rc.Source = kmsg.ConfigSourceStaticBrokerConfig
+			}
+			rr.Configs = append(rr.Configs, rc)
+		}
+		resp.Resources = append(resp.Resources, rr)
+	}
+	return resp
+}
+
+// findCoordinator names Pulse as the coordinator of every group.
+func (s *Server) findCoordinator(r *kmsg.FindCoordinatorRequest) *kmsg.FindCoordinatorResponse {
+	resp := r.ResponseKind().(*kmsg.FindCoordinatorResponse)
+	host, port := s.advertised()
+	code := int16(0)
+	if r.CoordinatorType != 0 {
+		code = errCoordinatorNotAvailable // no transaction coordinator
+	}
+	if r.GetVersion() >= 4 {
+		for _, k := range r.CoordinatorKeys {
+			c := kmsg.NewFindCoordinatorResponseCoordinator()
+			c.Key, c.NodeID, c.Host, c.Port, c.ErrorCode = k, nodeID, host, port, code
+			resp.Coordinators = append(resp.Coordinators, c)
+		}
+		return resp
+	}
+	resp.ErrorCode, resp.NodeID, resp.Host, resp.Port = code, nodeID, host, port
+	return resp
+}

@@ -1,0 +1,211 @@
+package kafka
+
+import (
+	"reflect"
+	"time"
+
+	"github.com/twmb/franz-go/pkg/kmsg"
+
+	"github.com/pulselog/pulse/engine"
+)
+
+// maxFetchBytes caps a fetch response whatever the client asks for.
+const maxFetchBytes = 64 << 20
+
+// fetch answers Fetch, long-polling on the partitions' HWM broadcast
+// channels until min_bytes are available, max_wait_ms passed, or Pulse is
+// closing. Fetch sessions (KIP-227) are declined: the response carries
+// session id 0, so clients send full fetches.
+func (s *Server) fetch(r *kmsg.FetchRequest) *kmsg.FetchResponse {
+	wait := min(time.Duration(max(r.MaxWaitMillis, 0))*time.Millisecond, s.opts.MaxFetchWait)
+	timer := time.NewTimer(wait)
+	defer timer.Stop()
+	maxBytes := int(r.MaxBytes)
+	if maxBytes <= 0 || maxBytes > maxFetchBytes {
+		maxBytes = maxFetchBytes
+	}
+	for {
+		var notify []<-chan struct{}
+		for _, t := range r.Topics {
+			for _, p := range t.Partitions {
+				if c, err := s.eng.NotifyC(t.Topic, int(p.Partition)); err == nil {
+					notify = append(notify, c)
+				}
+			}
+		}
+		resp, total, failed := s.fetchOnce(r, maxBytes)
+		if total >= int(r.MinBytes) || total > 0 && r.MinBytes <= 0 || failed || len(notify) == 0 {
+			return resp
+		}
+		cases := make([]reflect.SelectCase, 0, len(notify)+2)
+		cases = append(cases,
+			reflect.SelectCase{Dir: reflect.SelectRecv, Chan: reflect.ValueOf(timer.C)},
+			reflect.SelectCase{Dir: reflect.SelectRecv, Chan: reflect.ValueOf(s.ctx.Done())})
+		for _, c := range notify {
+			cases = append(cases, reflect.SelectCase{Dir: reflect.SelectRecv, Chan: reflect.ValueOf(c)})
+		}
+		if i, _, _ := reflect.Select(cases); i < 2 {
+			resp, _, _ = s.fetchOnce(r, maxBytes)
+			return resp
+		}
+	}
+}
+
+// fetchOnce reads every requested partition once. It returns the response,
+// the bytes of records in it, and whether a partition failed.
+func (s *Server) fetchOnce(r *kmsg.FetchRequest, maxBytes int) (*kmsg.FetchResponse, int, bool) {
+	resp := r.ResponseKind().(*kmsg.FetchResponse)
+	total, failed := 0, false
+	for _, t := range r.Topics {
+		rt := kmsg.NewFetchResponseTopic()
+		rt.Topic = t.Topic
+		for _, p := range t.Partitions {
+			rp := kmsg.NewFetchResponseTopicPartition()
+			rp.Partition = p.Partition
+			rp.HighWatermark, rp.LastStableOffset, rp.LogStartOffset = -1, -1, -1
+			rp.RecordBatches = []byte{} // never null: librdkafka refuses a null record set
+			budget := min(int(p.PartitionMaxBytes), maxBytes-total)
+			if total > 0 && budget <= 0 {
+				// Nothing more fits; the partition is still listed
+				// with its watermarks.
+				budget = 0
+			}
+			n, code := s.fetchPartition(t.Topic, p.Partition, p.FetchOffset, budget, total == 0, &rp)
+			if code != 0 {
+				rp.ErrorCode = code
+				failed = true
+			}
+			total += n
+			rt.Partitions = append(rt.Partitions, rp)
+		}
+		resp.Topics = append(resp.Topics, rt)
+	}
+	return resp, total, failed
+}
+
+// fetchPartition fills rp with records from offset on, within budget bytes
+// (at least one record when first, as KIP-74 asks, so a record larger than
+// the limit is not stuck forever).
+func (s *Server) fetchPartition(topic string, partition int32, from int64, budget int, first bool, rp *kmsg.FetchResponseTopicPartition) (int, int16) {
+	// Records take at least 16 bytes (approxSize), so budget/16 records is
+	// never the bound that stops the read before budget bytes.
+	res, err := s.eng.Read(topic, int(partition), from, max(budget/16, 1), max(budget, 1))
+	if err != nil {
+		code := engineErrorCode(err)
+		if code == errOffsetOutOfRange {
+			if info, derr := s.eng.Describe(topic); derr == nil && int(partition) < len(info.Partitions) {
+				pi := info.Partitions[partition]
+				rp.HighWatermark, rp.LastStableOffset, rp.LogStartOffset = pi.HWM, pi.HWM, pi.LogStart
+			}
+		}
+		return 0, code
+	}
+	rp.HighWatermark, rp.LastStableOffset, rp.LogStartOffset = res.HWM, res.HWM, res.LogStart
+	if from > res.HWM || from < res.LogStart {
+		return 0, errOffsetOutOfRange
+	}
+	recs := res.Records
+	if budget <= 0 && !first {
+		return 0, 0
+	}
+	// Trim to the budget (Read's bound is approximate), keeping one.
+	size := 0
+	for i := range recs {
+		size += approxSize(&recs[i])
+		if size > budget && i > 0 {
+			recs = recs[:i]
+			break
+		}
+	}
+	if len(recs) == 0 {
+		return 0, 0
+	}
+	rp.RecordBatches = appendBatches(nil, recs)
+	return len(rp.RecordBatches), 0
+}
+
+// appendBatches encodes recs as batches v2, one per run of records with the
+// same commit time (a LogAppendTime batch gives all its records one time).
+func appendBatches(dst []byte, recs []engine.Record) []byte {
+	for len(recs) > 0 {
+		n := 1
+		for n < len(recs) && recs[n].Timestamp == recs[0].Timestamp {
+			n++
+		}
+		dst = appendBatch(dst, recs[:n])
+		recs = recs[n:]
+	}
+	return dst
+}
+
+func approxSize(r *engine.Record) int {
+	n := 16 + len(r.Key) + len(r.Value)
+	for _, h := range r.Headers {
+		n += 4 + len(h.Key) + len(h.Value)
+	}
+	return n
+}
+
+// ListOffsets special timestamps.
+const (
+	tsLatest   = -1
+	tsEarliest = -2
+	tsMax      = -3
+)
+
+// listOffsets answers ListOffsets: earliest is the log start, latest the
+// HWM, a timestamp the first record committed at or after it (offset -1
+// when there is none), -3 the last record.
+func (s *Server) listOffsets(r *kmsg.ListOffsetsRequest) *kmsg.ListOffsetsResponse {
+	resp := r.ResponseKind().(*kmsg.ListOffsetsResponse)
+	for _, t := range r.Topics {
+		rt := kmsg.NewListOffsetsResponseTopic()
+		rt.Topic = t.Topic
+		info, terr := s.eng.Describe(t.Topic)
+		for _, p := range t.Partitions {
+			rp := kmsg.NewListOffsetsResponseTopicPartition()
+			rp.Partition = p.Partition
+			rp.Timestamp, rp.Offset = -1, -1
+			switch {
+			case terr != nil:
+				rp.ErrorCode = engineErrorCode(terr)
+			case p.Partition < 0 || int(p.Partition) >= len(info.Partitions):
+				rp.ErrorCode = errUnknownTopicOrPartition
+			default:
+				rp.LeaderEpoch = 0
+				pi := info.Partitions[p.Partition]
+				switch p.Timestamp {
+				case tsLatest:
+					rp.Offset = pi.HWM
+				case tsEarliest:
+					rp.Offset = pi.LogStart
+				case tsMax:
+					if pi.HWM > pi.LogStart {
+						if res, err := s.eng.Read(t.Topic, int(p.Partition), pi.HWM-1, 1, 1); err == nil && len(res.Records) == 1 {
+							rp.Offset, rp.Timestamp = res.Records[0].Offset, res.Records[0].Timestamp
+						}
+					}
+				default:
+					off, err := s.eng.OffsetForTimestamp(t.Topic, int(p.Partition), p.Timestamp)
+					if err != nil {
+						rp.ErrorCode = engineErrorCode(err)
+						break
+					}
+					if res, err := s.eng.Read(t.Topic, int(p.Partition), off, 1, 1); err == nil && len(res.Records) == 1 {
+						rp.Offset, rp.Timestamp = res.Records[0].Offset, res.Records[0].Timestamp
+					}
+				}
+				if r.GetVersion() == 0 {
+					if rp.Offset >= 0 {
+						rp.OldStyleOffsets = []int64{rp.Offset}
+					} else {
+						rp.OldStyleOffsets = []int64{}
+					}
+				}
+			}
+			rt.Partitions = append(rt.Partitions, rp)
+		}
+		resp.Topics = append(resp.Topics, rt)
+	}
+	return resp
+}

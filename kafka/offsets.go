@@ -1,0 +1,157 @@
+package kafka
+
+import (
+	"errors"
+	"strconv"
+	"strings"
+
+	"github.com/twmb/franz-go/pkg/kmsg"
+
+	"github.com/pulselog/pulse/engine"
+	"github.com/pulselog/pulse/meta"
+)
+
+// maxCommitMetadata bounds a commit's metadata string (Kafka's
+// offset.metadata.max.bytes).
+const maxCommitMetadata = 4096
+
+func metaKey(group, topic string, partition int32) string {
+	return group + "\x00" + topic + "\x00" + strconv.Itoa(int(partition))
+}
+
+// forgetTopic drops the commit metadata of a deleted topic (its cursors go
+// with the topic in meta.db).
+func (c *coordinator) forgetTopic(topic string) {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	for k := range c.meta {
+		if _, rest, ok := strings.Cut(k, "\x00"); ok && strings.HasPrefix(rest, topic+"\x00") {
+			delete(c.meta, k)
+		}
+	}
+}
+
+// offsetCommit stores a group's offsets as the Pulse consumer cursors of the
+// same name, all of them in one synced meta.db commit. As in Kafka, an
+// offset past the log end is stored as given.
+func (s *Server) offsetCommit(r *kmsg.OffsetCommitRequest) *kmsg.OffsetCommitResponse {
+	resp := r.ResponseKind().(*kmsg.OffsetCommitResponse)
+	groupCode := s.groups.checkMember(r.Group, r.MemberID, r.Generation)
+	if groupCode == 0 && meta.ValidateConsumerName(r.Group) != nil {
+		groupCode = errInvalidGroupID
+	}
+	var cursors []meta.Cursor
+	type slot struct{ t, p int }
+	var slots []slot
+	for ti, t := range r.Topics {
+		rt := kmsg.NewOffsetCommitResponseTopic()
+		rt.Topic = t.Topic
+		info, terr := s.eng.Describe(t.Topic)
+		for pi, p := range t.Partitions {
+			rp := kmsg.NewOffsetCommitResponseTopicPartition()
+			rp.Partition = p.Partition
+			switch {
+			case groupCode != 0:
+				rp.ErrorCode = groupCode
+			case terr != nil:
+				rp.ErrorCode = engineErrorCode(terr)
+			case p.Partition < 0 || int(p.Partition) >= len(info.Partitions):
+				rp.ErrorCode = errUnknownTopicOrPartition
+			case p.Metadata != nil && len(*p.Metadata) > maxCommitMetadata:
+				rp.ErrorCode = errOffsetMetadataTooLarge
+			case p.Offset < 0:
+				rp.ErrorCode = errInvalidCommitOffsetSize
+			default:
+				cursors = append(cursors, meta.Cursor{Consumer: r.Group, Topic: t.Topic, Partition: int(p.Partition), Offset: p.Offset})
+				slots = append(slots, slot{ti, pi})
+			}
+			rt.Partitions = append(rt.Partitions, rp)
+		}
+		resp.Topics = append(resp.Topics, rt)
+	}
+	if len(cursors) == 0 {
+		return resp
+	}
+	if err := s.eng.Meta().CommitCursors(cursors); err != nil {
+		code := errUnknownServerError
+		switch {
+		case errors.Is(err, meta.ErrTopicNotFound):
+			code = errUnknownTopicOrPartition
+		case errors.Is(err, meta.ErrInvalidConsumer):
+			code = errInvalidGroupID
+		default:
+			s.opts.Logger.Error("kafka: offset commit", "group", r.Group, "err", err)
+		}
+		for _, sl := range slots {
+			resp.Topics[sl.t].Partitions[sl.p].ErrorCode = code
+		}
+		return resp
+	}
+	s.groups.mu.Lock()
+	for _, sl := range slots {
+		t := r.Topics[sl.t]
+		p := t.Partitions[sl.p]
+		k := metaKey(r.Group, t.Topic, p.Partition)
+		if p.Metadata == nil || *p.Metadata == "" {
+			delete(s.groups.meta, k)
+		} else if _, ok := s.groups.meta[k]; ok || len(s.groups.meta) < maxCommitMetadataEntries {
+			s.groups.meta[k] = *p.Metadata
+		}
+	}
+	s.groups.mu.Unlock()
+	return resp
+}
+
+// offsetFetch returns a group's committed offsets (-1 where none); with no
+// topics named (v2+), every cursor of the group.
+func (s *Server) offsetFetch(r *kmsg.OffsetFetchRequest) *kmsg.OffsetFetchResponse {
+	resp := r.ResponseKind().(*kmsg.OffsetFetchResponse)
+	topics := r.Topics
+	if topics == nil && r.GetVersion() >= 2 {
+		infos, _ := s.eng.Topics()
+		for _, ti := range infos {
+			cs, err := s.eng.Consumers(ti.Name)
+			if err != nil {
+				continue
+			}
+			t := kmsg.NewOffsetFetchRequestTopic()
+			t.Topic = ti.Name
+			for _, c := range cs {
+				if c.Consumer == r.Group {
+					t.Partitions = append(t.Partitions, int32(c.Partition))
+				}
+			}
+			if len(t.Partitions) > 0 {
+				topics = append(topics, t)
+			}
+		}
+	}
+	for _, t := range topics {
+		rt := kmsg.NewOffsetFetchResponseTopic()
+		rt.Topic = t.Topic
+		for _, p := range t.Partitions {
+			rp := kmsg.NewOffsetFetchResponseTopicPartition()
+			rp.Partition = p
+			rp.Offset, rp.LeaderEpoch = -1, -1
+			off, ok, err := s.eng.Cursor(r.Group, t.Topic, int(p))
+			switch {
+			case errors.Is(err, engine.ErrTopicNotFound), errors.Is(err, engine.ErrPartitionOutOfRange):
+				// Kafka answers -1 for partitions it has no offset for.
+			case err != nil && meta.ValidateConsumerName(r.Group) != nil:
+				// An invalid cursor name can hold no offset.
+			case err != nil:
+				rp.ErrorCode = engineErrorCode(err)
+			case ok:
+				rp.Offset = off
+				s.groups.mu.Lock()
+				if md, ok := s.groups.meta[metaKey(r.Group, t.Topic, p)]; ok {
+					rp.Metadata = kmsg.StringPtr(md)
+				}
+				s.groups.mu.Unlock()
+			}
+			rt.Partitions = append(rt.Partitions, rp)
+		}
+		resp.Topics = append(resp.Topics, rt)
+	}
+	return resp
+}
