@@ -200,3 +200,11 @@ func oneLine(b []byte, max int) string {
 	}
 	return sb.String()
 }
+
+// plural renders a count with its noun: "1 record", "1,200 records".
+func plural(n int64, one, many string) string {
+	if n == 1 {
+		return "1 " + one
+	}
+	return humanCount(n) + " " + many
+}

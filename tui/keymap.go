@@ -50,6 +50,8 @@ type KeyMap struct {
 	Latest     key.Binding
 	NextPart   key.Binding
 	PrevPart   key.Binding
+	// Partition is NextPart and PrevPart together, for the footer.
+	Partition key.Binding
 
 	// Record detail.
 	Hex  key.Binding
@@ -105,6 +107,7 @@ func DefaultKeyMap() KeyMap {
 		Latest:     b("l", "latest", "l"),
 		NextPart:   b("]", "next partition", "]"),
 		PrevPart:   b("[", "prev partition", "["),
+		Partition:  b("[/]", "partition", "[", "]"),
 
 		Hex:  b("x", "hex/text", "x"),
 		Copy: b("c", "copy (OSC 52)", "c"),

@@ -20,9 +20,9 @@ func TestResizeKeepsEveryScreenInside(t *testing.T) {
 	tm.Send(tea.WindowSizeMsg{Width: 64, Height: 14})
 	tm.Send(down)
 	tm.Send(keys("t"))
-	waitFor(t, tm, "p0 / tail", "39 ")
+	waitFor(t, tm, "orders / tail", "orders all 3 partitions", "1          24 ") // all partitions merged; p1@24 is the newest
 	tm.Send(enter)
-	waitFor(t, tm, "offset 39")
+	waitFor(t, tm, "offset 24")
 	m := finish(t, tm)
 	for _, size := range []struct{ w, h int }{{64, 14}, {200, 50}, {40, 8}} {
 		m.Update(tea.WindowSizeMsg{Width: size.w, Height: size.h})

@@ -114,7 +114,9 @@ func TestTailDetailAndHex(t *testing.T) {
 	waitFor(t, tm, "orders")
 	tm.Send(down)
 	tm.Send(keys("t"))
-	waitFor(t, tm, "Topics / orders / p0 / tail", `"order":39`)
+	waitFor(t, tm, "Topics / orders / tail", `"order":64`)
+	tm.Send(keys("]")) // all partitions → p0
+	waitFor(t, tm, "Topics / orders / p0 / tail", "orders p0 of 3", `"order":39`)
 	tm.Send(enter)
 	waitFor(t, tm, "offset 39", `"customer": "cust-4"`)
 	tm.Send(keys("c"))
@@ -217,7 +219,7 @@ func TestFilterTail(t *testing.T) {
 	tm.Send(keys("/"))
 	tm.Type("cust-3")
 	tm.Send(enter)
-	waitFor(t, tm, "/cust-3: 6 match")
+	waitFor(t, tm, "/cust-3: 9 match") // 6 in p0, 3 in p1
 	m := finish(t, tm)
 	golden(t, m)
 	ts := m.Top().(*tailScreen)
