@@ -10,6 +10,7 @@
 package tui
 
 import (
+	"fmt"
 	"strings"
 	"time"
 
@@ -71,6 +72,7 @@ type Model struct {
 
 	confirming *confirmMsg
 	showHelp   bool
+	helpOffset int // first line of the help on screen
 	status     string
 	statusErr  bool
 
@@ -225,7 +227,7 @@ func (m *Model) Update(msg tea.Msg) (tea.Model, tea.Cmd) {
 func (m *Model) push(s Screen) tea.Cmd {
 	s.SetSize(m.c.Width, m.c.Height)
 	m.stack = append(m.stack, s)
-	m.status = ""
+	m.status, m.statusErr = "", false
 	return s.Init()
 }
 
@@ -238,7 +240,7 @@ func (m *Model) pop() {
 		c.Close()
 	}
 	m.stack = m.stack[:len(m.stack)-1]
-	m.status = ""
+	m.status, m.statusErr = "", false
 }
 
 func (m *Model) quit() tea.Cmd {
@@ -292,8 +294,21 @@ func (m *Model) key(msg tea.KeyMsg) tea.Cmd {
 		return m.promptKey(msg)
 	}
 	if m.showHelp {
-		if key.Matches(msg, k.Help, k.Back, k.Quit) {
+		switch {
+		case key.Matches(msg, k.Help, k.Back, k.Quit):
 			m.showHelp = false
+		case key.Matches(msg, k.Up):
+			m.scrollHelp(-1)
+		case key.Matches(msg, k.Down):
+			m.scrollHelp(1)
+		case key.Matches(msg, k.PageUp):
+			m.scrollHelp(-m.c.Height)
+		case key.Matches(msg, k.PageDown):
+			m.scrollHelp(m.c.Height)
+		case key.Matches(msg, k.Top):
+			m.helpOffset = 0
+		case key.Matches(msg, k.Bottom):
+			m.scrollHelp(1 << 30)
 		}
 		return nil
 	}
@@ -308,7 +323,7 @@ func (m *Model) key(msg tea.KeyMsg) tea.Cmd {
 	case key.Matches(msg, k.Quit):
 		return m.quit()
 	case key.Matches(msg, k.Help):
-		m.showHelp = true
+		m.showHelp, m.helpOffset = true, 0
 		return nil
 	case key.Matches(msg, k.Command):
 		m.openPrompt(promptCommand, "")
@@ -387,7 +402,9 @@ func (m *Model) View() string {
 	st := m.c.Styles
 	body := m.Top().View()
 	if m.showHelp {
-		body = m.fullHelp()
+		lines := m.helpLines()
+		m.helpOffset = min(m.helpOffset, max(len(lines)-m.c.Height, 0))
+		body = strings.Join(lines[m.helpOffset:], "\n")
 	}
 	body = fit(body, m.width, m.c.Height)
 	if m.confirming != nil {
@@ -418,7 +435,6 @@ func (m *Model) header() string {
 	return st.HeaderTitle.Render("pulse") +
 		field("data", o.DataDirName) +
 		field("ws", ws) +
-		field("sync", o.SyncMode) +
 		field("theme", themeLabel(st))
 }
 
@@ -451,7 +467,16 @@ func (m *Model) statusLine() string {
 	if f, ok := m.Top().(filterable); ok && f.Filter() != "" && m.status == "" {
 		return st.Prompt.Render("/") + st.Text.Render(f.Filter()) + st.Muted.Render("  (esc clears)")
 	}
-	if m.statusErr {
+	if m.showHelp && m.status == "" {
+		n := len(m.helpLines())
+		last := min(m.helpOffset+m.c.Height, n)
+		more := "end"
+		if last < n {
+			more = "↓ more"
+		}
+		return st.StatusBar.Render(fmt.Sprintf("help lines %d–%d of %d (%s)", m.helpOffset+1, last, n, more))
+	}
+	if m.statusErr && m.status != "" {
 		return st.StatusError.Render("✗ " + m.status)
 	}
 	return st.StatusBar.Render(m.status)
@@ -468,9 +493,22 @@ func (m *Model) shortHelp() []key.Binding {
 			key.NewBinding(key.WithKeys("esc"), key.WithHelp("esc", "cancel")),
 		}
 	case m.showHelp:
-		return []key.Binding{k.Help, k.Back}
+		return []key.Binding{
+			key.NewBinding(key.WithKeys("up", "down"), key.WithHelp("↑/↓ pgup/pgdn g/G", "scroll")),
+			k.Back,
+		}
 	}
 	return append(m.Top().ShortHelp(), k.Help, k.Quit)
+}
+
+// helpLines is the help overlay, one element per line.
+func (m *Model) helpLines() []string {
+	return strings.Split(strings.TrimRight(m.fullHelp(), "\n"), "\n")
+}
+
+// scrollHelp moves the help by d lines, within its length.
+func (m *Model) scrollHelp(d int) {
+	m.helpOffset = min(max(m.helpOffset+d, 0), max(len(m.helpLines())-m.c.Height, 0))
 }
 
 func (m *Model) fullHelp() string {

@@ -61,7 +61,7 @@ func defaultCommands() map[string]command {
 			return func() tea.Msg { return themeMsg{st} }
 		}},
 		"help": {usage: "help  show every key", run: func(m *Model, _ []string) tea.Cmd {
-			m.showHelp = true
+			m.showHelp, m.helpOffset = true, 0
 			return nil
 		}},
 	}

@@ -17,10 +17,6 @@ type Options struct {
 	DataDirName string
 	// Listen is the websocket address shown in the header; "" shows "off".
 	Listen string
-	// SyncMode is the default sync mode shown in the header; default
-	// every-write.
-	SyncMode string
-
 	// Theme names the theme to start with (themes.Names); default "auto".
 	Theme string
 	// NoColor drops colours (callers pass themes.NoColor()).
@@ -62,9 +58,6 @@ type Options struct {
 func (o Options) withDefaults() Options {
 	if o.DataDirName == "" && o.Source != nil {
 		o.DataDirName = o.Source.Dir()
-	}
-	if o.SyncMode == "" {
-		o.SyncMode = "every-write"
 	}
 	if o.Theme == "" {
 		o.Theme = themes.Auto

@@ -43,13 +43,13 @@ func newPartitionsScreen(c *Common, topic string) *partitionsScreen {
 	s := &partitionsScreen{c: c, id: c.newID(), topic: topic}
 	s.table = newTable(c, []column{
 		{Title: "P", Width: 4, Right: true},
-		{Title: "LOG START", Width: 11, Right: true},
+		{Title: "LOG START", Width: 11, Right: true, Drop: 3},
 		{Title: "HWM", Width: 11, Right: true},
-		{Title: "LEO", Width: 11, Right: true},
+		{Title: "LEO", Width: 11, Right: true, Drop: 5},
 		{Title: "HIDDEN", Width: 7, Right: true},
-		{Title: "SEGS", Width: 5, Right: true},
-		{Title: "SIZE", Width: 10, Right: true},
-		{Title: "CONSUMERS", Width: 9, Right: true},
+		{Title: "SEGS", Width: 5, Right: true, Drop: 6},
+		{Title: "SIZE", Width: 10, Right: true, Drop: 4},
+		{Title: "CONSUMERS", Width: 9, Right: true, Drop: 2},
 		{Title: "MAX LAG", Width: 9, Right: true},
 		{Title: "STATUS", Width: 10, Flex: true},
 	}, "no partitions")

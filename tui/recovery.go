@@ -128,15 +128,15 @@ func newRecoveryListScreen(c *Common) *recoveryListScreen {
 	s.table = newTable(c, []column{
 		{Title: "PARTITION", Width: 16, Flex: true},
 		{Title: "STATE", Width: 9},
-		{Title: "PATH", Width: 9},
-		{Title: "TOOK", Width: 9, Right: true},
-		{Title: "SCANNED", Width: 10, Right: true},
+		{Title: "PATH", Width: 9, Drop: 2},
+		{Title: "TOOK", Width: 9, Right: true, Drop: 5},
+		{Title: "SCANNED", Width: 10, Right: true, Drop: 4},
 		{Title: "TRUNCATED", Width: 9, Right: true},
 		{Title: "CORRUPT", Width: 7, Right: true},
 		{Title: "OFFSETS", Width: 7, Right: true}, // offsets inside corrupt ranges
 		{Title: "HIDDEN", Width: 7, Right: true},
-		{Title: "INDEXES", Width: 7, Right: true},
-		{Title: "TEMPS", Width: 5, Right: true},
+		{Title: "INDEXES", Width: 7, Right: true, Drop: 3},
+		{Title: "TEMPS", Width: 5, Right: true, Drop: 6},
 	}, "no partitions were opened")
 	return s
 }

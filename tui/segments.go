@@ -67,12 +67,12 @@ func newSegmentsScreen(c *Common, topic string, p int) *segmentsScreen {
 	s.table = newTable(c, []column{
 		{Title: "BASE", Width: 10, Right: true},
 		{Title: "NEXT", Width: 10, Right: true},
-		{Title: "SIZE", Width: 10, Right: true},
+		{Title: "SIZE", Width: 10, Right: true, Drop: 3},
 		{Title: "RECORDS", Width: 8, Right: true},
-		{Title: "BATCHES", Width: 7, Right: true},
+		{Title: "BATCHES", Width: 7, Right: true, Drop: 6},
 		{Title: "TIME RANGE", Width: 12, Flex: true},
-		{Title: "CODEC", Width: 5},
-		{Title: "RATIO", Width: 6, Right: true},
+		{Title: "CODEC", Width: 5, Drop: 4},
+		{Title: "RATIO", Width: 6, Right: true, Drop: 5},
 		{Title: "STATE", Width: 6},
 		{Title: "SPARSE", Width: 6},
 	}, "no segments")

@@ -14,6 +14,9 @@ const (
 	tailOffsetW  = 11
 	tailKeyW     = 18
 	tailHeadersW = 2
+
+	tailMinValueW  = 40 // below this the time column goes, then the key narrows
+	tailNarrowKeyW = 12
 )
 
 func (s *tailScreen) View() string {
@@ -21,10 +24,30 @@ func (s *tailScreen) View() string {
 	var b strings.Builder
 	b.WriteString(s.statusLine())
 	b.WriteByte('\n')
-	timeW := len(s.c.Opts.FormatTime(0))
-	valueW := max(s.w-2-tailPartW-tailOffsetW-timeW-tailKeyW-tailHeadersW-5, 8)
-	b.WriteString(st.TableHeader.Render(truncate("  "+pad("P", tailPartW, true)+" "+pad("OFFSET", tailOffsetW, true)+" "+pad("TIME", timeW, false)+" "+
-		pad("KEY", tailKeyW, false)+" "+pad("H", tailHeadersW, true)+" VALUE", s.w)))
+	// On a narrow terminal the value keeps at least tailMinValueW cells:
+	// the time column goes first (the record's detail shows it), then the
+	// key column narrows.
+	timeW, keyW := len(s.c.Opts.FormatTime(0))+1, tailKeyW
+	valueW := func() int { return s.w - 2 - tailPartW - tailOffsetW - timeW - keyW - tailHeadersW - 4 }
+	if valueW() < tailMinValueW {
+		timeW = 0
+	}
+	if valueW() < tailMinValueW {
+		keyW = tailNarrowKeyW
+	}
+	valW := max(valueW(), 8)
+	timeCell := func(ms int64) string {
+		if timeW == 0 {
+			return ""
+		}
+		return pad(s.c.Opts.FormatTime(ms), timeW-1, false) + " "
+	}
+	timeTitle := ""
+	if timeW > 0 {
+		timeTitle = pad("TIME", timeW-1, false) + " "
+	}
+	b.WriteString(st.TableHeader.Render(truncate("  "+pad("P", tailPartW, true)+" "+pad("OFFSET", tailOffsetW, true)+" "+timeTitle+
+		pad("KEY", keyW, false)+" "+pad("H", tailHeadersW, true)+" VALUE", s.w)))
 	if s.err != nil {
 		b.WriteString("\n" + st.StatusError.Render("  "+s.err.Error()))
 		return b.String()
@@ -48,11 +71,11 @@ func (s *tailScreen) View() string {
 		r := s.rowRecord(i)
 		key := "∅"
 		if r.Key != nil {
-			key = oneLine(r.Key, tailKeyW)
+			key = oneLine(r.Key, keyW)
 		}
 		val := "tombstone"
 		if r.Value != nil {
-			val = oneLine(r.Value, valueW)
+			val = oneLine(r.Value, valW)
 		}
 		hdrs := ""
 		if len(r.Headers) > 0 {
@@ -60,21 +83,21 @@ func (s *tailScreen) View() string {
 		}
 		b.WriteByte('\n')
 		part := pad(fmt.Sprint(r.P), tailPartW, true) + " "
-		cells := part + pad(humanCount(r.Offset), tailOffsetW, true) + " " + pad(s.c.Opts.FormatTime(r.Timestamp), timeW, false) + " " +
-			pad(key, tailKeyW, false) + " " + pad(hdrs, tailHeadersW, true) + " " + pad(val, valueW, false)
+		cells := part + pad(humanCount(r.Offset), tailOffsetW, true) + " " + timeCell(r.Timestamp) +
+			pad(key, keyW, false) + " " + pad(hdrs, tailHeadersW, true) + " " + pad(val, valW, false)
 		if i == s.cursor {
 			b.WriteString(st.TableMarker.Render("▸ ") + st.TableSelected.Render(truncate(cells, s.w-2)))
 			continue
 		}
 		b.WriteString("  ")
 		b.WriteString(st.Info.Render(part) + st.Muted.Render(pad(humanCount(r.Offset), tailOffsetW, true)) + " " +
-			st.Faint.Render(pad(s.c.Opts.FormatTime(r.Timestamp), timeW, false)) + " " +
-			st.Info.Render(pad(key, tailKeyW, false)) + " " +
+			st.Faint.Render(timeCell(r.Timestamp)) +
+			st.Info.Render(pad(key, keyW, false)) + " " +
 			st.Muted.Render(pad(hdrs, tailHeadersW, true)) + " ")
 		if r.Value == nil {
-			b.WriteString(st.Warn.Render(pad(val, valueW, false)))
+			b.WriteString(st.Warn.Render(pad(val, valW, false)))
 		} else {
-			b.WriteString(st.Text.Render(pad(val, valueW, false)))
+			b.WriteString(st.Text.Render(pad(val, valW, false)))
 		}
 	}
 	return b.String()

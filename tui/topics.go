@@ -65,12 +65,12 @@ func newTopicsScreen(c *Common) *topicsScreen {
 	s := &topicsScreen{c: c, id: c.newID(), rates: map[string]*rateHistory{}}
 	s.table = newTable(c, []column{
 		{Title: "TOPIC", Width: 10, Flex: true},
-		{Title: "PARTS", Width: 5, Right: true},
+		{Title: "PARTS", Width: 5, Right: true, Drop: 2},
 		{Title: "RECORDS", Width: 11, Right: true},
-		{Title: "SIZE", Width: 10, Right: true},
-		{Title: "RATIO", Width: 6, Right: true},
-		{Title: "RATE", Width: 19},
-		{Title: "RETENTION", Width: 14},
+		{Title: "SIZE", Width: 10, Right: true, Drop: 4},
+		{Title: "RATIO", Width: 6, Right: true, Drop: 5},
+		{Title: "RATE", Width: 19, Drop: 6},
+		{Title: "RETENTION", Width: 14, Drop: 3},
 		{Title: "CLEANUP", Width: 7},
 		{Title: "STATUS", Width: 16},
 	}, "no topics yet: n creates one, or produce to any name over the websocket API")

@@ -117,7 +117,6 @@ func runUI(ctx context.Context, cfg uiConfig) error {
 		Source:      e,
 		DataDirName: displayPath(dir),
 		Listen:      listen,
-		SyncMode:    string(engine.DefaultTopicConfig().SyncMode),
 		Theme:       cfg.theme,
 		NoColor:     themes.NoColor(),
 		StartTopic:  cfg.topic,

@@ -1,0 +1,108 @@
+package tui
+
+import (
+	"strings"
+	"testing"
+
+	tea "github.com/charmbracelet/bubbletea"
+	"github.com/charmbracelet/lipgloss"
+	"github.com/charmbracelet/x/exp/teatest"
+)
+
+// startUISized runs the UI in a teatest program of w×h cells.
+func startUISized(t *testing.T, opts Options, w, h int) (*teatest.TestModel, *Model) {
+	t.Helper()
+	m, err := New(opts)
+	if err != nil {
+		t.Fatalf("New: %v", err)
+	}
+	tm := teatest.NewTestModel(t, m, teatest.WithInitialTermSize(w, h))
+	t.Cleanup(func() { m.Close() })
+	return tm, m
+}
+
+// titlesLine is the line of view with a table's column titles.
+func titlesLine(view string) string {
+	for _, l := range strings.Split(view, "\n") {
+		if strings.Contains(l, "STATUS") || strings.Contains(l, "STATE") || strings.Contains(l, "CRC") {
+			return l
+		}
+	}
+	return ""
+}
+
+// At 80×24 every screen keeps its name and health columns (secondary
+// columns go first), and the help scrolls to its end.
+func TestSmallTerminalKeepsHealthColumns(t *testing.T) {
+	e := openEngine(t)
+	seed(t, e)
+	m, err := New(testOptions(e))
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer m.Close()
+	m.Update(tea.WindowSizeMsg{Width: 80, Height: 24})
+	open := func(s Screen) {
+		m.stack = append(m.stack, s)
+		s.SetSize(m.c.Width, m.c.Height)
+		m.Update(run(t, s.Init()))
+	}
+	check := func(screen string, want ...string) {
+		t.Helper()
+		v := m.View()
+		for i, l := range strings.Split(v, "\n") {
+			if w := lipgloss.Width(l); w > 80 {
+				t.Errorf("%s: line %d is %d cells wide", screen, i, w)
+			}
+		}
+		titles := titlesLine(v)
+		for _, w := range want {
+			if !strings.Contains(titles, w) {
+				t.Errorf("%s at 80×24: column %s is not shown; titles %q\n%s", screen, w, titles, v)
+			}
+		}
+	}
+	m.Update(run(t, m.stack[0].Init()))
+	check("topics", "TOPIC", "RECORDS", "CLEANUP", "STATUS")
+	open(newPartitionsScreen(m.c, "orders"))
+	check("partitions", "P", "HWM", "HIDDEN", "MAX LAG", "STATUS")
+	open(newSegmentsScreen(m.c, "orders", 0))
+	check("segments", "BASE", "NEXT", "RECORDS", "STATE", "SPARSE")
+}
+
+// The help overlay scrolls: G shows its last line, and the status line
+// says where it is.
+func TestHelpScrollsToItsEnd(t *testing.T) {
+	e := openEngine(t)
+	seed(t, e)
+	tm, _ := startUISized(t, testOptions(e), 80, 24)
+	waitFor(t, tm, "orders")
+	tm.Send(keys("?"))
+	waitFor(t, tm, "help lines 1–20 of")
+	tm.Send(keys("G"))
+	waitFor(t, tm, ":topics  back to the topic list", "(end)")
+	m := finish(t, tm)
+	golden(t, m)
+	last := m.helpLines()[len(m.helpLines())-1]
+	if !strings.Contains(m.View(), strings.TrimSpace(last)) {
+		t.Fatalf("the help's last line %q is not on screen", last)
+	}
+}
+
+// An error's ✗ goes with its text when the user moves to another screen.
+func TestErrorMarkClearsOnNavigation(t *testing.T) {
+	e := openEngine(t)
+	seed(t, e)
+	tm := startUI(t, testOptions(e))
+	waitFor(t, tm, "orders")
+	tm.Send(keys(":"))
+	tm.Type("tail orders x")
+	tm.Send(enter)
+	waitFor(t, tm, "✗", "is not a number")
+	tm.Send(enter) // open clicks
+	waitFor(t, tm, "Topics / clicks", "LOG START")
+	m := finish(t, tm)
+	if sl := m.statusLine(); strings.Contains(sl, "✗") {
+		t.Fatalf("status line after opening a screen still shows %q", sl)
+	}
+}
