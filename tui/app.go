@@ -328,7 +328,7 @@ func (m *Model) key(msg tea.KeyMsg) tea.Cmd {
 	case key.Matches(msg, k.Command):
 		m.openPrompt(promptCommand, "")
 		m.input.Prompt = ":"
-		m.input.Placeholder = "topic NAME · tail NAME [P] · produce NAME · theme NAME · q"
+		m.input.Placeholder = "topic NAME · tail NAME [P] · produce NAME · recovery · crashlab · theme NAME · q"
 		return textinput.Blink
 	case key.Matches(msg, k.Filter):
 		f, ok := m.Top().(filterable)

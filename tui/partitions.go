@@ -259,7 +259,7 @@ func (s *partitionsScreen) View() string {
 
 func (s *partitionsScreen) ShortHelp() []key.Binding {
 	k := s.c.Keys
-	return []key.Binding{k.Enter, k.Tail, k.Produce, k.Back, k.Filter}
+	return []key.Binding{k.Enter, k.Tail, k.Produce, k.Recovery, k.CrashLab, k.Filter, k.Back}
 }
 
 func (s *partitionsScreen) FullHelp() [][]key.Binding {

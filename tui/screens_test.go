@@ -38,7 +38,11 @@ func TestNavigateToSegmentAndBack(t *testing.T) {
 	tm.Send(enter)
 	waitFor(t, tm, "Topics / orders / p1 / segments", "Retention")
 	tm.Send(down) // a second row does not exist: the cursor stays on the only segment
-	tm.Send(enter)
+	tm.Send(enter) // a segment's frames
+	waitFor(t, tm, "Topics / orders / p1 / segments / frames 00000000000000000000", "CRC")
+	tm.Send(esc)
+	waitFor(t, tm, "Retention")
+	tm.Send(keys("t")) // the tail, paused at the segment's first offset
 	waitFor(t, tm, "Topics / orders / p1 / segments / tail", "PAUSED", "at offset 0")
 	tm.Send(esc)
 	waitFor(t, tm, "Retention")

@@ -171,16 +171,16 @@ func (s *segmentsScreen) key(msg tea.KeyMsg) tea.Cmd {
 	case key.Matches(msg, k.RetainNow):
 		return s.runPass("retention")
 	case key.Matches(msg, k.Tail):
-		return push(newTailScreen(s.c, s.topic, s.part))
-	case key.Matches(msg, k.Enter):
+		// The partition's tail, paused at the selected segment's first
+		// offset.
 		r, ok := s.table.Selected()
 		if !ok {
-			return nil
+			return push(newTailScreen(s.c, s.topic, s.part))
 		}
 		var base int64
 		fmt.Sscan(r.Key, &base)
 		return push(newTailScreenAt(s.c, s.topic, s.part, base))
-	case key.Matches(msg, k.Frames):
+	case key.Matches(msg, k.Enter, k.Frames):
 		r, ok := s.table.Selected()
 		if !ok {
 			return nil
@@ -294,10 +294,10 @@ func (s *segmentsScreen) panel(title string, lines []string, w int) string {
 
 func (s *segmentsScreen) ShortHelp() []key.Binding {
 	k := s.c.Keys
-	return []key.Binding{k.Enter, k.Tail, k.CompactNow, k.RetainNow, k.Back}
+	return []key.Binding{k.Frames, k.Tail, k.Recovery, k.CompactNow, k.RetainNow, k.Back}
 }
 
 func (s *segmentsScreen) FullHelp() [][]key.Binding {
 	k := s.c.Keys
-	return [][]key.Binding{{k.Enter, k.Tail, k.CompactNow, k.RetainNow, k.Frames, k.Recovery, k.Back}}
+	return [][]key.Binding{{k.Enter, k.Frames, k.Tail, k.CompactNow, k.RetainNow, k.Recovery, k.Back}}
 }
