@@ -37,7 +37,7 @@ func TestNavigateToSegmentAndBack(t *testing.T) {
 	tm.Send(down) // p1
 	tm.Send(enter)
 	waitFor(t, tm, "Topics / orders / p1 / segments", "Retention")
-	tm.Send(down) // a second row does not exist: the cursor stays on the only segment
+	tm.Send(down)  // a second row does not exist: the cursor stays on the only segment
 	tm.Send(enter) // a segment's frames
 	waitFor(t, tm, "Topics / orders / p1 / segments / frames 00000000000000000000", "CRC")
 	tm.Send(esc)
