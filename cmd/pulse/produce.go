@@ -61,8 +61,12 @@ is printed on stderr at the end.`,
 		ctx, stop := signal.NotifyContext(cmdContext(cmd), os.Interrupt, syscall.SIGTERM)
 		defer stop()
 		n, err := runProduce(ctx, cf, args[0], cfg, cmd.InOrStdin())
-		fmt.Fprintf(cmd.ErrOrStderr(), "pulse: produced %d records to %s\n", n, args[0])
-		return err
+		if err == nil || n > 0 {
+			// On an error before any ack (no pulse running, a bad
+			// first line) the error alone says what happened.
+			fmt.Fprintf(cmd.ErrOrStderr(), "pulse: produced %s to %s\n", countOf(int64(n), "record", "records"), args[0])
+		}
+		return serverGone(err, cf.server)
 	}
 	return cmd
 }

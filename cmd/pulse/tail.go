@@ -62,7 +62,7 @@ position and commits its position after every record batch it printed.`,
 		if errors.Is(err, context.Canceled) {
 			return nil // interrupted: a normal way to stop tailing
 		}
-		return err
+		return serverGone(err, cf.server)
 	}
 	return cmd
 }
@@ -127,15 +127,14 @@ func runTail(ctx context.Context, cf *clientFlags, topic string, cfg tailConfig,
 			return fmt.Errorf("tail %s partition %d: %w", topic, p.Partition, p.Err)
 		}
 		if p.Skipped > 0 {
-			fmt.Fprintf(os.Stderr, "pulse: partition %d: %d records skipped in a corrupt range\n", p.Partition, p.Skipped)
+			fmt.Fprintf(os.Stderr, "pulse: partition %d: %s skipped in a corrupt range\n", p.Partition, countOf(p.Skipped, "record", "records"))
 		}
 		for i, r := range p.Records {
 			if cfg.count > 0 && printed == cfg.count {
 				break
 			}
 			if cfg.jsonOut {
-				w.Write(r.Raw)
-				w.WriteByte('\n')
+				writeJSONLine(w, r.Raw)
 			} else {
 				writeRecordLine(w, r)
 			}
@@ -170,14 +169,71 @@ func connEnded(c *wsapi.Client, sub *wsapi.Subscription) error {
 	if err == nil {
 		err = c.Err()
 	}
-	var ce *websocket.CloseError
-	if errors.As(err, &ce) {
-		return fmt.Errorf("pulse at %s closed the connection: %d %s", c.Addr(), ce.Code, ce.Text)
-	}
 	if err == nil {
 		return fmt.Errorf("pulse at %s ended the subscription", c.Addr())
 	}
+	return serverGone(err, c.Addr())
+}
+
+// serverGone rewords the error of a connection the server dropped without
+// a close message (it stopped or crashed: websocket code 1006, an
+// unexpected EOF) into what happened; other close codes keep their reason.
+func serverGone(err error, addr string) error {
+	if err == nil {
+		return nil
+	}
+	var ce *websocket.CloseError
+	switch {
+	case errors.As(err, &ce) && ce.Code == websocket.CloseAbnormalClosure,
+		errors.Is(err, io.ErrUnexpectedEOF), errors.Is(err, syscall.ECONNRESET):
+		return &goneError{addr: addr, err: err}
+	case errors.As(err, &ce):
+		return fmt.Errorf("pulse at %s closed the connection (%s): %w", addr, closeReason(ce), err)
+	}
 	return err
+}
+
+// goneError is a connection the server dropped. Its message leaves out
+// the raw websocket error (which says nothing more to a user); Unwrap
+// keeps it for errors.Is and errors.As.
+type goneError struct {
+	addr string
+	err  error
+}
+
+func (e *goneError) Error() string {
+	return fmt.Sprintf("pulse at %s went away (it stopped or crashed); start it again with `pulse` or `pulse serve`", e.addr)
+}
+
+func (e *goneError) Unwrap() error { return e.err }
+
+func closeReason(ce *websocket.CloseError) string {
+	if ce.Text != "" {
+		return ce.Text
+	}
+	return fmt.Sprintf("code %d", ce.Code)
+}
+
+// writeJSONLine writes one record's JSON on one line: a value stored with
+// newlines in its JSON is compacted (JSON strings cannot hold a raw
+// newline, so this only removes whitespace between tokens).
+func writeJSONLine(w *bufio.Writer, raw []byte) {
+	if bytes.ContainsAny(raw, "\r\n") {
+		var buf bytes.Buffer
+		if json.Compact(&buf, raw) == nil {
+			raw = buf.Bytes()
+		}
+	}
+	w.Write(raw)
+	w.WriteByte('\n')
+}
+
+// countOf renders a count with its noun: "1 record", "2 records".
+func countOf(n int64, one, many string) string {
+	if n == 1 {
+		return "1 " + one
+	}
+	return strconv.FormatInt(n, 10) + " " + many
 }
 
 // writeRecordLine writes partition, offset, timestamp, key and value of r,

@@ -170,7 +170,7 @@ func printTopic(w io.Writer, t wsapi.TopicInfo) {
 	for _, p := range t.Partitions {
 		var status []string
 		if p.Degraded {
-			status = append(status, fmt.Sprintf("degraded (%d records skipped)", p.SkippedRecords))
+			status = append(status, fmt.Sprintf("degraded (%s skipped)", countOf(p.SkippedRecords, "record", "records")))
 		}
 		if p.HiddenTail > 0 {
 			status = append(status, fmt.Sprintf("hidden tail %d", p.HiddenTail))

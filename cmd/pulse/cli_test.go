@@ -1,0 +1,138 @@
+package main
+
+import (
+	"context"
+	"encoding/json"
+	"os/exec"
+	"path/filepath"
+	"strings"
+	"syscall"
+	"testing"
+	"time"
+
+	"github.com/pulselog/pulse/wsapi"
+)
+
+// A mistyped subcommand fails with a suggestion, at every level.
+func TestUnknownSubcommandsFail(t *testing.T) {
+	for _, c := range []struct {
+		args []string
+		want string
+	}{
+		{[]string{"topics", "lst"}, `unknown command "lst" for "pulse topics"; did you mean "pulse topics list"?`},
+		{[]string{"meta", "chek"}, `did you mean "pulse meta check"?`},
+		{[]string{"tial", "orders"}, `unknown command "tial" for "pulse"; did you mean "pulse tail"?`},
+	} {
+		out, errOut, err := pulse(t, "", c.args...)
+		var ee *exec.ExitError
+		if err == nil || !errorsAs(err, &ee) || ee.ExitCode() == 0 {
+			t.Errorf("pulse %v: exit %v, want non-zero; stdout %q", c.args, err, out)
+		}
+		if !strings.Contains(errOut, c.want) {
+			t.Errorf("pulse %v: stderr %q, want %q", c.args, errOut, c.want)
+		}
+	}
+	// Without a subcommand a group prints its help and succeeds.
+	if out := mustPulse(t, "", "topics"); !strings.Contains(out, "Available Commands") {
+		t.Errorf("pulse topics printed %q", out)
+	}
+}
+
+func errorsAs(err error, ee **exec.ExitError) bool {
+	e, ok := err.(*exec.ExitError)
+	if ok {
+		*ee = e
+	}
+	return ok
+}
+
+// produce counts in words a user reads ("1 record"), says nothing about
+// records when no pulse runs, and the tail's --json is one line a record.
+func TestProduceAndTailWording(t *testing.T) {
+	dir := filepath.Join(t.TempDir(), "data")
+	s := startServe(t, dir)
+	_, errOut, err := pulse(t, "one\n", "produce", "words", "--server", s.addr)
+	if err != nil || errOut != "pulse: produced 1 record to words\n" {
+		t.Errorf("produce one line: %v, stderr %q", err, errOut)
+	}
+	_, errOut, _ = pulse(t, "a\nb\n", "produce", "words", "--server", s.addr)
+	if errOut != "pulse: produced 2 records to words\n" {
+		t.Errorf("produce two lines: stderr %q", errOut)
+	}
+
+	// A JSON value stored with its newlines still prints on one line.
+	ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
+	defer cancel()
+	c, err := wsapi.Dial(ctx, s.addr, wsapi.DialOptions{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	k := "pretty"
+	if _, err := c.Produce(ctx, "words", 0, []wsapi.RecordIn{{Key: &k, Value: json.RawMessage("{\n  \"a\": 1,\n  \"b\": [\n 2\n ]\n}")}}); err != nil {
+		t.Fatal(err)
+	}
+	c.Close()
+	out := mustPulse(t, "", "tail", "words", "--json", "--from", "earliest", "-c", "4", "--server", s.addr)
+	lines := strings.Split(strings.TrimSuffix(out, "\n"), "\n")
+	if len(lines) != 4 {
+		t.Fatalf("tail --json printed %d lines for 4 records:\n%s", len(lines), out)
+	}
+	for i, l := range lines {
+		var rec map[string]any
+		if err := json.Unmarshal([]byte(l), &rec); err != nil {
+			t.Errorf("line %d is not one JSON record: %v: %q", i, err, l)
+		}
+	}
+	if !strings.Contains(lines[3], `"value":{"a":1,"b":[2]}`) {
+		t.Errorf("the pretty value's line: %q", lines[3])
+	}
+
+	// With no pulse running there is one message, and it is about that.
+	s.stop(t, syscall.SIGTERM)
+	_, errOut, err = pulse(t, "x\n", "produce", "words", "--server", s.addr)
+	if err == nil || strings.Contains(errOut, "produced") || !strings.Contains(errOut, "no pulse running at "+s.addr) {
+		t.Errorf("produce with no pulse: %v, stderr %q", err, errOut)
+	}
+}
+
+// When the server dies under a tail, the tail says so in words, not with
+// the websocket close code.
+func TestTailSaysWhenServerDies(t *testing.T) {
+	dir := filepath.Join(t.TempDir(), "data")
+	s := startServe(t, dir)
+	mustPulse(t, "first\n", "produce", "dying", "--server", s.addr)
+	cmd := exec.Command(pulseBinary(t), "tail", "dying", "--from", "earliest", "--server", s.addr)
+	var out, errb strings.Builder
+	stdout, err := cmd.StdoutPipe()
+	if err != nil {
+		t.Fatal(err)
+	}
+	cmd.Stderr = &errb
+	if err := cmd.Start(); err != nil {
+		t.Fatal(err)
+	}
+	buf := make([]byte, 4096)
+	for !strings.Contains(out.String(), "first") {
+		n, err := stdout.Read(buf)
+		if err != nil {
+			t.Fatalf("tail ended before its first record: %v, stderr %s", err, errb.String())
+		}
+		out.Write(buf[:n])
+	}
+	s.stop(t, syscall.SIGKILL)
+	go func() {
+		for {
+			if _, err := stdout.Read(buf); err != nil {
+				return
+			}
+		}
+	}()
+	err = cmd.Wait()
+	msg := errb.String()
+	if err == nil {
+		t.Fatalf("tail exited 0 after the server died; stderr %q", msg)
+	}
+	if strings.Contains(msg, "1006") || strings.Contains(msg, "unexpected EOF") || !strings.Contains(msg, "pulse at "+s.addr+" went away") {
+		t.Fatalf("tail's message when the server died: %q", msg)
+	}
+}
