@@ -161,7 +161,7 @@ func TestServeAndClientCommands(t *testing.T) {
 		t.Fatalf("produce --json: %v %s", err, errOut)
 	}
 	// A bad JSON line stops with its line number, after what came before.
-	if _, errOut, err := pulse(t, "{\"value\":1}\nnot json\n", with("produce", "orders", "--json", "--partition", "2")...); err == nil || !strings.Contains(errOut, "line 2") || !strings.Contains(errOut, "produced 1 records") {
+	if _, errOut, err := pulse(t, "{\"value\":1}\nnot json\n", with("produce", "orders", "--json", "--partition", "2")...); err == nil || !strings.Contains(errOut, "line 2") || !strings.Contains(errOut, "produced 1 record to") {
 		t.Fatalf("produce --json with a bad line: %v %s", err, errOut)
 	}
 
