@@ -9,6 +9,7 @@ import (
 	"github.com/charmbracelet/bubbles/key"
 	tea "github.com/charmbracelet/bubbletea"
 	"github.com/pulselog/pulse/engine"
+	"github.com/pulselog/pulse/internal/units"
 )
 
 type createdMsg struct {
@@ -54,21 +55,14 @@ func (s *createTopicScreen) Init() tea.Cmd    { return s.form.init() }
 func (s *createTopicScreen) Capturing() bool  { return true }
 func (s *createTopicScreen) SetSize(w, h int) { s.form.setWidth(w) }
 
-// parseAge reads "90s", "1h", "7d"; "" is 0 (no limit).
+// parseAge reads "90s", "1h", "7d" (internal/units); "" is 0 (no limit).
 func parseAge(v string) (time.Duration, error) {
-	v = strings.TrimSpace(v)
-	if v == "" {
+	if strings.TrimSpace(v) == "" {
 		return 0, nil
 	}
-	if d, ok := strings.CutSuffix(v, "d"); ok {
-		n, err := strconv.Atoi(d)
-		if err == nil && n > 0 {
-			return time.Duration(n) * 24 * time.Hour, nil
-		}
-	}
-	d, err := time.ParseDuration(v)
-	if err != nil || d < 0 {
-		return 0, fmt.Errorf("%w: max age %q (want e.g. 30m, 1h, 7d)", ErrBadInput, v)
+	d, err := units.ParseDuration(v)
+	if err != nil {
+		return 0, fmt.Errorf("%w: max age: %w", ErrBadInput, err)
 	}
 	return d, nil
 }

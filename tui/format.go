@@ -2,46 +2,24 @@ package tui
 
 import (
 	"fmt"
-	"math"
 	"strconv"
 	"strings"
 	"time"
 
 	"github.com/charmbracelet/lipgloss"
+	"github.com/pulselog/pulse/internal/units"
 )
 
 // humanBytes renders n bytes with binary units: "0 B", "812 B", "4.0 KiB".
-func humanBytes(n int64) string {
-	const unit = 1024
-	if n < unit {
-		return fmt.Sprintf("%d B", n)
-	}
-	div, exp := int64(unit), 0
-	for m := n / unit; m >= unit && exp < 5; m /= unit {
-		div *= unit
-		exp++
-	}
-	return fmt.Sprintf("%.1f %ciB", float64(n)/float64(div), "KMGTPE"[exp])
-}
+func humanBytes(n int64) string { return units.FormatBytes(n) }
 
-// parseBytes reads "64MiB", "1 MiB", "512k", "4096".
+// parseBytes reads "64MiB", "1 MiB", "512k", "4096" (internal/units).
 func parseBytes(s string) (int64, error) {
-	t := strings.ToLower(strings.ReplaceAll(strings.TrimSpace(s), " ", ""))
-	mult := int64(1)
-	for _, u := range []struct {
-		suf string
-		m   int64
-	}{{"gib", 1 << 30}, {"mib", 1 << 20}, {"kib", 1 << 10}, {"gb", 1 << 30}, {"mb", 1 << 20}, {"kb", 1 << 10}, {"g", 1 << 30}, {"m", 1 << 20}, {"k", 1 << 10}, {"b", 1}} {
-		if strings.HasSuffix(t, u.suf) {
-			t, mult = strings.TrimSuffix(t, u.suf), u.m
-			break
-		}
+	n, err := units.ParseBytes(s)
+	if err != nil {
+		return 0, fmt.Errorf("%w: %w", ErrBadInput, err)
 	}
-	f, err := strconv.ParseFloat(t, 64)
-	if err != nil || math.IsNaN(f) || f < 0 || f*float64(mult) > 1<<62 {
-		return 0, fmt.Errorf("%w: size %q (want e.g. 64MiB, 1.5GiB, 1048576)", ErrBadInput, s)
-	}
-	return int64(f * float64(mult)), nil
+	return n, nil
 }
 
 // humanCount renders a count with thousands separators: 1,234,567.
@@ -71,27 +49,7 @@ func ratio(raw, stored int64) string {
 }
 
 // humanDuration renders d compactly: "750ms", "30s", "5m", "2h30m", "7d".
-func humanDuration(d time.Duration) string {
-	switch {
-	case d <= 0:
-		return "0s"
-	case d < time.Second:
-		return fmt.Sprintf("%dms", d.Milliseconds())
-	case d < time.Minute:
-		return fmt.Sprintf("%ds", int(d.Seconds()))
-	case d < time.Hour:
-		if s := int(d.Seconds()) % 60; s != 0 {
-			return fmt.Sprintf("%dm%ds", int(d.Minutes()), s)
-		}
-		return fmt.Sprintf("%dm", int(d.Minutes()))
-	case d < 48*time.Hour:
-		if m := int(d.Minutes()) % 60; m != 0 {
-			return fmt.Sprintf("%dh%dm", int(d.Hours()), m)
-		}
-		return fmt.Sprintf("%dh", int(d.Hours()))
-	}
-	return fmt.Sprintf("%dd", int(d.Hours()/24))
-}
+func humanDuration(d time.Duration) string { return units.FormatDuration(d) }
 
 // sparkline draws samples (oldest first) as width cells of ▁..█ scaled to
 // the largest sample; missing history is blank.
