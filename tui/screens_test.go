@@ -395,7 +395,7 @@ func TestCompressionRatio(t *testing.T) {
 	m := finish(t, tm)
 	ts := m.Top().(*topicsScreen)
 	r, _ := ts.table.Selected()
-	if r.Cells[4] != want {
-		t.Fatalf("ratio cell %q, want %q (raw %d, stored %d)", r.Cells[4], want, raw, stored)
+	if r.Cells[5] != want {
+		t.Fatalf("ratio cell %q, want %q (raw %d, stored %d)", r.Cells[5], want, raw, stored)
 	}
 }

@@ -66,7 +66,8 @@ func newTopicsScreen(c *Common) *topicsScreen {
 	s.table = newTable(c, []column{
 		{Title: "TOPIC", Width: 10, Flex: true},
 		{Title: "PARTS", Width: 5, Right: true, Drop: 2},
-		{Title: "RECORDS", Width: 11, Right: true},
+		{Title: "RECORDS", Width: 11, Right: true},          // stored
+		{Title: "OFFSETS", Width: 11, Right: true, Drop: 7}, // span: HWM − log start
 		{Title: "SIZE", Width: 10, Right: true, Drop: 4},
 		{Title: "RATIO", Width: 6, Right: true, Drop: 5},
 		{Title: "RATE", Width: 19, Drop: 6},
@@ -238,16 +239,18 @@ func (s *topicsScreen) sample() {
 func (s *topicsScreen) rebuild() {
 	rows := make([]row, 0, len(s.infos))
 	for _, t := range s.infos {
-		var records, bytes int64
+		var records, span, bytes int64
 		degraded, compacting := false, false
 		for _, p := range t.Partitions {
-			records += p.HWM - p.LogStart
+			span += p.HWM - p.LogStart
 			bytes += p.Bytes
 			degraded = degraded || p.Degraded
 			compacting = compacting || p.Compacting
 		}
+		// Records stored: the span, less what compaction removed from it.
+		records = span
 		if n, ok := s.records[t.Name]; ok && t.Config.Cleanup == engine.CleanupCompact && n < records {
-			records = n // compaction removed offsets from the span
+			records = n
 		}
 		rate := "-"
 		if h := s.rates[t.Name]; h != nil {
@@ -268,6 +271,7 @@ func (s *topicsScreen) rebuild() {
 				t.Name,
 				fmt.Sprint(len(t.Partitions)),
 				humanCount(records),
+				humanCount(span),
 				humanBytes(bytes),
 				ratio(s.raw[t.Name], s.stored[t.Name]),
 				rate,
@@ -276,8 +280,8 @@ func (s *topicsScreen) rebuild() {
 				st,
 			},
 			Styles: map[int]func(*Common) lipgloss.Style{
-				5: func(c *Common) lipgloss.Style { return c.Styles.Spark },
-				8: stStyle,
+				6: func(c *Common) lipgloss.Style { return c.Styles.Spark },
+				9: stStyle,
 			},
 		})
 	}

@@ -136,3 +136,33 @@ func TestTailSaysWhenServerDies(t *testing.T) {
 		t.Fatalf("tail's message when the server died: %q", msg)
 	}
 }
+
+// Topic sizes and durations take human units, read by the UI's parser.
+func TestTopicsCreateHumanUnits(t *testing.T) {
+	dir := filepath.Join(t.TempDir(), "data")
+	s := startServe(t, dir)
+	mustPulse(t, "", "topics", "create", "human", "--retention", "7d", "--retention-bytes", "1GiB", "--segment", "16MiB", "--server", s.addr)
+	var ti wsapi.TopicInfo
+	if err := json.Unmarshal([]byte(mustPulse(t, "", "topics", "describe", "human", "--json", "--server", s.addr)), &ti); err != nil {
+		t.Fatal(err)
+	}
+	if c := ti.Config; c.RetentionMs != 7*24*3600*1000 || c.RetentionBytes != 1<<30 || c.SegmentBytes != 16<<20 {
+		t.Fatalf("created with retention %d ms, %d bytes, segment %d", c.RetentionMs, c.RetentionBytes, c.SegmentBytes)
+	}
+	if out := mustPulse(t, "", "topics", "list", "--server", s.addr); !strings.Contains(out, "7d, 1.0 GiB") || !strings.Contains(out, "OFFSETS") {
+		t.Errorf("topics list:\n%s", out)
+	}
+	// The older raw flags still work.
+	mustPulse(t, "", "topics", "create", "raw", "--retention-ms", "3600000", "--segment-bytes", "1048576", "--server", s.addr)
+	if out := mustPulse(t, "", "topics", "describe", "raw", "--server", s.addr); !strings.Contains(out, "retention   1h\n") {
+		t.Errorf("describe raw:\n%s", out)
+	}
+	// A bad unit names the flag and creates nothing.
+	_, errOut, err := pulse(t, "", "topics", "create", "bad", "--retention", "7x", "--server", s.addr)
+	if err == nil || !strings.Contains(errOut, `invalid argument "7x" for "--retention" flag`) {
+		t.Errorf("--retention 7x: %v, stderr %q", err, errOut)
+	}
+	if _, _, err := pulse(t, "", "topics", "describe", "bad", "--server", s.addr); err == nil {
+		t.Error("topic bad exists after a refused create")
+	}
+}
