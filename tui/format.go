@@ -5,6 +5,7 @@ import (
 	"strconv"
 	"strings"
 	"time"
+	"unicode/utf8"
 
 	"github.com/charmbracelet/lipgloss"
 	"github.com/pulselog/pulse/internal/units"
@@ -139,11 +140,21 @@ func pad(s string, w int, right bool) string {
 	return s + strings.Repeat(" ", gap)
 }
 
-// oneLine makes b printable on one row: control characters and newlines
-// become spaces, invalid UTF-8 becomes "·".
+// oneLine makes b printable on one row: in text, control characters and
+// newlines become spaces; bytes that are not text (invalid UTF-8, or NUL
+// and other C0 controls besides tab, newline and carriage return) are
+// shown escaped the way Go quotes them, e.g. \xff\x00\x01.
 func oneLine(b []byte, max int) string {
 	if len(b) > max*4 {
 		b = b[:max*4]
+		// Do not count a rune cut by the limit as binary.
+		for i := 0; i < utf8.UTFMax && len(b) > 0 && !utf8.Valid(b); i++ {
+			b = b[:len(b)-1]
+		}
+	}
+	if isBinary(b) {
+		q := strconv.Quote(string(b))
+		return q[1 : len(q)-1]
 	}
 	var sb strings.Builder
 	for _, r := range string(b) {
@@ -157,6 +168,19 @@ func oneLine(b []byte, max int) string {
 		}
 	}
 	return sb.String()
+}
+
+// isBinary reports whether b is not text.
+func isBinary(b []byte) bool {
+	if !utf8.Valid(b) {
+		return true
+	}
+	for _, c := range b {
+		if c < 0x20 && c != '\t' && c != '\n' && c != '\r' || c == 0x7f {
+			return true
+		}
+	}
+	return false
 }
 
 // plural renders a count with its noun: "1 record", "1,200 records".

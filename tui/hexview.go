@@ -409,7 +409,7 @@ func recordsView(c *Common, fr frame, raw []byte) []string {
 				valNull = binary.BigEndian.Uint32(b) == 0xFFFFFFFF
 			}
 		}
-		k, v := fmt.Sprintf("%q", oneLine(key, 24)), oneLine(val, 60)
+		k, v := `"`+oneLine(key, 24)+`"`, oneLine(val, 60)
 		if keyNull {
 			k = "null"
 		}

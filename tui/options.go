@@ -25,7 +25,7 @@ type Options struct {
 	// Now is the clock used for rates and relative times; default time.Now.
 	Now func() time.Time
 	// FormatTime renders a record or segment timestamp (Unix ms); default
-	// local time as 2006-01-02 15:04:05.000.
+	// local time with its zone, as 2006-01-02 15:04:05.000 MST.
 	FormatTime func(ms int64) string
 
 	// FormatDuration renders how long something took (a maintenance pass,
@@ -67,7 +67,7 @@ func (o Options) withDefaults() Options {
 	}
 	if o.FormatTime == nil {
 		o.FormatTime = func(ms int64) string {
-			return time.UnixMilli(ms).Format("2006-01-02 15:04:05.000")
+			return time.UnixMilli(ms).Format("2006-01-02 15:04:05.000 MST")
 		}
 	}
 	if o.FormatDuration == nil {

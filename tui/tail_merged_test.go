@@ -4,6 +4,7 @@ import (
 	"fmt"
 	"strings"
 	"testing"
+	"time"
 
 	"github.com/pulselog/pulse/engine"
 )
@@ -119,5 +120,37 @@ func TestTailMergedEarliestPagesForward(t *testing.T) {
 			t.Fatalf("p%d: offset %d after %d: a gap or a repeat", r.P, r.Offset, per[r.P]-1)
 		}
 		per[r.P]++
+	}
+}
+
+// Binary values and keys are shown escaped, text as text.
+func TestOneLineEscapesBinary(t *testing.T) {
+	for in, want := range map[string]string{
+		"\xff\x00\x01":        `\xff\x00\x01`,
+		"plain text":          "plain text",
+		"two\nlines\tand tab": "two lines and tab",
+		"héllo":               "héllo",
+		"\x00\x00\x00\x07":    `\x00\x00\x00\a`,
+	} {
+		if got := oneLine([]byte(in), 40); got != want {
+			t.Errorf("oneLine(%q) = %q, want %q", in, got, want)
+		}
+	}
+	// A multi-byte rune cut by the width limit is still text.
+	if got := oneLine([]byte(strings.Repeat("é", 10)), 2); strings.Contains(got, `\x`) {
+		t.Errorf("cut text shown as binary: %q", got)
+	}
+}
+
+// The default time format names its zone.
+func TestDefaultTimeHasZone(t *testing.T) {
+	e := openEngine(t)
+	m, err := New(Options{Source: e})
+	if err != nil {
+		t.Fatal(err)
+	}
+	got := m.c.Opts.FormatTime(0)
+	if zone := time.UnixMilli(0).Format("MST"); !strings.HasSuffix(got, " "+zone) {
+		t.Fatalf("FormatTime(0) = %q, want it to end with the zone %q", got, zone)
 	}
 }
