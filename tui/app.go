@@ -196,6 +196,11 @@ func (m *Model) Update(msg tea.Msg) (tea.Model, tea.Cmd) {
 	case themeMsg:
 		*m.c.Styles = msg.styles
 		m.help.Styles = msg.styles.Help
+		// Screens that keep rendered text (the crash lab's result, the
+		// record detail) render it again on SetSize.
+		for _, s := range m.stack {
+			s.SetSize(m.c.Width, m.c.Height)
+		}
 		return m, status("theme %s", themeLabel(&msg.styles))
 	case tea.KeyMsg:
 		return m, m.key(msg)

@@ -86,6 +86,9 @@ func (s *crashLabScreen) SetSize(w, h int) {
 	s.parts.SetSize(w, h-2)
 	s.kinds.SetSize(w, min(len(crashlab.Kinds())+1, max(h-6, 3)))
 	s.input.Width = max(w-12, 10)
+	if s.res != nil || s.err != nil {
+		s.render() // the result wraps to the width, in the current theme
+	}
 	s.clamp()
 }
 
