@@ -111,17 +111,21 @@ func (m *Model) Top() Screen { return m.stack[len(m.stack)-1] }
 // Breadcrumbs returns the crumbs of the stack, e.g. "Topics / orders / p0 / segments".
 func (m *Model) Breadcrumbs() string { return strings.Join(m.crumbList(), " / ") }
 
-// crumbList is each screen's crumb, without a partition prefix ("p0 / ")
-// its parent already shows.
+// crumbList is each screen's crumb without the leading elements its
+// parent's crumb already shows: a screen's crumb names its whole place
+// ("orders / p0 / segments"), so it reads right whatever screen it was
+// opened from.
 func (m *Model) crumbList() []string {
 	parts := make([]string, len(m.stack))
+	var prev []string
 	for i, s := range m.stack {
-		parts[i] = s.Crumb()
-		if i > 0 {
-			if p, _, ok := strings.Cut(parts[i-1], " / "); ok && strings.HasPrefix(parts[i], p+" / ") {
-				parts[i] = strings.TrimPrefix(parts[i], p+" / ")
-			}
+		full := strings.Split(s.Crumb(), " / ")
+		common := 0
+		for common < len(prev) && common < len(full)-1 && prev[common] == full[common] {
+			common++
 		}
+		parts[i] = strings.Join(full[common:], " / ")
+		prev = full
 	}
 	return parts
 }
@@ -176,7 +180,12 @@ func (m *Model) Update(msg tea.Msg) (tea.Model, tea.Cmd) {
 		for len(m.stack) > 1 {
 			m.pop()
 		}
-		cmds := []tea.Cmd{m.push(newPartitionsScreen(m.c, msg.topic))}
+		// Only what was asked for goes on the stack, so that esc never
+		// lands on a screen the user did not open.
+		if len(msg.then) == 0 {
+			return m, m.push(newPartitionsScreen(m.c, msg.topic))
+		}
+		var cmds []tea.Cmd
 		for _, s := range msg.then {
 			cmds = append(cmds, m.push(s))
 		}
@@ -452,7 +461,16 @@ func themeLabel(st *themes.Styles) string {
 
 func (m *Model) crumbs() string {
 	st := m.c.Styles
-	parts := m.crumbList()
+	parts := strings.Split(m.Breadcrumbs(), " / ")
+	// Too long for the terminal: the middle goes, the first crumb and the
+	// last ones stay.
+	for len(parts) > 3 && lipgloss.Width(" "+strings.Join(parts, " / ")) > m.width {
+		if parts[1] == "…" {
+			parts = append(parts[:1:1], append([]string{"…"}, parts[3:]...)...)
+		} else {
+			parts = append(parts[:1:1], append([]string{"…"}, parts[2:]...)...)
+		}
+	}
 	for i := range parts {
 		if i == len(parts)-1 {
 			parts[i] = st.CrumbActive.Render(parts[i])

@@ -75,7 +75,7 @@ func (s *crashLabScreen) Crumb() string {
 	if s.topic == "" {
 		return "crash lab"
 	}
-	return fmt.Sprintf("p%d / crash lab", s.part)
+	return fmt.Sprintf("%s / p%d / crash lab", s.topic, s.part)
 }
 
 // Capturing: while the fault line is edited, typed keys are the fault's.

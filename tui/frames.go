@@ -208,7 +208,7 @@ func newFramesScreen(c *Common, topic string, p int, base, pos int64) *framesScr
 
 func (s *framesScreen) ID() int { return s.id }
 func (s *framesScreen) Crumb() string {
-	return fmt.Sprintf("p%d / frames %s", s.part, segment.Name(s.base))
+	return fmt.Sprintf("%s / p%d / frames %s", s.topic, s.part, segment.Name(s.base))
 }
 func (s *framesScreen) Init() tea.Cmd { return s.load() }
 

@@ -210,8 +210,8 @@ func (s *recoveryListScreen) View() string {
 			worked++
 		}
 	}
-	sum := st.Muted.Render(fmt.Sprintf("  last open of %s: %d partitions, %d needed work, %d degraded · enter: report and frames",
-		s.c.Opts.DataDirName, s.n, worked+degraded, degraded))
+	sum := st.Muted.Render(fmt.Sprintf("  last open of %s: %s, %d needed work, %d degraded · enter: report and frames",
+		s.c.Opts.DataDirName, plural(int64(s.n), "partition", "partitions"), worked+degraded, degraded))
 	return sum + "\n\n" + s.table.View()
 }
 
@@ -258,7 +258,7 @@ func newRecoveryScreen(c *Common, topic string, p int) *recoveryScreen {
 }
 
 func (s *recoveryScreen) ID() int          { return s.id }
-func (s *recoveryScreen) Crumb() string    { return fmt.Sprintf("p%d / recovery", s.part) }
+func (s *recoveryScreen) Crumb() string    { return fmt.Sprintf("%s / p%d / recovery", s.topic, s.part) }
 func (s *recoveryScreen) Init() tea.Cmd    { return s.load() }
 func (s *recoveryScreen) Refresh() tea.Cmd { return s.load() }
 

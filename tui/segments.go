@@ -80,7 +80,7 @@ func newSegmentsScreen(c *Common, topic string, p int) *segmentsScreen {
 }
 
 func (s *segmentsScreen) ID() int          { return s.id }
-func (s *segmentsScreen) Crumb() string    { return fmt.Sprintf("p%d / segments", s.part) }
+func (s *segmentsScreen) Crumb() string    { return fmt.Sprintf("%s / p%d / segments", s.topic, s.part) }
 func (s *segmentsScreen) Init() tea.Cmd    { return s.load() }
 func (s *segmentsScreen) Refresh() tea.Cmd { return s.load() }
 

@@ -106,3 +106,38 @@ func TestErrorMarkClearsOnNavigation(t *testing.T) {
 		t.Fatalf("status line after opening a screen still shows %q", sl)
 	}
 }
+
+// esc goes back to the screen the user came from, never to one a shortcut
+// opened on its own; breadcrumbs name the topic whatever the way in, and
+// lose their middle, not their end, when the terminal is narrow.
+func TestEscHistoryAndBreadcrumbs(t *testing.T) {
+	e := openEngine(t)
+	seed(t, e)
+	tm := startUI(t, testOptions(e))
+	waitFor(t, tm, "orders")
+	tm.Send(down) // orders
+	tm.Send(keys("t"))
+	waitFor(t, tm, "Topics / orders / tail", "orders all 3 partitions")
+	tm.Send(esc)
+	waitFor(t, tm, "CLEANUP")
+	tm.Send(keys(":"))
+	tm.Type("tail orders 1")
+	tm.Send(enter)
+	waitFor(t, tm, "Topics / orders / p1 / tail", `"order":64`)
+	tm.Send(enter)
+	waitFor(t, tm, "Topics / orders / p1 / tail / offset 24")
+	m := finish(t, tm)
+	if got := m.Breadcrumbs(); got != "Topics / orders / p1 / tail / offset 24" {
+		t.Errorf("breadcrumbs %q", got)
+	}
+	m.Update(tea.WindowSizeMsg{Width: 30, Height: 20})
+	crumbs := strings.Split(m.View(), "\n")[1]
+	if !strings.Contains(crumbs, "Topics / … /") || !strings.HasSuffix(strings.TrimRight(crumbs, " "), "offset 24") {
+		t.Errorf("breadcrumbs at 30 cells: %q", crumbs)
+	}
+	m.pop()
+	m.pop()
+	if got := m.Breadcrumbs(); got != "Topics" {
+		t.Errorf("esc twice from the record of :tail orders 1 lands on %q, want Topics", got)
+	}
+}

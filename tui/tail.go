@@ -123,9 +123,9 @@ func newTailScreenAt(c *Common, topic string, p int, from int64) *tailScreen {
 func (s *tailScreen) ID() int { return s.id }
 func (s *tailScreen) Crumb() string {
 	if s.merged() {
-		return "tail"
+		return s.topic + " / tail"
 	}
-	return fmt.Sprintf("p%d / tail", s.part)
+	return fmt.Sprintf("%s / p%d / tail", s.topic, s.part)
 }
 
 func (s *tailScreen) Init() tea.Cmd {

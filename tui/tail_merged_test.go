@@ -67,7 +67,7 @@ func TestTailMergesPartitions(t *testing.T) {
 
 	// ] filters to p0, then p1, p2 and back to all; [ goes the other way.
 	s.Update(run(t, s.Update(run(t, s.Update(keys("]"))))))
-	if s.part != 0 || len(s.recs) != 3 || s.Crumb() != "p0 / tail" {
+	if s.part != 0 || len(s.recs) != 3 || s.Crumb() != "ev / p0 / tail" {
 		t.Fatalf("after ]: part %d, %d records, crumb %q", s.part, len(s.recs), s.Crumb())
 	}
 	for _, r := range s.recs {
@@ -78,7 +78,7 @@ func TestTailMergesPartitions(t *testing.T) {
 	s.Update(keys("]"))
 	s.Update(keys("]"))
 	s.Update(run(t, s.Update(keys("]"))))
-	if !s.merged() || s.Crumb() != "tail" {
+	if !s.merged() || s.Crumb() != "ev / tail" {
 		t.Fatalf("after ] four times: part %d, want all", s.part)
 	}
 	s.Update(run(t, s.Update(keys("["))))

@@ -176,7 +176,7 @@ func (s *topicsScreen) key(msg tea.KeyMsg) tea.Cmd {
 	case key.Matches(msg, k.Enter):
 		return push(newPartitionsScreen(s.c, name))
 	case key.Matches(msg, k.Tail):
-		return push(newPartitionsScreen(s.c, name), newTailScreen(s.c, name, allPartitions))
+		return push(newTailScreen(s.c, name, allPartitions))
 	case key.Matches(msg, k.Produce):
 		return push(newPartitionsScreen(s.c, name), newProduceScreen(s.c, name, -1))
 	case key.Matches(msg, k.Delete):

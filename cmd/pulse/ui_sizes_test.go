@@ -84,15 +84,21 @@ func TestTerminalUISizes(t *testing.T) {
 				t.Errorf("the merged tail shows records of partitions %v, want 0, 1 and 2:\n%s", seen, s)
 			}
 
-			x.keys("Escape") // the partitions of orders
+			x.keys("Escape") // back to the topics, where t was pressed
+			x.waitScreen("CLEANUP")
+			x.keys("Enter") // the partitions of orders
 			health("partitions", "MAX LAG", " P ", "HWM", "HIDDEN", "STATUS")
 			x.keys("Enter")
 			health("segments", "SPARSE", "BASE", "NEXT", "RECORDS", "STATE")
 			x.keys("Enter")
 			x.waitScreen("frames 00000000000000000000")
 			health("frames", "BASE OFF", "POSITION", "RECS", "CRC")
+			// Keys written together reach the UI as one multi-rune key:
+			// the prompt must be open before its text is typed.
 			x.keys(":")
+			x.waitScreen("enter ok")
 			x.keys("-l", "recovery")
+			x.waitScreen(":recovery")
 			x.keys("Enter")
 			health("recovery", "TRUNCATED", "PARTITION", "STATE", "CORRUPT", "HIDDEN")
 
@@ -101,6 +107,8 @@ func TestTerminalUISizes(t *testing.T) {
 			x.keys("G")
 			x.waitScreen(":topics  back to the topic list", "(end)")
 			x.keys("Escape")
+			// A key sent right after esc would arrive as alt+key.
+			x.waitScreen("TRUNCATED")
 			x.keys("q")
 			x.waitScreen("pulse-exited-0")
 		})

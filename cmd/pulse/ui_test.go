@@ -189,13 +189,18 @@ func TestTerminalUI(t *testing.T) {
 		x.waitScreen("orders p1", `{"via":"websocket"}`)
 	}
 
+	// Keys written together reach the UI as one multi-rune key: the
+	// prompt must be open before its text is typed.
 	x.keys(":")
+	x.waitScreen("enter ok")
 	x.keys("-l", "theme light")
+	x.waitScreen(":theme light")
 	x.keys("Enter")
 	x.waitScreen("theme light")
 	x.keys("?")
 	x.waitScreen("Commands", ":theme NAME")
 	x.keys("Escape")
+	x.waitScreen("theme light", "LIVE") // a key right after esc would arrive as alt+key
 	x.keys("q")
 	x.waitScreen("pulse-exited-0")
 
