@@ -46,7 +46,7 @@ func newDetailScreen(c *Common, topic string, p int, r engine.Record) *detailScr
 	return s
 }
 
-func (s *detailScreen) ID() int       { return s.id }
+func (s *detailScreen) ID() int { return s.id }
 func (s *detailScreen) Crumb() string {
 	return fmt.Sprintf("%s / p%d / offset %s", s.topic, s.part, humanCount(s.rec.Offset))
 }
