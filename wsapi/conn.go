@@ -399,6 +399,8 @@ func (c *conn) handle(msg []byte) {
 		c.opCreateTopic(&req)
 	case "delete_topic":
 		c.opDeleteTopic(&req)
+	case "alter_topic":
+		c.opAlterTopic(&req, msg)
 	case "":
 		c.reply(req.ID, nil, errorf(CodeInvalidRequest, `request has no "op"`))
 	default:

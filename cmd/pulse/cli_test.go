@@ -166,3 +166,43 @@ func TestTopicsCreateHumanUnits(t *testing.T) {
 		t.Error("topic bad exists after a refused create")
 	}
 }
+
+// A topic's retention and cleanup change after creation, durably; what
+// cannot change is refused and changes nothing.
+func TestTopicsAlter(t *testing.T) {
+	dir := filepath.Join(t.TempDir(), "data")
+	s := startServe(t, dir)
+	mustPulse(t, "", "topics", "create", "orders", "--partitions", "2", "--retention", "1h", "--server", s.addr)
+	out := mustPulse(t, "", "topics", "alter", "orders", "--retention", "7d", "--retention-bytes", "1GiB", "--cleanup", "compact", "--server", s.addr)
+	if out != "altered topic orders: cleanup compact, retention 7d, 1.0 GiB\n" {
+		t.Errorf("alter printed %q", out)
+	}
+	for _, bad := range [][]string{
+		{"--partitions", "1"},
+		{"--segment", "16MiB"},
+		{"--sync-mode", "interval"},
+		{"--cleanup", "shred"},
+		{"--retention", "7x"},
+	} {
+		_, errOut, err := pulse(t, "", append([]string{"topics", "alter", "orders", "--server", s.addr}, bad...)...)
+		if err == nil || errOut == "" {
+			t.Errorf("alter %v: %v, stderr %q; want a refusal", bad, err, errOut)
+		}
+	}
+	if _, errOut, err := pulse(t, "", "topics", "alter", "orders", "--server", s.addr); err == nil || !strings.Contains(errOut, "nothing to change") {
+		t.Errorf("alter without flags: %v %q", err, errOut)
+	}
+	// Removing a limit: --retention 0.
+	mustPulse(t, "", "topics", "alter", "orders", "--retention", "0", "--server", s.addr)
+
+	// Durable: a restarted server still has the change.
+	s.stop(t, syscall.SIGTERM)
+	s = startServe(t, dir)
+	var ti wsapi.TopicInfo
+	if err := json.Unmarshal([]byte(mustPulse(t, "", "topics", "describe", "orders", "--json", "--server", s.addr)), &ti); err != nil {
+		t.Fatal(err)
+	}
+	if c := ti.Config; c.RetentionMs != 0 || c.RetentionBytes != 1<<30 || c.Cleanup != "compact" || c.Partitions != 2 || c.SegmentBytes != 64<<20 || c.SyncMode != "every-write" {
+		t.Fatalf("after alter and restart: %+v", c)
+	}
+}

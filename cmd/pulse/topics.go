@@ -71,9 +71,9 @@ func cmdContext(cmd *cobra.Command) context.Context {
 func newTopicsCmd() *cobra.Command {
 	cmd := &cobra.Command{
 		Use:   "topics",
-		Short: "List, describe, create and delete topics of a running pulse",
+		Short: "List, describe, create, alter and delete topics of a running pulse",
 	}
-	cmd.AddCommand(newTopicsListCmd(), newTopicsDescribeCmd(), newTopicsCreateCmd(), newTopicsDeleteCmd())
+	cmd.AddCommand(newTopicsListCmd(), newTopicsDescribeCmd(), newTopicsCreateCmd(), newTopicsAlterCmd(), newTopicsDeleteCmd())
 	return cmd
 }
 
@@ -231,6 +231,57 @@ func addTopicConfigFlags(cmd *cobra.Command, cfg *wsapi.TopicConfig) {
 	f.StringVar(&cfg.Cleanup, "cleanup", "delete", "delete or compact (keep the latest record per key)")
 	f.MarkHidden("segment-bytes")
 	f.MarkHidden("retention-ms")
+}
+
+func newTopicsAlterCmd() *cobra.Command {
+	var cfg wsapi.TopicConfig
+	cmd := &cobra.Command{
+		Use:   "alter TOPIC",
+		Short: "Change a topic's retention or cleanup",
+		Long: `Changes the settings given as flags and leaves the others as they are; the
+change is stored in meta.db and applies from the next retention or
+compaction pass. --retention 0 and --retention-bytes 0 remove a limit.
+The partition count, segment size and sync mode are fixed at creation: the
+server refuses to change them, and nothing changes.`,
+		Args: cobra.ExactArgs(1),
+	}
+	cf := addClientFlags(cmd)
+	addTopicConfigFlags(cmd, &cfg)
+	cmd.Flags().IntVar(&cfg.Partitions, "partitions", 0, "number of partitions (refused: fixed at creation)")
+	cmd.RunE = func(cmd *cobra.Command, args []string) error {
+		f := cmd.Flags()
+		var a wsapi.TopicAlter
+		if f.Changed("retention") || f.Changed("retention-ms") {
+			a.RetentionMs = &cfg.RetentionMs
+		}
+		if f.Changed("retention-bytes") {
+			a.RetentionBytes = &cfg.RetentionBytes
+		}
+		if f.Changed("cleanup") {
+			a.Cleanup = &cfg.Cleanup
+		}
+		if f.Changed("segment") || f.Changed("segment-bytes") {
+			a.SegmentBytes = &cfg.SegmentBytes
+		}
+		if f.Changed("sync-mode") {
+			a.SyncMode = &cfg.SyncMode
+		}
+		if f.Changed("partitions") {
+			a.Partitions = &cfg.Partitions
+		}
+		if a == (wsapi.TopicAlter{}) {
+			return fmt.Errorf("alter %s: nothing to change (give --retention, --retention-bytes or --cleanup)", args[0])
+		}
+		return cf.withClient(cmd, func(ctx context.Context, c *wsapi.Client) error {
+			t, err := c.AlterTopic(ctx, args[0], a)
+			if err != nil {
+				return fmt.Errorf("altering topic %q: %w", args[0], err)
+			}
+			fmt.Fprintf(cmd.OutOrStdout(), "altered topic %s: cleanup %s, retention %s\n", t.Name, t.Config.Cleanup, retention(t.Config))
+			return nil
+		})
+	}
+	return cmd
 }
 
 func newTopicsDeleteCmd() *cobra.Command {
