@@ -45,6 +45,7 @@ func newCreateTopicScreen(c *Common, topicsID int) *createTopicScreen {
 		{label: "max bytes", line: newLine("unlimited", ""), hint: "e.g. 1GiB; empty: no size limit"},
 		{label: "segment", line: newLine("", humanBytes(d.SegmentMaxBytes)), hint: "segment size, at least 1 MiB"},
 		{label: "codec", line: newLine("", d.Codec), hint: "zstd or none"},
+		{label: "sync mode", line: newLine("", string(d.SyncMode)), hint: "every-write (ack after fsync) or interval (fsync every second)"},
 	}}
 	return s
 }
@@ -80,11 +81,8 @@ func (s *createTopicScreen) config() (string, engine.TopicConfig, error) {
 		return "", cfg, fmt.Errorf("%w: partitions %q (want a number ≥ 1)", ErrBadInput, f[1].value())
 	}
 	cfg.Partitions = n
-	switch c := engine.Cleanup(strings.TrimSpace(f[2].value())); c {
-	case engine.CleanupDelete, engine.CleanupCompact:
-		cfg.Cleanup = c
-	default:
-		return "", cfg, fmt.Errorf("%w: cleanup %q (want delete or compact)", ErrBadInput, c)
+	if cfg.Cleanup, err = parseCleanup(f[2].value()); err != nil {
+		return "", cfg, err
 	}
 	if cfg.RetentionMaxAge, err = parseAge(f[3].value()); err != nil {
 		return "", cfg, err
@@ -98,6 +96,9 @@ func (s *createTopicScreen) config() (string, engine.TopicConfig, error) {
 		return "", cfg, err
 	}
 	cfg.Codec = strings.TrimSpace(f[6].value())
+	if cfg.SyncMode, err = parseSyncMode(f[7].value()); err != nil {
+		return "", cfg, err
+	}
 	return name, cfg, nil
 }
 

@@ -141,6 +141,8 @@ func (s *partitionsScreen) key(msg tea.KeyMsg) tea.Cmd {
 		return push(newRecoveryScreen(s.c, s.topic, p))
 	case key.Matches(msg, k.CrashLab):
 		return push(newCrashLabScreen(s.c, s.topic, p))
+	case key.Matches(msg, k.Edit):
+		return push(newAlterTopicScreen(s.c, s.info))
 	}
 	return nil
 }
@@ -264,5 +266,5 @@ func (s *partitionsScreen) ShortHelp() []key.Binding {
 
 func (s *partitionsScreen) FullHelp() [][]key.Binding {
 	k := s.c.Keys
-	return [][]key.Binding{{k.Enter, k.Tail, k.Produce, k.Recovery, k.CrashLab, k.Back}}
+	return [][]key.Binding{{k.Enter, k.Tail, k.Produce, k.Recovery, k.CrashLab, k.Edit, k.Back}}
 }

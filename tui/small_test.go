@@ -1,12 +1,15 @@
 package tui
 
 import (
+	"errors"
 	"strings"
 	"testing"
+	"time"
 
 	tea "github.com/charmbracelet/bubbletea"
 	"github.com/charmbracelet/lipgloss"
 	"github.com/charmbracelet/x/exp/teatest"
+	"github.com/pulselog/pulse/engine"
 )
 
 // startUISized runs the UI in a teatest program of w×h cells.
@@ -139,5 +142,69 @@ func TestEscHistoryAndBreadcrumbs(t *testing.T) {
 	m.pop()
 	if got := m.Breadcrumbs(); got != "Topics" {
 		t.Errorf("esc twice from the record of :tail orders 1 lands on %q, want Topics", got)
+	}
+}
+
+// e on a topic edits its retention and cleanup; the change reaches the
+// engine (and so meta.db) and shows on the topic's row.
+func TestEditTopicConfig(t *testing.T) {
+	e := openEngine(t)
+	seed(t, e)
+	tm := startUI(t, testOptions(e))
+	waitFor(t, tm, "orders")
+	tm.Send(down) // orders
+	tm.Send(keys("e"))
+	waitFor(t, tm, "Edit topic orders", "fixed at creation: 3 partitions")
+	tm.Send(tab) // max age
+	tm.Type("7x")
+	tm.Send(enter)
+	waitFor(t, tm, "max age: duration \"7x\"")
+	tm.Send(tea.KeyMsg{Type: tea.KeyBackspace})
+	tm.Send(keys("d"))
+	tm.Send(tab) // max bytes
+	tm.Type("1GiB")
+	tm.Send(enter)
+	waitFor(t, tm, "orders: cleanup delete, retention 7d")
+	m := finish(t, tm)
+	info, err := e.Describe("orders")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if c := info.Config; c.RetentionMaxAge != 7*24*time.Hour || c.RetentionMaxBytes != 1<<30 || c.Partitions != 3 {
+		t.Fatalf("after the edit the engine has %+v", c)
+	}
+	if got := m.Breadcrumbs(); got != "Topics" {
+		t.Errorf("after saving the form the UI shows %q", got)
+	}
+}
+
+// The new-topic form sets the topic's sync mode, and refuses an unknown one.
+func TestCreateFormSyncMode(t *testing.T) {
+	e := openEngine(t)
+	m, err := New(testOptions(e))
+	if err != nil {
+		t.Fatal(err)
+	}
+	s := newCreateTopicScreen(m.c, 0)
+	byLabel := func(l string) *field {
+		for _, f := range s.form.fields {
+			if f.label == l {
+				return f
+			}
+		}
+		t.Fatalf("the new-topic form has no %q field", l)
+		return nil
+	}
+	byLabel("name").line.SetValue("fast")
+	if _, cfg, err := s.config(); err != nil || cfg.SyncMode != engine.SyncEveryWrite {
+		t.Fatalf("default: sync mode %q, %v", cfg.SyncMode, err)
+	}
+	byLabel("sync mode").line.SetValue("interval")
+	if _, cfg, err := s.config(); err != nil || cfg.SyncMode != engine.SyncInterval {
+		t.Fatalf("interval: sync mode %q, %v", cfg.SyncMode, err)
+	}
+	byLabel("sync mode").line.SetValue("sometimes")
+	if _, _, err := s.config(); !errors.Is(err, ErrBadInput) || !strings.Contains(err.Error(), `sync mode "sometimes"`) {
+		t.Fatalf("sync mode sometimes: %v", err)
 	}
 }

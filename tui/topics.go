@@ -178,7 +178,14 @@ func (s *topicsScreen) key(msg tea.KeyMsg) tea.Cmd {
 	case key.Matches(msg, k.Tail):
 		return push(newTailScreen(s.c, name, allPartitions))
 	case key.Matches(msg, k.Produce):
-		return push(newPartitionsScreen(s.c, name), newProduceScreen(s.c, name, -1))
+		return push(newProduceScreen(s.c, name, -1))
+	case key.Matches(msg, k.Edit):
+		for _, t := range s.infos {
+			if t.Name == name {
+				return push(newAlterTopicScreen(s.c, t))
+			}
+		}
+		return nil
 	case key.Matches(msg, k.Delete):
 		var records int64
 		for _, t := range s.infos {
@@ -189,7 +196,7 @@ func (s *topicsScreen) key(msg tea.KeyMsg) tea.Cmd {
 			}
 		}
 		src, id := s.c.Src, s.id
-		return confirm(fmt.Sprintf("Delete topic %s and its %s records? This cannot be undone.", name, humanCount(records)),
+		return confirm(fmt.Sprintf("Delete topic %s and its %s? This cannot be undone.", name, plural(records, "record", "records")),
 			func() tea.Msg {
 				return topicDeletedMsg{to: to{id}, name: name, err: src.DeleteTopic(name)}
 			})
@@ -331,10 +338,10 @@ func (s *topicsScreen) View() string {
 
 func (s *topicsScreen) ShortHelp() []key.Binding {
 	k := s.c.Keys
-	return []key.Binding{k.Enter, k.Tail, k.Produce, k.Create, k.Delete, k.Filter}
+	return []key.Binding{k.Enter, k.Tail, k.Produce, k.Create, k.Edit, k.Delete, k.Filter}
 }
 
 func (s *topicsScreen) FullHelp() [][]key.Binding {
 	k := s.c.Keys
-	return [][]key.Binding{{k.Enter, k.Tail, k.Produce, k.Create, k.Delete}}
+	return [][]key.Binding{{k.Enter, k.Tail, k.Produce, k.Create, k.Edit, k.Delete}}
 }
