@@ -2,6 +2,7 @@ package main
 
 import (
 	"bufio"
+	"bytes"
 	"context"
 	"encoding/base64"
 	"encoding/json"
@@ -32,6 +33,7 @@ type produceConfig struct {
 	jsonLines bool
 	partition int
 	batch     int
+	keyDelim  string // kcat -K: each line is key<delim>value
 }
 
 func newProduceCmd() *cobra.Command {
@@ -56,6 +58,7 @@ is printed on stderr at the end.`,
 	f.BoolVar(&cfg.jsonLines, "json", false, "each line is a JSON record object")
 	f.IntVarP(&cfg.partition, "partition", "p", -1, "partition of every record (default: by key, or round-robin)")
 	f.IntVar(&cfg.batch, "batch", 100, "most records per produce request")
+	f.StringVarP(&cfg.keyDelim, "key-delimiter", "K", "", "kcat -K: each line is KEY<delimiter>VALUE, split at the first delimiter (a line without it has no key)")
 	cmd.RunE = func(cmd *cobra.Command, args []string) error {
 		cfg.keySet = cmd.Flags().Changed("key")
 		ctx, stop := signal.NotifyContext(cmdContext(cmd), os.Interrupt, syscall.SIGTERM)
@@ -98,6 +101,14 @@ func lineRecord(line []byte, lineNo int, cfg produceConfig, headers map[string]s
 		}
 		if len(r.Value) == 0 && r.ValueB64 == nil && !r.Tombstone {
 			return r, fmt.Errorf(`line %d: no "value" (use "value": null for a tombstone)`, lineNo)
+		}
+	} else if k, v, ok := bytes.Cut(line, []byte(cfg.keyDelim)); cfg.keyDelim != "" && ok {
+		key := string(k)
+		r.Key = &key
+		r.Value, _ = json.Marshal(string(v))
+		if !utf8.Valid(v) || !utf8.ValidString(key) {
+			kb, vb := base64.StdEncoding.EncodeToString(k), base64.StdEncoding.EncodeToString(v)
+			r.Key, r.KeyB64, r.Value, r.ValueB64 = nil, &kb, nil, &vb
 		}
 	} else if utf8.Valid(line) {
 		v, _ := json.Marshal(string(line))
