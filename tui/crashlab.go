@@ -52,6 +52,11 @@ type crashLabScreen struct {
 	res     *crashlab.Result
 	err     error
 	lines   []string // rendered result
+	// shownDefault is the resolved default fault on the fault line (of
+	// defaultKind). Applied unedited, the kind's default is resolved again
+	// against the copy: a busy partition has grown since it was shown.
+	shownDefault string
+	defaultKind  crashlab.Kind
 	offset  int
 	w, h    int
 }
@@ -138,6 +143,9 @@ func (s *crashLabScreen) apply() tea.Cmd {
 	if err != nil {
 		return errStatus(err)
 	}
+	if s.input.Value() == s.shownDefault && f.Kind == s.defaultKind {
+		f = crashlab.Fault{Kind: s.defaultKind, Segment: -1, Pos: -1}
+	}
 	if s.running {
 		return status("a fault is already being applied")
 	}
@@ -169,6 +177,7 @@ func (s *crashLabScreen) Update(msg tea.Msg) tea.Cmd {
 			return errStatus(msg.err)
 		}
 		s.input.SetValue(msg.fault.String())
+		s.shownDefault, s.defaultKind = msg.fault.String(), msg.kind
 		return nil
 	case labResultMsg:
 		s.running = false

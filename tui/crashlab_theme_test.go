@@ -50,3 +50,26 @@ func TestCrashLabResultFollowsTheme(t *testing.T) {
 		t.Fatalf("the verdict kept its dark colours after :theme light: %q", light)
 	}
 }
+
+// The default cut applied to a partition that grew after it was shown
+// still tears only the last batch: it is resolved against the copy.
+func TestCrashLabDefaultCutOnBusyPartition(t *testing.T) {
+	data, _ := crashDataDir(t, "none", 3)
+	e := reopen(t, data, false)
+	tm := startUI(t, testOptions(e))
+	waitFor(t, tm, "orders")
+	tm.Send(keys(":"))
+	tm.Send(keys("crashlab orders 0"))
+	tm.Send(enter)
+	waitFor(t, tm, "cut:SEGMENT=0:")
+	// Busy: six more batches of 10 records commit before enter.
+	for b := 3; b < 9; b++ {
+		produce(t, e, "orders", 0, orderRecords(b*10, 10)...)
+	}
+	tm.Send(enter)
+	waitFor(t, tm, "What changed")
+	m := finish(t, tm)
+	if v := m.View(); !strings.Contains(v, "torn tail truncated") || !strings.Contains(v, " 10 records lost") {
+		t.Fatalf("the default cut on a grown partition:\n%s", v)
+	}
+}
