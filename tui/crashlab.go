@@ -57,8 +57,8 @@ type crashLabScreen struct {
 	// against the copy: a busy partition has grown since it was shown.
 	shownDefault string
 	defaultKind  crashlab.Kind
-	offset  int
-	w, h    int
+	offset       int
+	w, h         int
 }
 
 func newCrashLabScreen(c *Common, topic string, p int) *crashLabScreen {
