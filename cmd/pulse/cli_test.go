@@ -206,3 +206,22 @@ func TestTopicsAlter(t *testing.T) {
 		t.Fatalf("after alter and restart: %+v", c)
 	}
 }
+
+// inspect says when a running pulse holds the dir (its reports then show a
+// crash at that instant), and dump refuses meta.db as not a segment.
+func TestInspectAndDumpWording(t *testing.T) {
+	dir := filepath.Join(t.TempDir(), "data")
+	s := startServe(t, dir)
+	mustPulse(t, "a\nb\n", "produce", "w", "--server", s.addr)
+	if out := mustPulse(t, "", "inspect", dir); !strings.HasPrefix(out, "note: a running pulse holds this data dir") {
+		t.Errorf("inspect next to a running pulse:\n%s", out)
+	}
+	s.stop(t, syscall.SIGTERM)
+	if out := mustPulse(t, "", "inspect", dir); strings.Contains(out, "running pulse") || !strings.Contains(out, "[ok]") {
+		t.Errorf("inspect of a stopped, clean dir:\n%s", out)
+	}
+	out, errOut, err := pulse(t, "", "dump", filepath.Join(dir, "meta.db"))
+	if err == nil || strings.Contains(out, "DAMAGED") || !strings.Contains(errOut, "not a segment file") {
+		t.Errorf("dump meta.db: %v\nstdout %s\nstderr %s", err, out, errOut)
+	}
+}
