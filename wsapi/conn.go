@@ -401,6 +401,10 @@ func (c *conn) handle(msg []byte) {
 		c.opDeleteTopic(&req)
 	case "alter_topic":
 		c.opAlterTopic(&req, msg)
+	case "consumers":
+		c.opConsumers(&req)
+	case "offset_for_time":
+		c.opOffsetForTime(&req, msg)
 	case "":
 		c.reply(req.ID, nil, errorf(CodeInvalidRequest, `request has no "op"`))
 	default:
