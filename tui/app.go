@@ -388,6 +388,10 @@ func (m *Model) promptKey(msg tea.KeyMsg) tea.Cmd {
 		kind, onAsk := m.prompt, m.onAsk
 		m.closePrompt()
 		switch kind {
+		case promptFilter:
+			if fs, ok := m.Top().(filterSubmitter); ok {
+				return fs.SubmitFilter(v)
+			}
 		case promptCommand:
 			return m.runCommand(v)
 		case promptAsk:

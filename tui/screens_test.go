@@ -223,7 +223,8 @@ func TestFilterTail(t *testing.T) {
 	tm.Send(keys("/"))
 	tm.Type("cust-3")
 	tm.Send(enter)
-	waitFor(t, tm, "/cust-3: 9 match") // 6 in p0, 3 in p1
+	// enter searches the whole log: 6 matches in p0, 3 in p1.
+	waitFor(t, tm, "/cust-3: 9 match", "whole log: 9 matches in 65 offsets")
 	m := finish(t, tm)
 	golden(t, m)
 	ts := m.Top().(*tailScreen)

@@ -77,10 +77,13 @@ type tailScreen struct {
 	part  int // allPartitions, or the one partition shown
 	parts int // partitions of the topic, once known
 
-	recs   []tailRec // one partition: ascending offsets; merged: commit-time order
-	bytes  int       // data held by recs, with recordOverhead each
-	filter string
-	shown  []int // indexes into recs matching the filter (nil: no filter)
+	recs      []tailRec // one partition: ascending offsets; merged: commit-time order
+	bytes     int       // data held by recs, with recordOverhead each
+	filter    string
+	rf        recordFilter
+	filterErr error   // the filter does not parse (yet): it matches nothing
+	search    *search // the whole-log search of the submitted filter (tail_search.go)
+	shown     []int   // indexes into recs matching the filter (nil: no filter)
 
 	cursor int // index into the rows (shown, or recs without a filter)
 	offset int // first row on screen
@@ -148,8 +151,13 @@ func (s *tailScreen) rowsHeight() int {
 	return 1
 }
 
-// Close stops the follower.
-func (s *tailScreen) Close() { s.stop() }
+// Close stops the follower and any search.
+func (s *tailScreen) Close() {
+	s.stop()
+	if s.search != nil && s.search.cancel != nil {
+		s.search.cancel()
+	}
+}
 
 func (s *tailScreen) stop() {
 	if s.cancel != nil {
@@ -162,6 +170,7 @@ func (s *tailScreen) stop() {
 // already in flight are ignored from now on.
 func (s *tailScreen) reset() {
 	s.stop()
+	s.stopSearch()
 	s.gen++
 	s.recs, s.shown, s.bytes = nil, nil, 0
 	if s.filter != "" {
@@ -374,6 +383,16 @@ func (s *tailScreen) Update(msg tea.Msg) tea.Cmd {
 			return s.follow()
 		}
 		return s.page(readJump)
+	case searchStartMsg:
+		if msg.gen != s.gen {
+			return nil
+		}
+		return s.onSearchStart(msg)
+	case searchMsg:
+		if msg.gen != s.gen {
+			return nil
+		}
+		return s.onSearch(msg)
 	case tailRecordsMsg:
 		if msg.gen != s.gen {
 			return nil
@@ -618,18 +637,10 @@ func (s *tailScreen) trimTail() {
 	}
 }
 
-// match reports whether r's key, value or a header contains the filter.
+// match reports whether r passes the filter (filter.go); an unparsable
+// filter matches nothing.
 func (s *tailScreen) match(r tailRec) bool {
-	f := strings.ToLower(s.filter)
-	if strings.Contains(strings.ToLower(string(r.Key)), f) || strings.Contains(strings.ToLower(string(r.Value)), f) {
-		return true
-	}
-	for _, h := range r.Headers {
-		if strings.Contains(strings.ToLower(h.Key), f) || strings.Contains(strings.ToLower(string(h.Value)), f) {
-			return true
-		}
-	}
-	return false
+	return s.rf.match != nil && s.rf.match(r)
 }
 
 func (s *tailScreen) refilter() {
@@ -645,9 +656,17 @@ func (s *tailScreen) refilter() {
 	}
 }
 
-// SetFilter filters the buffered records by key, value or header substring.
+// SetFilter filters the buffered records (filter.go: text, key:, h:, or a
+// JSON path).
 func (s *tailScreen) SetFilter(f string) {
+	if f != s.filter {
+		s.stopSearch()
+	}
 	s.filter = f
+	s.rf, s.filterErr = recordFilter{}, nil
+	if f != "" {
+		s.rf, s.filterErr = parseFilter(f)
+	}
 	s.refilter()
 	s.cursor = s.rowCount() - 1
 	s.clamp()

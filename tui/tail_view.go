@@ -143,8 +143,13 @@ func (s *tailScreen) statusLine() string {
 	} else if s.label != "" {
 		add(1, "at "+s.label)
 	}
-	if s.filter != "" {
+	if s.filterErr != nil {
+		add(0, st.Bad.Render(s.filterErr.Error()))
+	} else if s.filter != "" {
 		add(0, fmt.Sprintf("/%s: %s match", s.filter, humanCount(int64(len(s.shown)))))
+	}
+	if ss := s.searchStatus(); ss != "" {
+		add(0, ss)
 	}
 	if s.skipped > 0 {
 		add(0, st.Bad.Render(fmt.Sprintf("%s skipped (corrupt)", humanCount(s.skipped))))
