@@ -376,7 +376,11 @@ func (s *tailScreen) Update(msg tea.Msg) tea.Cmd {
 		}
 		s.parts, s.hwm, s.start, s.label = msg.partitions, msg.hwm, msg.logStart, msg.label
 		s.next = msg.from
-		if s.merged() {
+		switch {
+		case s.merged() && msg.partitions == 1:
+			// One partition: the tail of p0, which can also page back.
+			s.part, s.next, s.hwm, s.start = 0, msg.froms[0], msg.hwms[0], msg.starts[0]
+		case s.merged():
 			s.nexts, s.hwms = msg.froms, msg.hwms
 		}
 		if msg.live {

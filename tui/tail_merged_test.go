@@ -154,3 +154,22 @@ func TestDefaultTimeHasZone(t *testing.T) {
 		t.Fatalf("FormatTime(0) = %q, want it to end with the zone %q", got, zone)
 	}
 }
+
+// The tail of a one-partition topic is that partition's (it pages back).
+func TestTailOfOnePartitionTopic(t *testing.T) {
+	e := openEngine(t)
+	create(t, e, "solo", engine.DefaultTopicConfig())
+	produce(t, e, "solo", 0, orderRecords(0, 300)...)
+	s := newTestTail(t, testOptions(e), "solo", allPartitions)
+	s.Update(run(t, s.Update(run(t, s.Init()))))
+	if s.merged() || s.Crumb() != "solo / p0 / tail" || s.rowRecord(s.cursor).Offset != 299 {
+		t.Fatalf("part %d, crumb %q", s.part, s.Crumb())
+	}
+	cmd := s.Update(keys("g"))
+	if cmd == nil {
+		t.Fatal("no page back on a one-partition tail")
+	}
+	if _, ok := cmd().(tailRecordsMsg); !ok {
+		t.Fatal("g on a one-partition tail did not read the page before the buffer")
+	}
+}
