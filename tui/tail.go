@@ -241,7 +241,7 @@ func (s *tailScreen) resolve(label string, live bool, where func(Source, engine.
 		}
 		msg.partitions = len(info.Partitions)
 		if p < 0 || p >= len(info.Partitions) {
-			msg.err = fmt.Errorf("%w: %s has %d partitions", engine.ErrPartitionOutOfRange, topic, len(info.Partitions))
+			msg.err = fmt.Errorf("%w: %s has %s", engine.ErrPartitionOutOfRange, topic, plural(int64(len(info.Partitions)), "partition", "partitions"))
 			return msg
 		}
 		pi := info.Partitions[p]

@@ -210,7 +210,7 @@ func newTopicsCreateCmd() *cobra.Command {
 			if err != nil {
 				return fmt.Errorf("creating topic %q: %w", args[0], err)
 			}
-			fmt.Fprintf(cmd.OutOrStdout(), "created topic %s (%d partitions, %s, %s)\n", t.Name, len(t.Partitions), t.Config.Codec, t.Config.SyncMode)
+			fmt.Fprintf(cmd.OutOrStdout(), "created topic %s (%s, %s, %s)\n", t.Name, countOf(int64(len(t.Partitions)), "partition", "partitions"), t.Config.Codec, t.Config.SyncMode)
 			return nil
 		})
 	}
