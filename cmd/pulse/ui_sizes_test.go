@@ -88,8 +88,10 @@ func TestTerminalUISizes(t *testing.T) {
 			x.waitScreen("CLEANUP")
 			x.keys("Enter") // the partitions of orders
 			health("partitions", "MAX LAG", " P ", "HWM", "HIDDEN", "STATUS")
+			x.waitScreen("p2 ") // the rows are loaded: enter has one to open
 			x.keys("Enter")
 			health("segments", "SPARSE", "BASE", "NEXT", "RECORDS", "STATE")
+			x.waitScreen("active")
 			x.keys("Enter")
 			x.waitScreen("frames 00000000000000000000")
 			health("frames", "BASE OFF", "POSITION", "RECS", "CRC")

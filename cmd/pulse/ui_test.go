@@ -149,7 +149,7 @@ func TestTerminalUI(t *testing.T) {
 		t.Errorf("the header does not say colour is off:\n%s", screen)
 	}
 	x.keys("Enter")
-	x.waitScreen("Topics / orders", "LOG START")
+	x.waitScreen("Topics / orders", "LOG START", "p1 ") // rows loaded: t has one to tail
 	x.keys("t") // tail p0
 	x.waitScreen("Topics / orders / p0 / tail", `{"order":19}`, "LIVE")
 
