@@ -150,7 +150,7 @@ func TestTerminalUI(t *testing.T) {
 	}
 	x.keys("Enter")
 	x.waitScreen("Topics / orders", "LOG START", "p1 ") // rows loaded: t has one to tail
-	x.keys("t") // tail p0
+	x.keys("t")                                         // tail p0
 	x.waitScreen("Topics / orders / p0 / tail", `{"order":19}`, "LIVE")
 
 	// Produce from the form opened on the tail: partition 0 is filled in.
