@@ -40,6 +40,7 @@ func TestKcatFlags(t *testing.T) {
 		{[]string{"-p", "1", "-o", "@0", "-e", "-f", `%h|%v\n`}, "trace=abc|3\n"},
 		{[]string{"-p", "0", "-o", "beginning", "-e", "-f", `%p:%o\t`}, "0:0\t0:1\t"},
 		{[]string{"-o", "end", "-e"}, ""},
+		{[]string{"-o", "@99999999999999", "-e"}, ""}, // nothing after that time: done at once
 		{[]string{"-p", "0", "-o", "5", "-e"}, ""},
 		{[]string{"-p", "1", "-o", "beginning", "-e", "-f", `\x41%%%v\n`}, "A%3\n"},
 	} {

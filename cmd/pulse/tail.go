@@ -11,6 +11,7 @@ import (
 	"os"
 	"os/signal"
 	"strconv"
+	"strings"
 	"syscall"
 	"time"
 	"unicode"
@@ -123,7 +124,14 @@ func runTail(ctx context.Context, cf *clientFlags, topic string, cfg tailConfig,
 				from = strconv.FormatInt(max(p.LogStart, p.HWM-start.before), 10)
 			}
 			// A partition with nothing to read before its end is done.
-			if first := startOffset(from, p); first < 0 || first < p.HWM {
+			first := startOffset(from, p)
+			if ms, ok := strings.CutPrefix(from, "@"); ok && cfg.exitAtEnd {
+				n, _ := strconv.ParseInt(ms, 10, 64)
+				if first, err = c.OffsetForTime(ctx, topic, p.Partition, n); err != nil {
+					return fmt.Errorf("tail %s partition %d: %w", topic, p.Partition, err)
+				}
+			}
+			if first < 0 || first < p.HWM {
 				ends[p.Partition] = p.HWM
 			}
 			if start.before > 0 {
