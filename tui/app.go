@@ -10,6 +10,7 @@
 package tui
 
 import (
+	"fmt"
 	"strings"
 	"time"
 
@@ -71,6 +72,7 @@ type Model struct {
 
 	confirming *confirmMsg
 	showHelp   bool
+	helpOffset int // first line of the help on screen
 	status     string
 	statusErr  bool
 
@@ -111,17 +113,21 @@ func (m *Model) Top() Screen { return m.stack[len(m.stack)-1] }
 // Breadcrumbs returns the crumbs of the stack, e.g. "Topics / orders / p0 / segments".
 func (m *Model) Breadcrumbs() string { return strings.Join(m.crumbList(), " / ") }
 
-// crumbList is each screen's crumb, without a partition prefix ("p0 / ")
-// its parent already shows.
+// crumbList is each screen's crumb without the leading elements its
+// parent's crumb already shows: a screen's crumb names its whole place
+// ("orders / p0 / segments"), so it reads right whatever screen it was
+// opened from.
 func (m *Model) crumbList() []string {
 	parts := make([]string, len(m.stack))
+	var prev []string
 	for i, s := range m.stack {
-		parts[i] = s.Crumb()
-		if i > 0 {
-			if p, _, ok := strings.Cut(parts[i-1], " / "); ok && strings.HasPrefix(parts[i], p+" / ") {
-				parts[i] = strings.TrimPrefix(parts[i], p+" / ")
-			}
+		full := strings.Split(s.Crumb(), " / ")
+		common := 0
+		for common < len(prev) && common < len(full)-1 && prev[common] == full[common] {
+			common++
 		}
+		parts[i] = strings.Join(full[common:], " / ")
+		prev = full
 	}
 	return parts
 }
@@ -176,7 +182,12 @@ func (m *Model) Update(msg tea.Msg) (tea.Model, tea.Cmd) {
 		for len(m.stack) > 1 {
 			m.pop()
 		}
-		cmds := []tea.Cmd{m.push(newPartitionsScreen(m.c, msg.topic))}
+		// Only what was asked for goes on the stack, so that esc never
+		// lands on a screen the user did not open.
+		if len(msg.then) == 0 {
+			return m, m.push(newPartitionsScreen(m.c, msg.topic))
+		}
+		var cmds []tea.Cmd
 		for _, s := range msg.then {
 			cmds = append(cmds, m.push(s))
 		}
@@ -196,6 +207,11 @@ func (m *Model) Update(msg tea.Msg) (tea.Model, tea.Cmd) {
 	case themeMsg:
 		*m.c.Styles = msg.styles
 		m.help.Styles = msg.styles.Help
+		// Screens that keep rendered text (the crash lab's result, the
+		// record detail) render it again on SetSize.
+		for _, s := range m.stack {
+			s.SetSize(m.c.Width, m.c.Height)
+		}
 		return m, status("theme %s", themeLabel(&msg.styles))
 	case tea.KeyMsg:
 		return m, m.key(msg)
@@ -227,7 +243,7 @@ func (m *Model) Update(msg tea.Msg) (tea.Model, tea.Cmd) {
 func (m *Model) push(s Screen) tea.Cmd {
 	s.SetSize(m.c.Width, m.c.Height)
 	m.stack = append(m.stack, s)
-	m.status = ""
+	m.status, m.statusErr = "", false
 	return s.Init()
 }
 
@@ -240,7 +256,7 @@ func (m *Model) pop() {
 		c.Close()
 	}
 	m.stack = m.stack[:len(m.stack)-1]
-	m.status = ""
+	m.status, m.statusErr = "", false
 }
 
 func (m *Model) quit() tea.Cmd {
@@ -294,8 +310,21 @@ func (m *Model) key(msg tea.KeyMsg) tea.Cmd {
 		return m.promptKey(msg)
 	}
 	if m.showHelp {
-		if key.Matches(msg, k.Help, k.Back, k.Quit) {
+		switch {
+		case key.Matches(msg, k.Help, k.Back, k.Quit):
 			m.showHelp = false
+		case key.Matches(msg, k.Up):
+			m.scrollHelp(-1)
+		case key.Matches(msg, k.Down):
+			m.scrollHelp(1)
+		case key.Matches(msg, k.PageUp):
+			m.scrollHelp(-m.c.Height)
+		case key.Matches(msg, k.PageDown):
+			m.scrollHelp(m.c.Height)
+		case key.Matches(msg, k.Top):
+			m.helpOffset = 0
+		case key.Matches(msg, k.Bottom):
+			m.scrollHelp(1 << 30)
 		}
 		return nil
 	}
@@ -310,12 +339,12 @@ func (m *Model) key(msg tea.KeyMsg) tea.Cmd {
 	case key.Matches(msg, k.Quit):
 		return m.quit()
 	case key.Matches(msg, k.Help):
-		m.showHelp = true
+		m.showHelp, m.helpOffset = true, 0
 		return nil
 	case key.Matches(msg, k.Command):
 		m.openPrompt(promptCommand, "")
 		m.input.Prompt = ":"
-		m.input.Placeholder = "topic NAME · tail NAME [P] · produce NAME · theme NAME · q"
+		m.input.Placeholder = "topic NAME · tail NAME [P] · produce NAME · recovery · crashlab · theme NAME · q"
 		return textinput.Blink
 	case key.Matches(msg, k.Filter):
 		f, ok := m.Top().(filterable)
@@ -361,6 +390,10 @@ func (m *Model) promptKey(msg tea.KeyMsg) tea.Cmd {
 		kind, onAsk := m.prompt, m.onAsk
 		m.closePrompt()
 		switch kind {
+		case promptFilter:
+			if fs, ok := m.Top().(filterSubmitter); ok {
+				return fs.SubmitFilter(v)
+			}
 		case promptCommand:
 			return m.runCommand(v)
 		case promptAsk:
@@ -389,7 +422,9 @@ func (m *Model) View() string {
 	st := m.c.Styles
 	body := m.Top().View()
 	if m.showHelp {
-		body = m.fullHelp()
+		lines := m.helpLines()
+		m.helpOffset = min(m.helpOffset, max(len(lines)-m.c.Height, 0))
+		body = strings.Join(lines[m.helpOffset:], "\n")
 	}
 	body = fit(body, m.width, m.c.Height)
 	if m.confirming != nil {
@@ -424,7 +459,6 @@ func (m *Model) header() string {
 	return st.HeaderTitle.Render("pulse") +
 		field("data", o.DataDirName) +
 		field("ws", ws) +
-		field("sync", o.SyncMode) +
 		field("theme", themeLabel(st)) +
 		kafka // last: a narrow terminal cuts it before the others
 }
@@ -438,7 +472,16 @@ func themeLabel(st *themes.Styles) string {
 
 func (m *Model) crumbs() string {
 	st := m.c.Styles
-	parts := m.crumbList()
+	parts := strings.Split(m.Breadcrumbs(), " / ")
+	// Too long for the terminal: the middle goes, the first crumb and the
+	// last ones stay.
+	for len(parts) > 3 && lipgloss.Width(" "+strings.Join(parts, " / ")) > m.width {
+		if parts[1] == "…" {
+			parts = append(parts[:1:1], append([]string{"…"}, parts[3:]...)...)
+		} else {
+			parts = append(parts[:1:1], append([]string{"…"}, parts[2:]...)...)
+		}
+	}
 	for i := range parts {
 		if i == len(parts)-1 {
 			parts[i] = st.CrumbActive.Render(parts[i])
@@ -458,7 +501,16 @@ func (m *Model) statusLine() string {
 	if f, ok := m.Top().(filterable); ok && f.Filter() != "" && m.status == "" {
 		return st.Prompt.Render("/") + st.Text.Render(f.Filter()) + st.Muted.Render("  (esc clears)")
 	}
-	if m.statusErr {
+	if m.showHelp && m.status == "" {
+		n := len(m.helpLines())
+		last := min(m.helpOffset+m.c.Height, n)
+		more := "end"
+		if last < n {
+			more = "↓ more"
+		}
+		return st.StatusBar.Render(fmt.Sprintf("help lines %d–%d of %d (%s)", m.helpOffset+1, last, n, more))
+	}
+	if m.statusErr && m.status != "" {
 		return st.StatusError.Render("✗ " + m.status)
 	}
 	return st.StatusBar.Render(m.status)
@@ -475,9 +527,22 @@ func (m *Model) shortHelp() []key.Binding {
 			key.NewBinding(key.WithKeys("esc"), key.WithHelp("esc", "cancel")),
 		}
 	case m.showHelp:
-		return []key.Binding{k.Help, k.Back}
+		return []key.Binding{
+			key.NewBinding(key.WithKeys("up", "down"), key.WithHelp("↑/↓ pgup/pgdn g/G", "scroll")),
+			k.Back,
+		}
 	}
 	return append(m.Top().ShortHelp(), k.Help, k.Quit)
+}
+
+// helpLines is the help overlay, one element per line.
+func (m *Model) helpLines() []string {
+	return strings.Split(strings.TrimRight(m.fullHelp(), "\n"), "\n")
+}
+
+// scrollHelp moves the help by d lines, within its length.
+func (m *Model) scrollHelp(d int) {
+	m.helpOffset = min(max(m.helpOffset+d, 0), max(len(m.helpLines())-m.c.Height, 0))
 }
 
 func (m *Model) fullHelp() string {

@@ -28,11 +28,11 @@ func defaultCommands() map[string]command {
 			}
 			return func() tea.Msg { return gotoTopicMsg{topic: args[0]} }
 		}},
-		"tail": {usage: "tail NAME [PARTITION]  follow a partition", run: func(m *Model, args []string) tea.Cmd {
+		"tail": {usage: "tail NAME [PARTITION]  follow a topic (all partitions merged) or one partition", run: func(m *Model, args []string) tea.Cmd {
 			if len(args) < 1 || len(args) > 2 {
 				return errStatus(fmt.Errorf("%w: usage :tail NAME [PARTITION]", ErrBadInput))
 			}
-			p := 0
+			p := allPartitions
 			if len(args) == 2 {
 				n, err := strconv.Atoi(args[1])
 				if err != nil || n < 0 {
@@ -61,7 +61,7 @@ func defaultCommands() map[string]command {
 			return func() tea.Msg { return themeMsg{st} }
 		}},
 		"help": {usage: "help  show every key", run: func(m *Model, _ []string) tea.Cmd {
-			m.showHelp = true
+			m.showHelp, m.helpOffset = true, 0
 			return nil
 		}},
 	}

@@ -78,7 +78,8 @@ type (
 		question string
 		yes      tea.Cmd
 	}
-	// gotoTopicMsg resets the stack to Topics / topic, then pushes then.
+	// gotoTopicMsg resets the stack to Topics and pushes then, or the
+	// topic's partitions when then is empty.
 	gotoTopicMsg struct {
 		topic string
 		then  []Screen

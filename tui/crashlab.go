@@ -52,8 +52,13 @@ type crashLabScreen struct {
 	res     *crashlab.Result
 	err     error
 	lines   []string // rendered result
-	offset  int
-	w, h    int
+	// shownDefault is the resolved default fault on the fault line (of
+	// defaultKind). Applied unedited, the kind's default is resolved again
+	// against the copy: a busy partition has grown since it was shown.
+	shownDefault string
+	defaultKind  crashlab.Kind
+	offset       int
+	w, h         int
 }
 
 func newCrashLabScreen(c *Common, topic string, p int) *crashLabScreen {
@@ -75,7 +80,7 @@ func (s *crashLabScreen) Crumb() string {
 	if s.topic == "" {
 		return "crash lab"
 	}
-	return fmt.Sprintf("p%d / crash lab", s.part)
+	return fmt.Sprintf("%s / p%d / crash lab", s.topic, s.part)
 }
 
 // Capturing: while the fault line is edited, typed keys are the fault's.
@@ -86,6 +91,9 @@ func (s *crashLabScreen) SetSize(w, h int) {
 	s.parts.SetSize(w, h-2)
 	s.kinds.SetSize(w, min(len(crashlab.Kinds())+1, max(h-6, 3)))
 	s.input.Width = max(w-12, 10)
+	if s.res != nil || s.err != nil {
+		s.render() // the result wraps to the width, in the current theme
+	}
 	s.clamp()
 }
 
@@ -137,6 +145,9 @@ func (s *crashLabScreen) apply() tea.Cmd {
 	if err != nil {
 		return errStatus(err)
 	}
+	if s.input.Value() == s.shownDefault && f.Kind == s.defaultKind {
+		f = crashlab.Fault{Kind: s.defaultKind, Segment: -1, Pos: -1}
+	}
 	if s.running {
 		return status("a fault is already being applied")
 	}
@@ -168,6 +179,7 @@ func (s *crashLabScreen) Update(msg tea.Msg) tea.Cmd {
 			return errStatus(msg.err)
 		}
 		s.input.SetValue(msg.fault.String())
+		s.shownDefault, s.defaultKind = msg.fault.String(), msg.kind
 		return nil
 	case labResultMsg:
 		s.running = false

@@ -9,6 +9,7 @@ import (
 	"github.com/charmbracelet/bubbles/key"
 	tea "github.com/charmbracelet/bubbletea"
 	"github.com/pulselog/pulse/engine"
+	"github.com/pulselog/pulse/internal/units"
 )
 
 type createdMsg struct {
@@ -44,6 +45,7 @@ func newCreateTopicScreen(c *Common, topicsID int) *createTopicScreen {
 		{label: "max bytes", line: newLine("unlimited", ""), hint: "e.g. 1GiB; empty: no size limit"},
 		{label: "segment", line: newLine("", humanBytes(d.SegmentMaxBytes)), hint: "segment size, at least 1 MiB"},
 		{label: "codec", line: newLine("", d.Codec), hint: "zstd or none"},
+		{label: "sync mode", line: newLine("", string(d.SyncMode)), hint: "every-write (ack after fsync) or interval (fsync every second)"},
 	}}
 	return s
 }
@@ -54,21 +56,14 @@ func (s *createTopicScreen) Init() tea.Cmd    { return s.form.init() }
 func (s *createTopicScreen) Capturing() bool  { return true }
 func (s *createTopicScreen) SetSize(w, h int) { s.form.setWidth(w) }
 
-// parseAge reads "90s", "1h", "7d"; "" is 0 (no limit).
+// parseAge reads "90s", "1h", "7d" (internal/units); "" is 0 (no limit).
 func parseAge(v string) (time.Duration, error) {
-	v = strings.TrimSpace(v)
-	if v == "" {
+	if strings.TrimSpace(v) == "" {
 		return 0, nil
 	}
-	if d, ok := strings.CutSuffix(v, "d"); ok {
-		n, err := strconv.Atoi(d)
-		if err == nil && n > 0 {
-			return time.Duration(n) * 24 * time.Hour, nil
-		}
-	}
-	d, err := time.ParseDuration(v)
-	if err != nil || d < 0 {
-		return 0, fmt.Errorf("%w: max age %q (want e.g. 30m, 1h, 7d)", ErrBadInput, v)
+	d, err := units.ParseDuration(v)
+	if err != nil {
+		return 0, fmt.Errorf("%w: max age: %w", ErrBadInput, err)
 	}
 	return d, nil
 }
@@ -86,11 +81,8 @@ func (s *createTopicScreen) config() (string, engine.TopicConfig, error) {
 		return "", cfg, fmt.Errorf("%w: partitions %q (want a number ≥ 1)", ErrBadInput, f[1].value())
 	}
 	cfg.Partitions = n
-	switch c := engine.Cleanup(strings.TrimSpace(f[2].value())); c {
-	case engine.CleanupDelete, engine.CleanupCompact:
-		cfg.Cleanup = c
-	default:
-		return "", cfg, fmt.Errorf("%w: cleanup %q (want delete or compact)", ErrBadInput, c)
+	if cfg.Cleanup, err = parseCleanup(f[2].value()); err != nil {
+		return "", cfg, err
 	}
 	if cfg.RetentionMaxAge, err = parseAge(f[3].value()); err != nil {
 		return "", cfg, err
@@ -104,6 +96,9 @@ func (s *createTopicScreen) config() (string, engine.TopicConfig, error) {
 		return "", cfg, err
 	}
 	cfg.Codec = strings.TrimSpace(f[6].value())
+	if cfg.SyncMode, err = parseSyncMode(f[7].value()); err != nil {
+		return "", cfg, err
+	}
 	return name, cfg, nil
 }
 

@@ -46,8 +46,10 @@ func newDetailScreen(c *Common, topic string, p int, r engine.Record) *detailScr
 	return s
 }
 
-func (s *detailScreen) ID() int       { return s.id }
-func (s *detailScreen) Crumb() string { return "offset " + humanCount(s.rec.Offset) }
+func (s *detailScreen) ID() int { return s.id }
+func (s *detailScreen) Crumb() string {
+	return fmt.Sprintf("%s / p%d / offset %s", s.topic, s.part, humanCount(s.rec.Offset))
+}
 func (s *detailScreen) Init() tea.Cmd { s.render(); return nil }
 
 func (s *detailScreen) SetSize(w, h int) {

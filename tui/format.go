@@ -2,46 +2,25 @@ package tui
 
 import (
 	"fmt"
-	"math"
 	"strconv"
 	"strings"
 	"time"
+	"unicode/utf8"
 
 	"github.com/charmbracelet/lipgloss"
+	"github.com/pulselog/pulse/internal/units"
 )
 
 // humanBytes renders n bytes with binary units: "0 B", "812 B", "4.0 KiB".
-func humanBytes(n int64) string {
-	const unit = 1024
-	if n < unit {
-		return fmt.Sprintf("%d B", n)
-	}
-	div, exp := int64(unit), 0
-	for m := n / unit; m >= unit && exp < 5; m /= unit {
-		div *= unit
-		exp++
-	}
-	return fmt.Sprintf("%.1f %ciB", float64(n)/float64(div), "KMGTPE"[exp])
-}
+func humanBytes(n int64) string { return units.FormatBytes(n) }
 
-// parseBytes reads "64MiB", "1 MiB", "512k", "4096".
+// parseBytes reads "64MiB", "1 MiB", "512k", "4096" (internal/units).
 func parseBytes(s string) (int64, error) {
-	t := strings.ToLower(strings.ReplaceAll(strings.TrimSpace(s), " ", ""))
-	mult := int64(1)
-	for _, u := range []struct {
-		suf string
-		m   int64
-	}{{"gib", 1 << 30}, {"mib", 1 << 20}, {"kib", 1 << 10}, {"gb", 1 << 30}, {"mb", 1 << 20}, {"kb", 1 << 10}, {"g", 1 << 30}, {"m", 1 << 20}, {"k", 1 << 10}, {"b", 1}} {
-		if strings.HasSuffix(t, u.suf) {
-			t, mult = strings.TrimSuffix(t, u.suf), u.m
-			break
-		}
+	n, err := units.ParseBytes(s)
+	if err != nil {
+		return 0, fmt.Errorf("%w: %w", ErrBadInput, err)
 	}
-	f, err := strconv.ParseFloat(t, 64)
-	if err != nil || math.IsNaN(f) || f < 0 || f*float64(mult) > 1<<62 {
-		return 0, fmt.Errorf("%w: size %q (want e.g. 64MiB, 1.5GiB, 1048576)", ErrBadInput, s)
-	}
-	return int64(f * float64(mult)), nil
+	return n, nil
 }
 
 // humanCount renders a count with thousands separators: 1,234,567.
@@ -71,27 +50,7 @@ func ratio(raw, stored int64) string {
 }
 
 // humanDuration renders d compactly: "750ms", "30s", "5m", "2h30m", "7d".
-func humanDuration(d time.Duration) string {
-	switch {
-	case d <= 0:
-		return "0s"
-	case d < time.Second:
-		return fmt.Sprintf("%dms", d.Milliseconds())
-	case d < time.Minute:
-		return fmt.Sprintf("%ds", int(d.Seconds()))
-	case d < time.Hour:
-		if s := int(d.Seconds()) % 60; s != 0 {
-			return fmt.Sprintf("%dm%ds", int(d.Minutes()), s)
-		}
-		return fmt.Sprintf("%dm", int(d.Minutes()))
-	case d < 48*time.Hour:
-		if m := int(d.Minutes()) % 60; m != 0 {
-			return fmt.Sprintf("%dh%dm", int(d.Hours()), m)
-		}
-		return fmt.Sprintf("%dh", int(d.Hours()))
-	}
-	return fmt.Sprintf("%dd", int(d.Hours()/24))
-}
+func humanDuration(d time.Duration) string { return units.FormatDuration(d) }
 
 // sparkline draws samples (oldest first) as width cells of ▁..█ scaled to
 // the largest sample; missing history is blank.
@@ -181,11 +140,21 @@ func pad(s string, w int, right bool) string {
 	return s + strings.Repeat(" ", gap)
 }
 
-// oneLine makes b printable on one row: control characters and newlines
-// become spaces, invalid UTF-8 becomes "·".
+// oneLine makes b printable on one row: in text, control characters and
+// newlines become spaces; bytes that are not text (invalid UTF-8, or NUL
+// and other C0 controls besides tab, newline and carriage return) are
+// shown escaped the way Go quotes them, e.g. \xff\x00\x01.
 func oneLine(b []byte, max int) string {
 	if len(b) > max*4 {
 		b = b[:max*4]
+		// Do not count a rune cut by the limit as binary.
+		for i := 0; i < utf8.UTFMax && len(b) > 0 && !utf8.Valid(b); i++ {
+			b = b[:len(b)-1]
+		}
+	}
+	if isBinary(b) {
+		q := strconv.Quote(string(b))
+		return q[1 : len(q)-1]
 	}
 	var sb strings.Builder
 	for _, r := range string(b) {
@@ -208,4 +177,25 @@ func orNA(known bool, f func() string) string {
 		return "n/a"
 	}
 	return f()
+}
+
+// isBinary reports whether b is not text.
+func isBinary(b []byte) bool {
+	if !utf8.Valid(b) {
+		return true
+	}
+	for _, c := range b {
+		if c < 0x20 && c != '\t' && c != '\n' && c != '\r' || c == 0x7f {
+			return true
+		}
+	}
+	return false
+}
+
+// plural renders a count with its noun: "1 record", "1,200 records".
+func plural(n int64, one, many string) string {
+	if n == 1 {
+		return "1 " + one
+	}
+	return humanCount(n) + " " + many
 }

@@ -195,11 +195,11 @@ func newFramesScreen(c *Common, topic string, p int, base, pos int64) *framesScr
 		{Title: "POSITION", Width: 10, Right: true},
 		{Title: "BASE OFF", Width: 10, Right: true},
 		{Title: "RECS", Width: 6, Right: true},
-		{Title: "CODEC", Width: 5},
+		{Title: "CODEC", Width: 5, Drop: 3},
 		{Title: "STORED", Width: 9, Right: true},
-		{Title: "RAW", Width: 9, Right: true},
-		{Title: "FIRST TS", Width: 23},
-		{Title: "LAST TS", Width: 23},
+		{Title: "RAW", Width: 9, Right: true, Drop: 5},
+		{Title: "FIRST TS", Width: 23, Drop: 4},
+		{Title: "LAST TS", Width: 23, Drop: 6},
 		{Title: "CRC", Width: 4},
 		{Title: "DETAIL", Width: 10, Flex: true},
 	}, "no batches")
@@ -208,7 +208,7 @@ func newFramesScreen(c *Common, topic string, p int, base, pos int64) *framesScr
 
 func (s *framesScreen) ID() int { return s.id }
 func (s *framesScreen) Crumb() string {
-	return fmt.Sprintf("p%d / frames %s", s.part, segment.Name(s.base))
+	return fmt.Sprintf("%s / p%d / frames %s", s.topic, s.part, segment.Name(s.base))
 }
 func (s *framesScreen) Init() tea.Cmd { return s.load() }
 

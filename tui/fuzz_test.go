@@ -44,7 +44,7 @@ func FuzzRecordRendering(f *testing.F) {
 		}
 		s := newTailScreen(c, "fuzz", 0)
 		s.SetSize(80, 24)
-		s.appendRecs([]engine.Record{r})
+		s.appendRecs(0, []engine.Record{r})
 		for i, l := range strings.Split(s.View(), "\n") {
 			if w := lipgloss.Width(l); w > 80 {
 				t.Fatalf("tail line %d is %d cells wide: %q", i, w, l)

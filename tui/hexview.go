@@ -261,7 +261,7 @@ func renderBatchHex(c *Common, fr frame, raw []byte) string {
 	}
 	title := fmt.Sprintf("  batch at byte %s · %s stored", humanCount(fr.Pos), humanBytes(fr.Size))
 	if fr.HeaderOK {
-		title += fmt.Sprintf(" · offset %s · %d records · %s", humanCount(fr.H.BaseOffset), fr.H.RecordCount, fr.H.Codec())
+		title += fmt.Sprintf(" · offset %s · %s · %s", humanCount(fr.H.BaseOffset), plural(int64(fr.H.RecordCount), "record", "records"), fr.H.Codec())
 	}
 	add(st.Bold.Render(title)+" · "+state, "")
 
@@ -409,7 +409,7 @@ func recordsView(c *Common, fr frame, raw []byte) []string {
 				valNull = binary.BigEndian.Uint32(b) == 0xFFFFFFFF
 			}
 		}
-		k, v := fmt.Sprintf("%q", oneLine(key, 24)), oneLine(val, 60)
+		k, v := `"`+oneLine(key, 24)+`"`, oneLine(val, 60)
 		if keyNull {
 			k = "null"
 		}

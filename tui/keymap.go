@@ -29,6 +29,8 @@ type KeyMap struct {
 	Produce key.Binding
 	Create  key.Binding
 	Delete  key.Binding
+	// Edit opens the topic configuration form.
+	Edit key.Binding
 	// Recovery opens the recovery inspector of the selected partition.
 	Recovery key.Binding
 	// CrashLab opens the crash lab on the selected partition.
@@ -50,6 +52,8 @@ type KeyMap struct {
 	Latest     key.Binding
 	NextPart   key.Binding
 	PrevPart   key.Binding
+	// Partition is NextPart and PrevPart together, for the footer.
+	Partition key.Binding
 
 	// Record detail.
 	Hex  key.Binding
@@ -90,6 +94,7 @@ func DefaultKeyMap() KeyMap {
 		Produce:  b("p", "produce", "p"),
 		Create:   b("n", "new topic", "n"),
 		Delete:   b("d", "delete topic", "d"),
+		Edit:     b("e", "edit config", "e"),
 		Recovery: b("R", "recovery", "R"),
 		CrashLab: b("L", "crash lab", "L"),
 		Frames:   b("f", "frames", "f"),
@@ -105,6 +110,7 @@ func DefaultKeyMap() KeyMap {
 		Latest:     b("l", "latest", "l"),
 		NextPart:   b("]", "next partition", "]"),
 		PrevPart:   b("[", "prev partition", "["),
+		Partition:  b("[/]", "partition", "[", "]"),
 
 		Hex:  b("x", "hex/text", "x"),
 		Copy: b("c", "copy (OSC 52)", "c"),

@@ -20,9 +20,9 @@ func TestResizeKeepsEveryScreenInside(t *testing.T) {
 	tm.Send(tea.WindowSizeMsg{Width: 64, Height: 14})
 	tm.Send(down)
 	tm.Send(keys("t"))
-	waitFor(t, tm, "p0 / tail", "39 ")
+	waitFor(t, tm, "orders / tail", "orders all 3 partitions", "1          24 ") // all partitions merged; p1@24 is the newest
 	tm.Send(enter)
-	waitFor(t, tm, "offset 39")
+	waitFor(t, tm, "offset 24")
 	m := finish(t, tm)
 	for _, size := range []struct{ w, h int }{{64, 14}, {200, 50}, {40, 8}} {
 		m.Update(tea.WindowSizeMsg{Width: size.w, Height: size.h})
@@ -97,7 +97,7 @@ func TestTopicRateSamples(t *testing.T) {
 		}
 	}
 	r, _ := ts.table.Selected()
-	if got := r.Cells[5]; got != "    ▂▄▁█ 200/s" {
+	if got := r.Cells[6]; got != "    ▂▄▁█ 200/s" {
 		t.Fatalf("rate cell %q", got)
 	}
 }
@@ -118,8 +118,8 @@ func TestTopicBadges(t *testing.T) {
 	ts.Update(topicsMsg{to: to{ts.id}, infos: []engine.TopicInfo{mk("a", true, false), mk("b", false, true), mk("c", false, false), mk("d", true, true)}})
 	want := map[string]string{"a": "degraded", "b": "compacting", "c": "ok", "d": "degraded compacting"}
 	for _, r := range ts.table.rows {
-		if r.Cells[8] != want[r.Key] {
-			t.Errorf("topic %s status %q, want %q", r.Key, r.Cells[8], want[r.Key])
+		if r.Cells[9] != want[r.Key] {
+			t.Errorf("topic %s status %q, want %q", r.Key, r.Cells[9], want[r.Key])
 		}
 	}
 }

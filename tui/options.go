@@ -20,9 +20,6 @@ type Options struct {
 	// KafkaListen is the Kafka listener's address shown in the header;
 	// "" leaves it out.
 	KafkaListen string
-	// SyncMode is the default sync mode shown in the header; default
-	// every-write.
-	SyncMode string
 
 	// Theme names the theme to start with (themes.Names); default "auto".
 	Theme string
@@ -32,7 +29,7 @@ type Options struct {
 	// Now is the clock used for rates and relative times; default time.Now.
 	Now func() time.Time
 	// FormatTime renders a record or segment timestamp (Unix ms); default
-	// local time as 2006-01-02 15:04:05.000.
+	// local time with its zone, as 2006-01-02 15:04:05.000 MST.
 	FormatTime func(ms int64) string
 
 	// FormatDuration renders how long something took (a maintenance pass,
@@ -69,9 +66,6 @@ func (o Options) withDefaults() Options {
 			o.DataDirName = n.Name()
 		}
 	}
-	if o.SyncMode == "" {
-		o.SyncMode = "every-write"
-	}
 	if o.Theme == "" {
 		o.Theme = themes.Auto
 	}
@@ -80,7 +74,7 @@ func (o Options) withDefaults() Options {
 	}
 	if o.FormatTime == nil {
 		o.FormatTime = func(ms int64) string {
-			return time.UnixMilli(ms).Format("2006-01-02 15:04:05.000")
+			return time.UnixMilli(ms).Format("2006-01-02 15:04:05.000 MST")
 		}
 	}
 	if o.FormatDuration == nil {

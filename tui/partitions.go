@@ -43,13 +43,13 @@ func newPartitionsScreen(c *Common, topic string) *partitionsScreen {
 	s := &partitionsScreen{c: c, id: c.newID(), topic: topic}
 	s.table = newTable(c, []column{
 		{Title: "P", Width: 4, Right: true},
-		{Title: "LOG START", Width: 11, Right: true},
+		{Title: "LOG START", Width: 11, Right: true, Drop: 3},
 		{Title: "HWM", Width: 11, Right: true},
-		{Title: "LEO", Width: 11, Right: true},
+		{Title: "LEO", Width: 11, Right: true, Drop: 5},
 		{Title: "HIDDEN", Width: 7, Right: true},
-		{Title: "SEGS", Width: 5, Right: true},
-		{Title: "SIZE", Width: 10, Right: true},
-		{Title: "CONSUMERS", Width: 9, Right: true},
+		{Title: "SEGS", Width: 5, Right: true, Drop: 6},
+		{Title: "SIZE", Width: 10, Right: true, Drop: 4},
+		{Title: "CONSUMERS", Width: 9, Right: true, Drop: 2},
 		{Title: "MAX LAG", Width: 9, Right: true},
 		{Title: "STATUS", Width: 10, Flex: true},
 	}, "no partitions")
@@ -141,6 +141,8 @@ func (s *partitionsScreen) key(msg tea.KeyMsg) tea.Cmd {
 		return push(needsLocal(s.c, "recovery", func() Screen { return newRecoveryScreen(s.c, s.topic, p) }))
 	case key.Matches(msg, k.CrashLab):
 		return push(needsLocal(s.c, "crash lab", func() Screen { return newCrashLabScreen(s.c, s.topic, p) }))
+	case key.Matches(msg, k.Edit):
+		return push(newAlterTopicScreen(s.c, s.info))
 	}
 	return nil
 }
@@ -263,10 +265,10 @@ func (s *partitionsScreen) View() string {
 
 func (s *partitionsScreen) ShortHelp() []key.Binding {
 	k := s.c.Keys
-	return []key.Binding{k.Enter, k.Tail, k.Produce, k.Back, k.Filter}
+	return []key.Binding{k.Enter, k.Tail, k.Produce, k.Recovery, k.CrashLab, k.Filter, k.Back}
 }
 
 func (s *partitionsScreen) FullHelp() [][]key.Binding {
 	k := s.c.Keys
-	return [][]key.Binding{{k.Enter, k.Tail, k.Produce, k.Recovery, k.CrashLab, k.Back}}
+	return [][]key.Binding{{k.Enter, k.Tail, k.Produce, k.Recovery, k.CrashLab, k.Edit, k.Back}}
 }

@@ -50,7 +50,7 @@ func newProduceScreen(c *Common, topic string, p int) *produceScreen {
 }
 
 func (s *produceScreen) ID() int          { return s.id }
-func (s *produceScreen) Crumb() string    { return "produce" }
+func (s *produceScreen) Crumb() string    { return s.topic + " / produce" }
 func (s *produceScreen) Init() tea.Cmd    { return s.form.init() }
 func (s *produceScreen) Capturing() bool  { return true }
 func (s *produceScreen) SetSize(w, h int) { s.form.setWidth(w); s.form.setAreaHeight(h - 10) }

@@ -128,15 +128,15 @@ func newRecoveryListScreen(c *Common) *recoveryListScreen {
 	s.table = newTable(c, []column{
 		{Title: "PARTITION", Width: 16, Flex: true},
 		{Title: "STATE", Width: 9},
-		{Title: "PATH", Width: 9},
-		{Title: "TOOK", Width: 9, Right: true},
-		{Title: "SCANNED", Width: 10, Right: true},
+		{Title: "PATH", Width: 9, Drop: 2},
+		{Title: "TOOK", Width: 9, Right: true, Drop: 5},
+		{Title: "SCANNED", Width: 10, Right: true, Drop: 4},
 		{Title: "TRUNCATED", Width: 9, Right: true},
 		{Title: "CORRUPT", Width: 7, Right: true},
 		{Title: "OFFSETS", Width: 7, Right: true}, // offsets inside corrupt ranges
 		{Title: "HIDDEN", Width: 7, Right: true},
-		{Title: "INDEXES", Width: 7, Right: true},
-		{Title: "TEMPS", Width: 5, Right: true},
+		{Title: "INDEXES", Width: 7, Right: true, Drop: 3},
+		{Title: "TEMPS", Width: 5, Right: true, Drop: 6},
 	}, "no partitions were opened")
 	return s
 }
@@ -210,8 +210,8 @@ func (s *recoveryListScreen) View() string {
 			worked++
 		}
 	}
-	sum := st.Muted.Render(fmt.Sprintf("  last open of %s: %d partitions, %d needed work, %d degraded · enter: report and frames",
-		s.c.Opts.DataDirName, s.n, worked+degraded, degraded))
+	sum := st.Muted.Render(fmt.Sprintf("  last open of %s: %s, %d needed work, %d degraded · enter: report and frames",
+		s.c.Opts.DataDirName, plural(int64(s.n), "partition", "partitions"), worked+degraded, degraded))
 	return sum + "\n\n" + s.table.View()
 }
 
@@ -258,7 +258,7 @@ func newRecoveryScreen(c *Common, topic string, p int) *recoveryScreen {
 }
 
 func (s *recoveryScreen) ID() int          { return s.id }
-func (s *recoveryScreen) Crumb() string    { return fmt.Sprintf("p%d / recovery", s.part) }
+func (s *recoveryScreen) Crumb() string    { return fmt.Sprintf("%s / p%d / recovery", s.topic, s.part) }
 func (s *recoveryScreen) Init() tea.Cmd    { return s.load() }
 func (s *recoveryScreen) Refresh() tea.Cmd { return s.load() }
 

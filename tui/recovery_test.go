@@ -195,8 +195,8 @@ func TestRecoveryListScreen(t *testing.T) {
 	tm.Send(keys(":"))
 	tm.Send(keys("recovery"))
 	tm.Send(enter)
-	waitFor(t, tm, "Topics / recovery", "1 partitions, 1 needed work, 0 degraded", "orders/p0", "recovered", "full-scan")
+	waitFor(t, tm, "Topics / recovery", "1 partition, 1 needed work, 0 degraded", "orders/p0", "recovered", "full-scan")
 	tm.Send(enter)
-	waitFor(t, tm, "Topics / recovery / p0 / recovery", "truncation      00000000000000000000.log truncated at")
+	waitFor(t, tm, "Topics / recovery / orders / p0 / recovery", "truncation      00000000000000000000.log truncated at")
 	finish(t, tm)
 }

@@ -37,8 +37,12 @@ func TestNavigateToSegmentAndBack(t *testing.T) {
 	tm.Send(down) // p1
 	tm.Send(enter)
 	waitFor(t, tm, "Topics / orders / p1 / segments", "Retention")
-	tm.Send(down) // a second row does not exist: the cursor stays on the only segment
-	tm.Send(enter)
+	tm.Send(down)  // a second row does not exist: the cursor stays on the only segment
+	tm.Send(enter) // a segment's frames
+	waitFor(t, tm, "Topics / orders / p1 / segments / frames 00000000000000000000", "CRC")
+	tm.Send(esc)
+	waitFor(t, tm, "Retention")
+	tm.Send(keys("t")) // the tail, paused at the segment's first offset
 	waitFor(t, tm, "Topics / orders / p1 / segments / tail", "PAUSED", "at offset 0")
 	tm.Send(esc)
 	waitFor(t, tm, "Retention")
@@ -114,7 +118,9 @@ func TestTailDetailAndHex(t *testing.T) {
 	waitFor(t, tm, "orders")
 	tm.Send(down)
 	tm.Send(keys("t"))
-	waitFor(t, tm, "Topics / orders / p0 / tail", `"order":39`)
+	waitFor(t, tm, "Topics / orders / tail", `"order":64`)
+	tm.Send(keys("]")) // all partitions → p0
+	waitFor(t, tm, "Topics / orders / p0 / tail", "orders p0 of 3", `"order":39`)
 	tm.Send(enter)
 	waitFor(t, tm, "offset 39", `"customer": "cust-4"`)
 	tm.Send(keys("c"))
@@ -217,7 +223,8 @@ func TestFilterTail(t *testing.T) {
 	tm.Send(keys("/"))
 	tm.Type("cust-3")
 	tm.Send(enter)
-	waitFor(t, tm, "/cust-3: 6 match")
+	// enter searches the whole log: 6 matches in p0, 3 in p1.
+	waitFor(t, tm, "/cust-3: 9 match", "whole log: 9 matches in 65 offsets")
 	m := finish(t, tm)
 	golden(t, m)
 	ts := m.Top().(*tailScreen)
@@ -389,7 +396,7 @@ func TestCompressionRatio(t *testing.T) {
 	m := finish(t, tm)
 	ts := m.Top().(*topicsScreen)
 	r, _ := ts.table.Selected()
-	if r.Cells[4] != want {
-		t.Fatalf("ratio cell %q, want %q (raw %d, stored %d)", r.Cells[4], want, raw, stored)
+	if r.Cells[5] != want {
+		t.Fatalf("ratio cell %q, want %q (raw %d, stored %d)", r.Cells[5], want, raw, stored)
 	}
 }

@@ -67,12 +67,12 @@ func newSegmentsScreen(c *Common, topic string, p int) *segmentsScreen {
 	s.table = newTable(c, []column{
 		{Title: "BASE", Width: 10, Right: true},
 		{Title: "NEXT", Width: 10, Right: true},
-		{Title: "SIZE", Width: 10, Right: true},
+		{Title: "SIZE", Width: 10, Right: true, Drop: 3},
 		{Title: "RECORDS", Width: 8, Right: true},
-		{Title: "BATCHES", Width: 7, Right: true},
+		{Title: "BATCHES", Width: 7, Right: true, Drop: 6},
 		{Title: "TIME RANGE", Width: 12, Flex: true},
-		{Title: "CODEC", Width: 5},
-		{Title: "RATIO", Width: 6, Right: true},
+		{Title: "CODEC", Width: 5, Drop: 4},
+		{Title: "RATIO", Width: 6, Right: true, Drop: 5},
 		{Title: "STATE", Width: 6},
 		{Title: "SPARSE", Width: 6},
 	}, "no segments")
@@ -80,7 +80,7 @@ func newSegmentsScreen(c *Common, topic string, p int) *segmentsScreen {
 }
 
 func (s *segmentsScreen) ID() int          { return s.id }
-func (s *segmentsScreen) Crumb() string    { return fmt.Sprintf("p%d / segments", s.part) }
+func (s *segmentsScreen) Crumb() string    { return fmt.Sprintf("%s / p%d / segments", s.topic, s.part) }
 func (s *segmentsScreen) Init() tea.Cmd    { return s.load() }
 func (s *segmentsScreen) Refresh() tea.Cmd { return s.load() }
 
@@ -171,16 +171,16 @@ func (s *segmentsScreen) key(msg tea.KeyMsg) tea.Cmd {
 	case key.Matches(msg, k.RetainNow):
 		return s.runPass("retention")
 	case key.Matches(msg, k.Tail):
-		return push(newTailScreen(s.c, s.topic, s.part))
-	case key.Matches(msg, k.Enter):
+		// The partition's tail, paused at the selected segment's first
+		// offset.
 		r, ok := s.table.Selected()
 		if !ok {
-			return nil
+			return push(newTailScreen(s.c, s.topic, s.part))
 		}
 		var base int64
 		fmt.Sscan(r.Key, &base)
 		return push(newTailScreenAt(s.c, s.topic, s.part, base))
-	case key.Matches(msg, k.Frames):
+	case key.Matches(msg, k.Enter, k.Frames):
 		r, ok := s.table.Selected()
 		if !ok {
 			return nil
@@ -294,10 +294,10 @@ func (s *segmentsScreen) panel(title string, lines []string, w int) string {
 
 func (s *segmentsScreen) ShortHelp() []key.Binding {
 	k := s.c.Keys
-	return []key.Binding{k.Enter, k.Tail, k.CompactNow, k.RetainNow, k.Back}
+	return []key.Binding{k.Frames, k.Tail, k.Recovery, k.CompactNow, k.RetainNow, k.Back}
 }
 
 func (s *segmentsScreen) FullHelp() [][]key.Binding {
 	k := s.c.Keys
-	return [][]key.Binding{{k.Enter, k.Tail, k.CompactNow, k.RetainNow, k.Frames, k.Recovery, k.Back}}
+	return [][]key.Binding{{k.Enter, k.Frames, k.Tail, k.CompactNow, k.RetainNow, k.Recovery, k.Back}}
 }

@@ -55,7 +55,7 @@ func (s *segmentsScreen) retentionLines() []string {
 			sealed = append(sealed, sg)
 		}
 	}
-	lines = append(lines, fmt.Sprintf("sealed  %d of %d segments, %s", len(sealed), len(s.segs), humanBytes(total)))
+	lines = append(lines, fmt.Sprintf("sealed  %d of %s, %s", len(sealed), plural(int64(len(s.segs)), "segment", "segments"), humanBytes(total)))
 	next := "next    nothing due"
 	switch {
 	case len(sealed) == 0:
@@ -80,7 +80,7 @@ func (s *segmentsScreen) retentionLines() []string {
 		m := s.maint
 		lines = append(lines, s.runLines(m.LastRetention)...)
 		if r := m.LastRetention; r != nil && r.SegmentsDeleted > 0 {
-			lines = append(lines, fmt.Sprintf("freed   %d segments, %s", r.SegmentsDeleted, humanBytes(r.BytesBefore-r.BytesAfter)))
+			lines = append(lines, fmt.Sprintf("freed   %s, %s", plural(int64(r.SegmentsDeleted), "segment", "segments"), humanBytes(r.BytesBefore-r.BytesAfter)))
 		}
 		if !m.NextRetention.IsZero() {
 			lines = append(lines, "sweep   "+ft(m.NextRetention.UnixMilli()))

@@ -9,12 +9,15 @@ import (
 )
 
 // column is one table column. Width is in cells; a Flex column takes the
-// width the fixed ones leave.
+// width the fixed ones leave. When the columns do not fit, those with the
+// highest Drop are hidden first; Drop 0 (the name and health columns) are
+// never hidden.
 type column struct {
 	Title string
 	Width int
 	Flex  bool
 	Right bool
+	Drop  int
 }
 
 // row is one table row: plain-text cells (Style, when set, colours a cell)
@@ -193,7 +196,8 @@ func (t *table) Update(msg tea.Msg) bool {
 	return false
 }
 
-// widths resolves the column widths for the table's width.
+// widths resolves the column widths for the table's width; a hidden
+// column's width is -1.
 func (t *table) widths() []int {
 	ws := make([]int, len(t.cols))
 	fixed, flex := 2, 0 // 2: selection marker
@@ -204,13 +208,30 @@ func (t *table) widths() []int {
 			flex++
 		}
 	}
+	// Hide droppable columns, highest Drop first, until the rest fit.
+	for fixed > t.width+1 {
+		drop := -1
+		for i, c := range t.cols {
+			if ws[i] >= 0 && c.Drop > 0 && (drop < 0 || c.Drop > t.cols[drop].Drop) {
+				drop = i
+			}
+		}
+		if drop < 0 {
+			break
+		}
+		fixed -= ws[drop] + 1
+		ws[drop] = -1
+		if t.cols[drop].Flex {
+			flex--
+		}
+	}
 	if flex > 0 {
 		rest := t.width - fixed
 		if rest < 0 {
 			rest = 0
 		}
 		for i, c := range t.cols {
-			if c.Flex {
+			if c.Flex && ws[i] >= 0 {
 				ws[i] += rest / flex
 			}
 		}
@@ -222,9 +243,11 @@ func (t *table) View() string {
 	st := t.c.Styles
 	ws := t.widths()
 	var b strings.Builder
-	hdr := make([]string, len(t.cols))
+	var hdr []string
 	for i, c := range t.cols {
-		hdr[i] = pad(c.Title, ws[i], c.Right)
+		if ws[i] >= 0 {
+			hdr = append(hdr, pad(c.Title, ws[i], c.Right))
+		}
 	}
 	b.WriteString(st.TableHeader.Render(truncate("  "+strings.Join(hdr, " "), t.width)))
 	if len(t.shown) == 0 {
@@ -243,9 +266,11 @@ func (t *table) View() string {
 		b.WriteByte('\n')
 		selected := i == t.cursor && !t.passive
 		if selected {
-			line := make([]string, len(t.cols))
+			var line []string
 			for j := range t.cols {
-				line[j] = pad(cell(r, j), ws[j], t.cols[j].Right)
+				if ws[j] >= 0 {
+					line = append(line, pad(cell(r, j), ws[j], t.cols[j].Right))
+				}
 			}
 			b.WriteString(st.TableMarker.Render("▸ "))
 			b.WriteString(st.TableSelected.Render(truncate(strings.Join(line, " "), t.width-2)))
@@ -253,8 +278,12 @@ func (t *table) View() string {
 		}
 		b.WriteString("  ")
 		used := 2
+		first := true
 		for j := range t.cols {
-			if j > 0 {
+			if ws[j] < 0 {
+				continue
+			}
+			if !first {
 				if used+1 >= t.width {
 					break
 				}
@@ -275,6 +304,7 @@ func (t *table) View() string {
 			}
 			b.WriteString(style.Render(txt))
 			used += w
+			first = false
 		}
 	}
 	return b.String()

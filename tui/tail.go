@@ -39,6 +39,10 @@ type tailStartMsg struct {
 	live       bool
 	label      string // what was jumped to, for the status line
 	err        error
+
+	// Merged tails (all partitions): per partition, where to start and
+	// its bounds.
+	froms, hwms, starts []int64
 }
 
 // tailRecordsMsg carries one read's records.
@@ -49,22 +53,37 @@ type tailRecordsMsg struct {
 	from int64
 	res  engine.ReadResult
 	err  error
+
+	// Merged tails: the records of every partition read, in commit-time
+	// order, and each partition's next offset, HWM and log start.
+	merged *mergedRead
 }
 
-// tailScreen follows one partition live, or browses it page by page. It
-// keeps at most Options.TailRecords records (and TailBytes of their data) in
-// memory; everything else is read again from the engine when scrolled to.
+// tailRec is one buffered record and the partition it belongs to.
+type tailRec struct {
+	engine.Record
+	P int
+}
+
+// tailScreen follows a topic live, or browses it page by page: all its
+// partitions merged in commit-time order (part == allPartitions, the
+// default), or one partition ([ and ] choose). It keeps at most
+// Options.TailRecords records (and TailBytes of their data) in memory;
+// everything else is read again from the engine when scrolled to.
 type tailScreen struct {
 	c     *Common
 	id    int
 	topic string
-	part  int
+	part  int // allPartitions, or the one partition shown
 	parts int // partitions of the topic, once known
 
-	recs   []engine.Record // ascending offsets
-	bytes  int             // data held by recs, with recordOverhead each
-	filter string
-	shown  []int // indexes into recs matching the filter (nil: no filter)
+	recs      []tailRec // one partition: ascending offsets; merged: commit-time order
+	bytes     int       // data held by recs, with recordOverhead each
+	filter    string
+	rf        recordFilter
+	filterErr error   // the filter does not parse (yet): it matches nothing
+	search    *search // the whole-log search of the submitted filter (tail_search.go)
+	shown     []int   // indexes into recs matching the filter (nil: no filter)
 
 	cursor int // index into the rows (shown, or recs without a filter)
 	offset int // first row on screen
@@ -72,9 +91,11 @@ type tailScreen struct {
 	live    bool // following: new records are appended as they commit
 	gen     int  // generation of reads; results of older generations are dropped
 	cancel  context.CancelFunc
-	next    int64 // first offset after the buffer
-	atEnd   bool  // the last forward read came back empty: the buffer reaches the HWM
-	loading bool  // a page read is in flight
+	next    int64   // first offset after the buffer (one partition)
+	nexts   []int64 // merged: each partition's first offset after the buffer
+	hwms    []int64 // merged: each partition's HWM
+	atEnd   bool    // the last forward read came back empty: the buffer reaches the HWM
+	loading bool    // a page read is in flight
 	hwm     int64
 	start   int64 // log start
 	skipped int64
@@ -102,8 +123,13 @@ func newTailScreenAt(c *Common, topic string, p int, from int64) *tailScreen {
 	return s
 }
 
-func (s *tailScreen) ID() int       { return s.id }
-func (s *tailScreen) Crumb() string { return fmt.Sprintf("p%d / tail", s.part) }
+func (s *tailScreen) ID() int { return s.id }
+func (s *tailScreen) Crumb() string {
+	if s.merged() {
+		return s.topic + " / tail"
+	}
+	return fmt.Sprintf("%s / p%d / tail", s.topic, s.part)
+}
 
 func (s *tailScreen) Init() tea.Cmd {
 	if s.startAt != nil {
@@ -125,8 +151,13 @@ func (s *tailScreen) rowsHeight() int {
 	return 1
 }
 
-// Close stops the follower.
-func (s *tailScreen) Close() { s.stop() }
+// Close stops the follower and any search.
+func (s *tailScreen) Close() {
+	s.stop()
+	if s.search != nil && s.search.cancel != nil {
+		s.search.cancel()
+	}
+}
 
 func (s *tailScreen) stop() {
 	if s.cancel != nil {
@@ -139,6 +170,7 @@ func (s *tailScreen) stop() {
 // already in flight are ignored from now on.
 func (s *tailScreen) reset() {
 	s.stop()
+	s.stopSearch()
 	s.gen++
 	s.recs, s.shown, s.bytes = nil, nil, 0
 	if s.filter != "" {
@@ -156,6 +188,11 @@ func (s *tailScreen) toLatest() tea.Cmd {
 	if back < 50 {
 		back = 50
 	}
+	if s.merged() {
+		return s.resolveAll("latest", true, func(_ Source, _ int, info engine.PartitionInfo) (int64, error) {
+			return max(info.LogStart, info.HWM-back), nil
+		})
+	}
 	return s.resolve("latest", true, func(src Source, info engine.PartitionInfo) (int64, error) {
 		return max(info.LogStart, info.HWM-back), nil
 	})
@@ -170,6 +207,9 @@ func (s *tailScreen) jump(off int64, label string) tea.Cmd {
 func (s *tailScreen) jumpEarliest() tea.Cmd {
 	s.reset()
 	s.live = false
+	if s.merged() {
+		return s.resolveAll("earliest", false, func(_ Source, _ int, info engine.PartitionInfo) (int64, error) { return info.LogStart, nil })
+	}
 	return s.resolve("earliest", false, func(_ Source, info engine.PartitionInfo) (int64, error) { return info.LogStart, nil })
 }
 
@@ -177,6 +217,11 @@ func (s *tailScreen) jumpTime(ms int64, label string) tea.Cmd {
 	s.reset()
 	s.live = false
 	topic, p := s.topic, s.part
+	if s.merged() {
+		return s.resolveAll(label, false, func(src Source, p int, _ engine.PartitionInfo) (int64, error) {
+			return src.OffsetForTimestamp(topic, p, ms)
+		})
+	}
 	return s.resolve(label, false, func(src Source, _ engine.PartitionInfo) (int64, error) {
 		return src.OffsetForTimestamp(topic, p, ms)
 	})
@@ -196,7 +241,7 @@ func (s *tailScreen) resolve(label string, live bool, where func(Source, engine.
 		}
 		msg.partitions = len(info.Partitions)
 		if p < 0 || p >= len(info.Partitions) {
-			msg.err = fmt.Errorf("%w: %s has %d partitions", engine.ErrPartitionOutOfRange, topic, len(info.Partitions))
+			msg.err = fmt.Errorf("%w: %s has %s", engine.ErrPartitionOutOfRange, topic, plural(int64(len(info.Partitions)), "partition", "partitions"))
 			return msg
 		}
 		pi := info.Partitions[p]
@@ -217,6 +262,9 @@ func (s *tailScreen) follow() tea.Cmd {
 	if s.cancel == nil {
 		ctx, cancel := context.WithCancel(context.Background())
 		s.cancel = cancel
+		if s.merged() {
+			return s.followAllCmd(ctx)
+		}
 		return s.followCmd(ctx)
 	}
 	return nil
@@ -252,6 +300,9 @@ func (s *tailScreen) page(kind readKind) tea.Cmd {
 		return nil
 	}
 	n := max(s.rowsHeight()*2, 100)
+	if s.merged() {
+		return s.pageAll(kind, n)
+	}
 	src, id, gen, topic, p, start := s.c.Src, s.id, s.gen, s.topic, s.part, s.start
 	if kind == readBack {
 		if len(s.recs) == 0 || s.recs[0].Offset <= s.start {
@@ -325,13 +376,33 @@ func (s *tailScreen) Update(msg tea.Msg) tea.Cmd {
 		}
 		s.parts, s.hwm, s.start, s.label = msg.partitions, msg.hwm, msg.logStart, msg.label
 		s.next = msg.from
+		switch {
+		case s.merged() && msg.partitions == 1:
+			// One partition: the tail of p0, which can also page back.
+			s.part, s.next, s.hwm, s.start = 0, msg.froms[0], msg.hwms[0], msg.starts[0]
+		case s.merged():
+			s.nexts, s.hwms = msg.froms, msg.hwms
+		}
 		if msg.live {
 			return s.follow()
 		}
 		return s.page(readJump)
+	case searchStartMsg:
+		if msg.gen != s.gen {
+			return nil
+		}
+		return s.onSearchStart(msg)
+	case searchMsg:
+		if msg.gen != s.gen {
+			return nil
+		}
+		return s.onSearch(msg)
 	case tailRecordsMsg:
 		if msg.gen != s.gen {
 			return nil
+		}
+		if msg.merged != nil {
+			return s.onMerged(msg)
 		}
 		return s.onRecords(msg)
 	case tea.KeyMsg:
@@ -374,7 +445,7 @@ func (s *tailScreen) onRecords(msg tailRecordsMsg) tea.Cmd {
 	s.hwm, s.start, s.skipped = res.HWM, res.LogStart, s.skipped+res.Skipped
 	switch msg.kind {
 	case readFollow:
-		s.appendRecs(res.Records)
+		s.appendRecs(s.part, res.Records)
 		s.next = max(s.next, res.Next)
 		s.countRate(len(res.Records))
 		if !s.live {
@@ -391,7 +462,7 @@ func (s *tailScreen) onRecords(msg tailRecordsMsg) tea.Cmd {
 			return nil
 		}
 		s.atEnd = false
-		s.appendRecs(res.Records)
+		s.appendRecs(s.part, res.Records)
 		s.next = max(s.next, res.Next)
 		// Keep the cursor's record while making room.
 		if msg.kind == readFwd {
@@ -413,7 +484,7 @@ func (s *tailScreen) onRecords(msg tailRecordsMsg) tea.Cmd {
 				older = append(older, r)
 			}
 		}
-		added := s.prependRecs(older)
+		added := s.prependRecs(s.part, older)
 		s.cursor += added
 		s.offset += added
 		s.trimTail()
@@ -426,6 +497,9 @@ func (s *tailScreen) onRecords(msg tailRecordsMsg) tea.Cmd {
 func (s *tailScreen) restartFromStart() tea.Cmd {
 	s.reset()
 	s.live = true
+	if s.merged() {
+		return s.resolveAll("earliest", true, func(_ Source, _ int, info engine.PartitionInfo) (int64, error) { return info.LogStart, nil })
+	}
 	return s.resolve("earliest", true, func(_ Source, info engine.PartitionInfo) (int64, error) { return info.LogStart, nil })
 }
 
@@ -469,12 +543,13 @@ func copyRecord(r engine.Record) (engine.Record, int) {
 	return out, n + recordOverhead
 }
 
-func (s *tailScreen) appendRecs(rs []engine.Record) {
+func (s *tailScreen) appendRecs(p int, rs []engine.Record) {
 	for _, r := range rs {
 		if len(s.recs) > 0 && r.Offset <= s.recs[len(s.recs)-1].Offset {
 			continue
 		}
-		cp, n := copyRecord(r)
+		c, n := copyRecord(r)
+		cp := tailRec{c, p}
 		s.recs = append(s.recs, cp)
 		s.bytes += n
 		if s.shown != nil && s.match(cp) {
@@ -483,15 +558,15 @@ func (s *tailScreen) appendRecs(rs []engine.Record) {
 	}
 }
 
-func (s *tailScreen) prependRecs(rs []engine.Record) int {
+func (s *tailScreen) prependRecs(p int, rs []engine.Record) int {
 	if len(rs) == 0 {
 		return 0
 	}
 	before := s.rowCount()
-	out := make([]engine.Record, 0, len(rs)+len(s.recs))
+	out := make([]tailRec, 0, len(rs)+len(s.recs))
 	for _, r := range rs {
 		cp, n := copyRecord(r)
-		out = append(out, cp)
+		out = append(out, tailRec{cp, p})
 		s.bytes += n
 	}
 	out = append(out, s.recs...)
@@ -514,7 +589,7 @@ func (s *tailScreen) trimHead() int {
 	drop := 0
 	bytes := s.bytes
 	for len(s.recs)-drop > s.c.Opts.TailRecords || (bytes > s.c.Opts.TailBytes && len(s.recs)-drop > 1) {
-		bytes -= recSize(s.recs[drop])
+		bytes -= recSize(s.recs[drop].Record)
 		drop++
 	}
 	if drop == 0 {
@@ -547,7 +622,7 @@ func (s *tailScreen) trimTail() {
 	n := len(s.recs)
 	for n > s.c.Opts.TailRecords || (s.bytes > s.c.Opts.TailBytes && n > 1) {
 		n--
-		s.bytes -= recSize(s.recs[n])
+		s.bytes -= recSize(s.recs[n].Record)
 	}
 	if n == len(s.recs) {
 		return
@@ -566,18 +641,10 @@ func (s *tailScreen) trimTail() {
 	}
 }
 
-// match reports whether r's key, value or a header contains the filter.
-func (s *tailScreen) match(r engine.Record) bool {
-	f := strings.ToLower(s.filter)
-	if strings.Contains(strings.ToLower(string(r.Key)), f) || strings.Contains(strings.ToLower(string(r.Value)), f) {
-		return true
-	}
-	for _, h := range r.Headers {
-		if strings.Contains(strings.ToLower(h.Key), f) || strings.Contains(strings.ToLower(string(h.Value)), f) {
-			return true
-		}
-	}
-	return false
+// match reports whether r passes the filter (filter.go); an unparsable
+// filter matches nothing.
+func (s *tailScreen) match(r tailRec) bool {
+	return s.rf.match != nil && s.rf.match(r)
 }
 
 func (s *tailScreen) refilter() {
@@ -593,9 +660,17 @@ func (s *tailScreen) refilter() {
 	}
 }
 
-// SetFilter filters the buffered records by key, value or header substring.
+// SetFilter filters the buffered records (filter.go: text, key:, h:, or a
+// JSON path).
 func (s *tailScreen) SetFilter(f string) {
+	if f != s.filter {
+		s.stopSearch()
+	}
 	s.filter = f
+	s.rf, s.filterErr = recordFilter{}, nil
+	if f != "" {
+		s.rf, s.filterErr = parseFilter(f)
+	}
 	s.refilter()
 	s.cursor = s.rowCount() - 1
 	s.clamp()
@@ -610,7 +685,7 @@ func (s *tailScreen) rowCount() int {
 	return len(s.recs)
 }
 
-func (s *tailScreen) rowRecord(i int) engine.Record {
+func (s *tailScreen) rowRecord(i int) tailRec {
 	if s.shown != nil {
 		return s.recs[s.shown[i]]
 	}
@@ -703,6 +778,9 @@ func (s *tailScreen) key(msg tea.KeyMsg) tea.Cmd {
 	case key.Matches(msg, k.Earliest):
 		return s.jumpEarliest()
 	case key.Matches(msg, k.JumpOffset):
+		if s.merged() {
+			return status("offsets are per partition: choose one with ] first")
+		}
 		return ask("offset:", "", func(v string) tea.Cmd {
 			var off int64
 			if _, err := fmt.Sscan(strings.ReplaceAll(v, ",", ""), &off); err != nil || off < 0 {
@@ -722,17 +800,14 @@ func (s *tailScreen) key(msg tea.KeyMsg) tea.Cmd {
 		if s.parts <= 1 {
 			return status("%s has one partition", s.topic)
 		}
-		d := 1
-		if key.Matches(msg, k.PrevPart) {
-			d = s.parts - 1
-		}
-		s.part = (s.part + d) % s.parts
+		s.part = cyclePartition(s.part, s.parts, key.Matches(msg, k.NextPart))
 		return s.toLatest()
 	case key.Matches(msg, k.Enter):
 		if s.rowCount() == 0 {
 			return nil
 		}
-		return push(newDetailScreen(s.c, s.topic, s.part, s.rowRecord(s.cursor)))
+		r := s.rowRecord(s.cursor)
+		return push(newDetailScreen(s.c, s.topic, r.P, r.Record))
 	case key.Matches(msg, k.Produce):
 		return push(newProduceScreen(s.c, s.topic, s.part))
 	}

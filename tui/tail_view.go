@@ -5,13 +5,18 @@ import (
 	"strings"
 
 	"github.com/charmbracelet/bubbles/key"
+	"github.com/charmbracelet/lipgloss"
 )
 
 // tail columns: marker, offset, time, key, headers count, value (the rest).
 const (
+	tailPartW    = 3
 	tailOffsetW  = 11
 	tailKeyW     = 18
 	tailHeadersW = 2
+
+	tailMinValueW  = 40 // below this the time column goes, then the key narrows
+	tailNarrowKeyW = 12
 )
 
 func (s *tailScreen) View() string {
@@ -19,10 +24,30 @@ func (s *tailScreen) View() string {
 	var b strings.Builder
 	b.WriteString(s.statusLine())
 	b.WriteByte('\n')
-	timeW := len(s.c.Opts.FormatTime(0))
-	valueW := max(s.w-2-tailOffsetW-timeW-tailKeyW-tailHeadersW-4, 8)
-	b.WriteString(st.TableHeader.Render(truncate("  "+pad("OFFSET", tailOffsetW, true)+" "+pad("TIME", timeW, false)+" "+
-		pad("KEY", tailKeyW, false)+" "+pad("H", tailHeadersW, true)+" VALUE", s.w)))
+	// On a narrow terminal the value keeps at least tailMinValueW cells:
+	// the time column goes first (the record's detail shows it), then the
+	// key column narrows.
+	timeW, keyW := len(s.c.Opts.FormatTime(0))+1, tailKeyW
+	valueW := func() int { return s.w - 2 - tailPartW - tailOffsetW - timeW - keyW - tailHeadersW - 4 }
+	if valueW() < tailMinValueW {
+		timeW = 0
+	}
+	if valueW() < tailMinValueW {
+		keyW = tailNarrowKeyW
+	}
+	valW := max(valueW(), 8)
+	timeCell := func(ms int64) string {
+		if timeW == 0 {
+			return ""
+		}
+		return pad(s.c.Opts.FormatTime(ms), timeW-1, false) + " "
+	}
+	timeTitle := ""
+	if timeW > 0 {
+		timeTitle = pad("TIME", timeW-1, false) + " "
+	}
+	b.WriteString(st.TableHeader.Render(truncate("  "+pad("P", tailPartW, true)+" "+pad("OFFSET", tailOffsetW, true)+" "+timeTitle+
+		pad("KEY", keyW, false)+" "+pad("H", tailHeadersW, true)+" VALUE", s.w)))
 	if s.err != nil {
 		b.WriteString("\n" + st.StatusError.Render("  "+s.err.Error()))
 		return b.String()
@@ -46,71 +71,110 @@ func (s *tailScreen) View() string {
 		r := s.rowRecord(i)
 		key := "∅"
 		if r.Key != nil {
-			key = oneLine(r.Key, tailKeyW)
+			key = oneLine(r.Key, keyW)
 		}
 		val := "tombstone"
 		if r.Value != nil {
-			val = oneLine(r.Value, valueW)
+			val = oneLine(r.Value, valW)
 		}
 		hdrs := ""
 		if len(r.Headers) > 0 {
 			hdrs = fmt.Sprint(len(r.Headers))
 		}
 		b.WriteByte('\n')
-		cells := pad(humanCount(r.Offset), tailOffsetW, true) + " " + pad(s.c.Opts.FormatTime(r.Timestamp), timeW, false) + " " +
-			pad(key, tailKeyW, false) + " " + pad(hdrs, tailHeadersW, true) + " " + pad(val, valueW, false)
+		part := pad(fmt.Sprint(r.P), tailPartW, true) + " "
+		cells := part + pad(humanCount(r.Offset), tailOffsetW, true) + " " + timeCell(r.Timestamp) +
+			pad(key, keyW, false) + " " + pad(hdrs, tailHeadersW, true) + " " + pad(val, valW, false)
 		if i == s.cursor {
 			b.WriteString(st.TableMarker.Render("▸ ") + st.TableSelected.Render(truncate(cells, s.w-2)))
 			continue
 		}
 		b.WriteString("  ")
-		b.WriteString(st.Muted.Render(pad(humanCount(r.Offset), tailOffsetW, true)) + " " +
-			st.Faint.Render(pad(s.c.Opts.FormatTime(r.Timestamp), timeW, false)) + " " +
-			st.Info.Render(pad(key, tailKeyW, false)) + " " +
+		b.WriteString(st.Info.Render(part) + st.Muted.Render(pad(humanCount(r.Offset), tailOffsetW, true)) + " " +
+			st.Faint.Render(timeCell(r.Timestamp)) +
+			st.Info.Render(pad(key, keyW, false)) + " " +
 			st.Muted.Render(pad(hdrs, tailHeadersW, true)) + " ")
 		if r.Value == nil {
-			b.WriteString(st.Warn.Render(pad(val, valueW, false)))
+			b.WriteString(st.Warn.Render(pad(val, valW, false)))
 		} else {
-			b.WriteString(st.Text.Render(pad(val, valueW, false)))
+			b.WriteString(st.Text.Render(pad(val, valW, false)))
 		}
 	}
 	return b.String()
 }
 
+// statusLine says what the tail shows. Its fields have priorities: when
+// the line is wider than the screen the lowest go first (the HWMs, then the
+// buffer, then the rate or position), never the state, the topic and
+// partition, the filter's matches or the skipped records.
 func (s *tailScreen) statusLine() string {
 	st := s.c.Styles
-	var parts []string
-	switch {
-	case s.live:
-		parts = append(parts, st.BadgeLive.Render("● LIVE"))
-	default:
-		parts = append(parts, st.BadgePaused.Render("‖ PAUSED"))
+	type field struct {
+		text string
+		prio int // 0 always stays; higher goes first
 	}
-	parts = append(parts, fmt.Sprintf("%s p%d", s.topic, s.part))
-	parts = append(parts, fmt.Sprintf("hwm %s", humanCount(s.hwm)))
-	if len(s.recs) > 0 {
-		parts = append(parts, fmt.Sprintf("buffer %s–%s (%s)", humanCount(s.recs[0].Offset),
-			humanCount(s.recs[len(s.recs)-1].Offset), humanCount(int64(len(s.recs)))))
+	var fs []field
+	add := func(prio int, text string) { fs = append(fs, field{text, prio}) }
+	if s.live {
+		add(0, st.BadgeLive.Render("● LIVE"))
 	} else {
-		parts = append(parts, "buffer empty")
+		add(0, st.BadgePaused.Render("‖ PAUSED"))
+	}
+	if s.merged() {
+		add(0, fmt.Sprintf("%s all %s", s.topic, plural(int64(s.parts), "partition", "partitions")))
+		hw := make([]string, len(s.hwms))
+		for i, h := range s.hwms {
+			hw[i] = humanCount(h)
+		}
+		add(3, "hwm "+strings.Join(hw, "/"))
+		add(2, "buffer "+plural(int64(len(s.recs)), "record", "records"))
+	} else {
+		add(0, fmt.Sprintf("%s p%d of %d", s.topic, s.part, s.parts))
+		add(3, "hwm "+humanCount(s.hwm))
+		if len(s.recs) > 0 {
+			add(2, fmt.Sprintf("buffer %s–%s (%s)", humanCount(s.recs[0].Offset),
+				humanCount(s.recs[len(s.recs)-1].Offset), humanCount(int64(len(s.recs)))))
+		} else {
+			add(2, "buffer empty")
+		}
 	}
 	if s.live {
-		parts = append(parts, fmt.Sprintf("%s rec/s", humanCount(int64(s.rate+0.5))))
+		add(1, fmt.Sprintf("%s rec/s", humanCount(int64(s.rate+0.5))))
 	} else if s.label != "" {
-		parts = append(parts, "at "+s.label)
+		add(1, "at "+s.label)
 	}
-	if s.filter != "" {
-		parts = append(parts, fmt.Sprintf("/%s: %s match", s.filter, humanCount(int64(len(s.shown)))))
+	if s.filterErr != nil {
+		add(0, st.Bad.Render(s.filterErr.Error()))
+	} else if s.filter != "" {
+		add(0, fmt.Sprintf("/%s: %s match", s.filter, humanCount(int64(len(s.shown)))))
+	}
+	if ss := s.searchStatus(); ss != "" {
+		add(0, ss)
 	}
 	if s.skipped > 0 {
-		parts = append(parts, st.Bad.Render(fmt.Sprintf("%s skipped (corrupt)", humanCount(s.skipped))))
+		add(0, st.Bad.Render(fmt.Sprintf("%s skipped (corrupt)", humanCount(s.skipped))))
 	}
-	return " " + strings.Join(parts, st.Faint.Render(" · "))
+	sep := st.Faint.Render(" · ")
+	line := func(maxPrio int) string {
+		var parts []string
+		for _, f := range fs {
+			if f.prio <= maxPrio {
+				parts = append(parts, f.text)
+			}
+		}
+		return " " + strings.Join(parts, sep)
+	}
+	for prio := 3; prio > 0; prio-- {
+		if l := line(prio); s.w == 0 || lipgloss.Width(l) <= s.w {
+			return l
+		}
+	}
+	return line(0)
 }
 
 func (s *tailScreen) ShortHelp() []key.Binding {
 	k := s.c.Keys
-	return []key.Binding{k.Pause, k.Enter, k.JumpOffset, k.JumpTime, k.Earliest, k.Latest, k.Filter, k.Back}
+	return []key.Binding{k.Pause, k.Partition, k.Enter, k.Filter, k.JumpTime, k.JumpOffset, k.Earliest, k.Latest, k.Back}
 }
 
 func (s *tailScreen) FullHelp() [][]key.Binding {

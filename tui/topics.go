@@ -65,12 +65,13 @@ func newTopicsScreen(c *Common) *topicsScreen {
 	s := &topicsScreen{c: c, id: c.newID(), rates: map[string]*rateHistory{}}
 	s.table = newTable(c, []column{
 		{Title: "TOPIC", Width: 10, Flex: true},
-		{Title: "PARTS", Width: 5, Right: true},
-		{Title: "RECORDS", Width: 11, Right: true},
-		{Title: "SIZE", Width: 10, Right: true},
-		{Title: "RATIO", Width: 6, Right: true},
-		{Title: "RATE", Width: 19},
-		{Title: "RETENTION", Width: 14},
+		{Title: "PARTS", Width: 5, Right: true, Drop: 2},
+		{Title: "RECORDS", Width: 11, Right: true},          // stored
+		{Title: "OFFSETS", Width: 11, Right: true, Drop: 7}, // span: HWM − log start
+		{Title: "SIZE", Width: 10, Right: true, Drop: 4},
+		{Title: "RATIO", Width: 6, Right: true, Drop: 5},
+		{Title: "RATE", Width: 19, Drop: 6},
+		{Title: "RETENTION", Width: 14, Drop: 3},
 		{Title: "CLEANUP", Width: 7},
 		{Title: "STATUS", Width: 16},
 	}, "no topics yet: n creates one, or produce to any name over the websocket API")
@@ -178,9 +179,16 @@ func (s *topicsScreen) key(msg tea.KeyMsg) tea.Cmd {
 	case key.Matches(msg, k.Enter):
 		return push(newPartitionsScreen(s.c, name))
 	case key.Matches(msg, k.Tail):
-		return push(newPartitionsScreen(s.c, name), newTailScreen(s.c, name, 0))
+		return push(newTailScreen(s.c, name, allPartitions))
 	case key.Matches(msg, k.Produce):
-		return push(newPartitionsScreen(s.c, name), newProduceScreen(s.c, name, -1))
+		return push(newProduceScreen(s.c, name, -1))
+	case key.Matches(msg, k.Edit):
+		for _, t := range s.infos {
+			if t.Name == name {
+				return push(newAlterTopicScreen(s.c, t))
+			}
+		}
+		return nil
 	case key.Matches(msg, k.Delete):
 		var records int64
 		for _, t := range s.infos {
@@ -191,7 +199,7 @@ func (s *topicsScreen) key(msg tea.KeyMsg) tea.Cmd {
 			}
 		}
 		src, id := s.c.Src, s.id
-		return confirm(fmt.Sprintf("Delete topic %s and its %s records? This cannot be undone.", name, humanCount(records)),
+		return confirm(fmt.Sprintf("Delete topic %s and its %s? This cannot be undone.", name, plural(records, "record", "records")),
 			func() tea.Msg {
 				return topicDeletedMsg{to: to{id}, name: name, err: src.DeleteTopic(name)}
 			})
@@ -241,17 +249,19 @@ func (s *topicsScreen) sample() {
 func (s *topicsScreen) rebuild() {
 	rows := make([]row, 0, len(s.infos))
 	for _, t := range s.infos {
-		var records, bytes int64
+		var records, span, bytes int64
 		degraded, compacting, sizeKnown := false, false, true
 		for _, p := range t.Partitions {
-			records += p.HWM - p.LogStart
+			span += p.HWM - p.LogStart
 			bytes += p.Bytes
 			sizeKnown = sizeKnown && p.Bytes >= 0 // -1: the source cannot tell
 			degraded = degraded || p.Degraded
 			compacting = compacting || p.Compacting
 		}
+		// Records stored: the span, less what compaction removed from it.
+		records = span
 		if n, ok := s.records[t.Name]; ok && t.Config.Cleanup == engine.CleanupCompact && n < records {
-			records = n // compaction removed offsets from the span
+			records = n
 		}
 		rate := "-"
 		if h := s.rates[t.Name]; h != nil {
@@ -272,6 +282,7 @@ func (s *topicsScreen) rebuild() {
 				t.Name,
 				fmt.Sprint(len(t.Partitions)),
 				humanCount(records),
+				humanCount(span),
 				orNA(sizeKnown, func() string { return humanBytes(bytes) }),
 				orNA(s.hasSegments(), func() string { return ratio(s.raw[t.Name], s.stored[t.Name]) }),
 				rate,
@@ -280,8 +291,8 @@ func (s *topicsScreen) rebuild() {
 				st,
 			},
 			Styles: map[int]func(*Common) lipgloss.Style{
-				5: func(c *Common) lipgloss.Style { return c.Styles.Spark },
-				8: stStyle,
+				6: func(c *Common) lipgloss.Style { return c.Styles.Spark },
+				9: stStyle,
 			},
 		})
 	}
@@ -331,12 +342,12 @@ func (s *topicsScreen) View() string {
 
 func (s *topicsScreen) ShortHelp() []key.Binding {
 	k := s.c.Keys
-	return []key.Binding{k.Enter, k.Tail, k.Produce, k.Create, k.Delete, k.Filter}
+	return []key.Binding{k.Enter, k.Tail, k.Produce, k.Create, k.Edit, k.Delete, k.Filter}
 }
 
 func (s *topicsScreen) FullHelp() [][]key.Binding {
 	k := s.c.Keys
-	return [][]key.Binding{{k.Enter, k.Tail, k.Produce, k.Create, k.Delete}}
+	return [][]key.Binding{{k.Enter, k.Tail, k.Produce, k.Create, k.Edit, k.Delete}}
 }
 
 func (s *topicsScreen) hasSegments() bool {

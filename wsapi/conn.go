@@ -532,11 +532,17 @@ func (c *conn) handle(msg []byte) {
 		op = c.opCreateTopic
 	case "delete_topic":
 		op = c.opDeleteTopic
+	case "alter_topic":
+		op = func(r *request) { c.opAlterTopic(r, msg) }
+	case "consumers":
+		op = c.opConsumers
+	case "offset_for_time":
+		op = func(r *request) { c.opOffsetForTime(r, msg) }
 	case "":
 		c.refuseInOrder(req.ID, errorf(CodeInvalidRequest, `request has no "op"`))
 		return
 	default:
-		c.refuseInOrder(req.ID, errorf(CodeUnknownOp, "unknown op %q (want produce, subscribe, unsubscribe, commit, topics, describe, create_topic or delete_topic)", req.Op))
+		c.refuseInOrder(req.ID, errorf(CodeUnknownOp, "unknown op %q (want produce, subscribe, unsubscribe, commit, topics, describe, create_topic, delete_topic, alter_topic, consumers or offset_for_time)", req.Op))
 		return
 	}
 	c.inOrder(req.ID, func() { op(req) })

@@ -144,7 +144,6 @@ func runUICluster(ctx context.Context, k *kafkaFlags, cfg uiConfig) error {
 		Source:      src,
 		DataDirName: src.Name(),
 		Listen:      listen,
-		SyncMode:    "acks=all",
 		Theme:       cfg.theme,
 		NoColor:     themes.NoColor(),
 		StartTopic:  cfg.topic,

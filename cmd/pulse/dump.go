@@ -135,6 +135,9 @@ func runDump(w io.Writer, path string, records, asJSON bool) error {
 		return enc.Encode(doc)
 	}
 	state := "ok"
+	if !check.OK() && check.Batches == 0 && !strings.HasSuffix(path, ".log") {
+		return fmt.Errorf("dump %s: not a segment file (no valid batch; pulse dump reads a partition's .log files, pulse meta dump reads meta.db)", path)
+	}
 	if !check.OK() {
 		state = fmt.Sprintf("DAMAGED: %d corrupt ranges", len(check.Corrupt))
 		if check.Torn != nil {

@@ -47,6 +47,9 @@ func runInspect(w io.Writer, root string, opts recovery.Options, asJSON bool) er
 		return err
 	}
 	reports := []recovery.Report{}
+	if !asJSON && len(parts) > 0 && heldByRunningPulse(root) {
+		fmt.Fprint(w, runningNote)
+	}
 	opts.ReadOnly = true
 	for i, p := range parts {
 		o := opts

@@ -29,6 +29,7 @@ func newRootCmd() *cobra.Command {
 	for _, c := range commands {
 		root.AddCommand(c())
 	}
+	rejectUnknownSubcommands(root)
 	return root
 }
 

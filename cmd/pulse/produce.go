@@ -33,6 +33,7 @@ type produceConfig struct {
 	jsonLines bool
 	partition int
 	batch     int
+	keyDelim  string // kcat -K: each line is key<delim>value
 }
 
 func newProduceCmd() *cobra.Command {
@@ -57,13 +58,18 @@ is printed on stderr at the end.`,
 	f.BoolVar(&cfg.jsonLines, "json", false, "each line is a JSON record object")
 	f.IntVarP(&cfg.partition, "partition", "p", -1, "partition of every record (default: by key, or round-robin)")
 	f.IntVar(&cfg.batch, "batch", 100, "most records per produce request")
+	f.StringVarP(&cfg.keyDelim, "key-delimiter", "K", "", "kcat -K: each line is KEY<delimiter>VALUE, split at the first delimiter (a line without it has no key)")
 	cmd.RunE = func(cmd *cobra.Command, args []string) error {
 		cfg.keySet = cmd.Flags().Changed("key")
 		ctx, stop := signal.NotifyContext(cmdContext(cmd), os.Interrupt, syscall.SIGTERM)
 		defer stop()
 		n, err := runProduce(ctx, cf, args[0], cfg, cmd.InOrStdin())
-		fmt.Fprintf(cmd.ErrOrStderr(), "pulse: produced %d records to %s\n", n, args[0])
-		return err
+		if err == nil || n > 0 {
+			// On an error before any ack (no pulse running, a bad
+			// first line) the error alone says what happened.
+			fmt.Fprintf(cmd.ErrOrStderr(), "pulse: produced %s to %s\n", countOf(int64(n), "record", "records"), args[0])
+		}
+		return serverGone(err, cf.server)
 	}
 	return cmd
 }
@@ -96,18 +102,31 @@ func lineRecord(line []byte, lineNo int, cfg produceConfig, headers map[string]s
 		if len(r.Value) == 0 && r.ValueB64 == nil && !r.Tombstone {
 			return r, fmt.Errorf(`line %d: no "value" (use "value": null for a tombstone)`, lineNo)
 		}
-	} else if t := bytes.TrimSpace(line); len(t) > 0 && (t[0] == '{' || t[0] == '[') && json.Valid(t) {
-		// A JSON object or array reads back as JSON, as a text frame of
-		// the produce endpoint does (docs/websocket.md).
-		r.Value = t
-	} else if utf8.Valid(line) {
-		// Any other line is text, and reads back as that text ("42"
-		// stays the string "42").
-		v, _ := json.Marshal(string(line))
-		r.Value = v
 	} else {
-		s := base64.StdEncoding.EncodeToString(line)
-		r.ValueB64 = &s
+		v := line
+		if k, rest, ok := bytes.Cut(line, []byte(cfg.keyDelim)); cfg.keyDelim != "" && ok {
+			if !utf8.Valid(k) {
+				kb := base64.StdEncoding.EncodeToString(k)
+				r.KeyB64 = &kb
+			} else {
+				key := string(k)
+				r.Key = &key
+			}
+			v = rest
+		}
+		switch t := bytes.TrimSpace(v); {
+		case len(t) > 0 && (t[0] == '{' || t[0] == '[') && json.Valid(t):
+			// A JSON object or array reads back as JSON, as a text frame of
+			// the produce endpoint does (docs/websocket.md).
+			r.Value = t
+		case utf8.Valid(v):
+			// Any other line is text, and reads back as that text ("42"
+			// stays the string "42").
+			r.Value, _ = json.Marshal(string(v))
+		default:
+			vb := base64.StdEncoding.EncodeToString(v)
+			r.ValueB64 = &vb
+		}
 	}
 	if cfg.keySet && r.Key == nil && r.KeyB64 == nil {
 		k := cfg.key

@@ -137,7 +137,7 @@ func TestServeAndClientCommands(t *testing.T) {
 	srv := []string{"--server", s.addr}
 	with := func(args ...string) []string { return append(args, srv...) }
 
-	if out := mustPulse(t, "", with("topics", "create", "orders", "--partitions", "3", "--sync-mode", "interval", "--codec", "none", "--segment-bytes", "1048576", "--retention-ms", "3600000", "--cleanup", "compact")...); !strings.Contains(out, "created topic orders (3 partitions, none, interval)") {
+	if out := mustPulse(t, "", with("topics", "create", "orders", "--partitions", "3", "--sync-mode", "interval", "--codec", "none", "--segment", "1MiB", "--retention", "1h", "--cleanup", "compact")...); !strings.Contains(out, "created topic orders (3 partitions, none, interval)") {
 		t.Fatalf("topics create: %q", out)
 	}
 	if _, errOut, err := pulse(t, "", with("topics", "create", "orders")...); err == nil || !strings.Contains(errOut, "topic_exists") {
@@ -161,7 +161,7 @@ func TestServeAndClientCommands(t *testing.T) {
 		t.Fatalf("produce --json: %v %s", err, errOut)
 	}
 	// A bad JSON line stops with its line number, after what came before.
-	if _, errOut, err := pulse(t, "{\"value\":1}\nnot json\n", with("produce", "orders", "--json", "--partition", "2")...); err == nil || !strings.Contains(errOut, "line 2") || !strings.Contains(errOut, "produced 1 records") {
+	if _, errOut, err := pulse(t, "{\"value\":1}\nnot json\n", with("produce", "orders", "--json", "--partition", "2")...); err == nil || !strings.Contains(errOut, "line 2") || !strings.Contains(errOut, "produced 1 record to") {
 		t.Fatalf("produce --json with a bad line: %v %s", err, errOut)
 	}
 
@@ -208,7 +208,7 @@ func TestServeAndClientCommands(t *testing.T) {
 		t.Fatalf("topics list: %q", out)
 	}
 	out = mustPulse(t, "", with("topics", "describe", "orders")...)
-	for _, w := range []string{"partitions  3", "sync mode   interval", "cleanup     compact", "retention   1h0m0s", "PARTITION"} {
+	for _, w := range []string{"partitions  3", "sync mode   interval", "cleanup     compact", "retention   1h", "segment     1.0 MiB (1048576 bytes)", "PARTITION"} {
 		if !strings.Contains(out, w) {
 			t.Errorf("describe lacks %q:\n%s", w, out)
 		}

@@ -11,6 +11,7 @@ import (
 	"os"
 	"os/signal"
 	"strconv"
+	"strings"
 	"syscall"
 	"time"
 	"unicode"
@@ -19,6 +20,7 @@ import (
 	"github.com/gorilla/websocket"
 	"github.com/spf13/cobra"
 
+	"github.com/pulselog/pulse/engine"
 	"github.com/pulselog/pulse/wsapi"
 )
 
@@ -30,6 +32,8 @@ type tailConfig struct {
 	jsonOut   bool
 	consumer  string
 	count     int
+	format    string // kcat -f
+	exitAtEnd bool   // kcat -e
 }
 
 func newTailCmd() *cobra.Command {
@@ -41,16 +45,26 @@ func newTailCmd() *cobra.Command {
 per record: partition, offset, timestamp (UTC), key ("-" when none) and
 value, separated by tabs, kcat style. Values that are not printable text are
 shown quoted; a tombstone is shown as <tombstone>. With --json each line is
-the record's JSON as the websocket API sends it.
+the record's JSON as the websocket API sends it, always on one line. With -f
+each record is printed in a kcat format string (keys and values as stored):
+%t topic, %p partition, %o offset, %k key, %K key length (-1: none), %s or
+%v value, %S value length (-1: tombstone), %T timestamp (Unix ms), %h
+headers (k=v,k=v), %%, and the escapes \n \r \t \\ \xHH.
 
---from is earliest, latest (the default), an offset, or @ and a Unix time in
-milliseconds. With --consumer the tail resumes from that consumer's committed
-position and commits its position after every record batch it printed.`,
+-o (or --from) is beginning (or earliest), end (or latest, the default), an
+offset N, -N (the last N records of each partition), or @ and a Unix time in
+milliseconds. -e exits once every partition is printed up to its end as it
+was when the tail started; -c N exits after N records. With --consumer the
+tail resumes from that consumer's committed position and commits its
+position after every record batch it printed.`,
 		Args: cobra.ExactArgs(1),
 	}
 	cf := addClientFlags(cmd)
 	f := cmd.Flags()
-	f.StringVar(&cfg.from, "from", "latest", "earliest, latest, an offset, or @unix-ms")
+	f.StringVarP(&cfg.from, "offset", "o", "end", "where to start: beginning, end, N (an offset), -N (N records before each partition's end) or @unix-ms")
+	f.StringVar(&cfg.from, "from", "end", "the same as -o")
+	f.StringVarP(&cfg.format, "format", "f", "", `kcat format of each record: %t topic, %p partition, %o offset, %k key, %K key length, %s or %v value, %S value length, %T timestamp (ms), %h headers, \n \t \xHH`)
+	f.BoolVarP(&cfg.exitAtEnd, "exit", "e", false, "exit once every partition's records up to its end (the HWM when the tail started) are printed")
 	f.IntVarP(&cfg.partition, "partition", "p", -1, "one partition (default: all)")
 	f.BoolVar(&cfg.jsonOut, "json", false, "print each record as JSON")
 	f.StringVar(&cfg.consumer, "consumer", "", "consumer name: resume from its cursor and commit as records are printed")
@@ -62,22 +76,82 @@ position and commits its position after every record batch it printed.`,
 		if errors.Is(err, context.Canceled) {
 			return nil // interrupted: a normal way to stop tailing
 		}
-		return err
+		return serverGone(err, cf.server)
 	}
 	return cmd
 }
 
-// runTail prints the records of topic until ctx ends, the count is reached
-// or the connection ends.
+// runTail prints the records of topic until ctx ends, the count is reached,
+// every partition's end is reached (-e) or the connection ends.
 func runTail(ctx context.Context, cf *clientFlags, topic string, cfg tailConfig, out io.Writer) (retErr error) {
+	start, err := parseStart(cfg.from)
+	if err != nil {
+		return err
+	}
+	var format recordFormat
+	if cfg.format != "" {
+		if format, err = parseFormat(cfg.format); err != nil {
+			return err
+		}
+	}
 	c, err := cf.dial(ctx)
 	if err != nil {
 		return err
 	}
 	defer c.Close()
-	sub, err := c.Subscribe(ctx, wsapi.SubscribeOptions{Topic: topic, Partition: cfg.partition, From: cfg.from, Consumer: cfg.consumer})
-	if err != nil {
-		return fmt.Errorf("tail %s: %w", topic, err)
+	ctx, cancel := context.WithCancel(ctx)
+	defer cancel() // ends the fan-in goroutines
+
+	// Each partition's HWM now: where -N counts back from, and where -e
+	// stops.
+	var ends map[int]int64
+	var subs []*wsapi.Subscription
+	if start.before > 0 || cfg.exitAtEnd {
+		t, err := c.Describe(ctx, topic)
+		if err != nil {
+			return fmt.Errorf("tail %s: %w", topic, err)
+		}
+		if cfg.partition >= len(t.Partitions) {
+			return fmt.Errorf("tail %s: partition %d: the topic has %d", topic, cfg.partition, len(t.Partitions))
+		}
+		ends = map[int]int64{}
+		for _, p := range t.Partitions {
+			if cfg.partition >= 0 && p.Partition != cfg.partition {
+				continue
+			}
+			from := start.from
+			if start.before > 0 {
+				from = strconv.FormatInt(max(p.LogStart, p.HWM-start.before), 10)
+			}
+			// A partition with nothing to read before its end is done.
+			first := startOffset(from, p)
+			if ms, ok := strings.CutPrefix(from, "@"); ok && cfg.exitAtEnd {
+				n, _ := strconv.ParseInt(ms, 10, 64)
+				if first, err = c.OffsetForTime(ctx, topic, p.Partition, n); err != nil {
+					return fmt.Errorf("tail %s partition %d: %w", topic, p.Partition, err)
+				}
+			}
+			if first < 0 || first < p.HWM {
+				ends[p.Partition] = p.HWM
+			}
+			if start.before > 0 {
+				sub, err := c.Subscribe(ctx, wsapi.SubscribeOptions{Topic: topic, Partition: p.Partition, From: from, Consumer: cfg.consumer})
+				if err != nil {
+					return fmt.Errorf("tail %s partition %d: %w", topic, p.Partition, err)
+				}
+				subs = append(subs, sub)
+			}
+		}
+		if cfg.exitAtEnd && len(ends) == 0 {
+			return nil
+		}
+	}
+	if len(subs) == 0 {
+		sub, err := c.Subscribe(ctx, wsapi.SubscribeOptions{Topic: topic, Partition: cfg.partition, From: start.from, Consumer: cfg.consumer})
+		if err != nil {
+			return fmt.Errorf("tail %s: %w", topic, err)
+		}
+		subs = append(subs, sub)
 	}
 	w := bufio.NewWriter(out)
 	defer w.Flush()
@@ -102,41 +176,76 @@ func runTail(ctx context.Context, cf *clientFlags, topic string, cfg tailConfig,
 	defer func() {
 		// Stop the deliveries, then collect the commit replies (they come
 		// before the unsubscribe reply).
-		uctx, cancel := context.WithTimeout(context.Background(), dialTimeout)
-		defer cancel()
-		sub.Unsubscribe(uctx)
+		uctx, ucancel := context.WithTimeout(context.Background(), dialTimeout)
+		defer ucancel()
+		for _, sub := range subs {
+			sub.Unsubscribe(uctx)
+		}
 		for _, p := range commits {
 			if err := p.Err(uctx); err != nil && retErr == nil {
 				retErr = fmt.Errorf("committing %s's position: %w", cfg.consumer, err)
 			}
 		}
 	}()
+	type delivery struct {
+		sub *wsapi.Subscription
+		p   wsapi.Push
+		ok  bool
+	}
+	deliveries := make(chan delivery)
+	for _, sub := range subs {
+		go func() {
+			for {
+				var d delivery
+				select {
+				case p, ok := <-sub.C():
+					d = delivery{sub, p, ok}
+				case <-ctx.Done():
+					return
+				}
+				select {
+				case deliveries <- d:
+				case <-ctx.Done():
+					return
+				}
+				if !d.ok {
+					return
+				}
+			}
+		}()
+	}
 	printed := 0
 	for {
-		var p wsapi.Push
-		var ok bool
+		var d delivery
 		select {
-		case p, ok = <-sub.C():
+		case d = <-deliveries:
 		case <-ctx.Done():
 			return ctx.Err()
 		}
-		if !ok {
-			return connEnded(c, sub)
+		if !d.ok {
+			return connEnded(c, d.sub)
 		}
+		p := d.p
 		if p.Err != nil {
 			return fmt.Errorf("tail %s partition %d: %w", topic, p.Partition, p.Err)
 		}
 		if p.Skipped > 0 {
-			fmt.Fprintf(os.Stderr, "pulse: partition %d: %d records skipped in a corrupt range\n", p.Partition, p.Skipped)
+			fmt.Fprintf(os.Stderr, "pulse: partition %d: %s skipped in a corrupt range\n", p.Partition, countOf(p.Skipped, "record", "records"))
 		}
+		end, bounded := ends[p.Partition]
 		for i, r := range p.Records {
 			if cfg.count > 0 && printed == cfg.count {
 				break
 			}
-			if cfg.jsonOut {
-				w.Write(r.Raw)
-				w.WriteByte('\n')
-			} else {
+			if cfg.exitAtEnd && (!bounded || r.Offset >= end) {
+				break // past the end this tail was asked to stop at
+			}
+			switch {
+			case format != nil:
+				format.write(w, topic, r)
+			case cfg.jsonOut:
+				writeJSONLine(w, r.Raw)
+			default:
 				writeRecordLine(w, r)
 			}
 			printed++
@@ -149,7 +258,7 @@ func runTail(ctx context.Context, cf *clientFlags, topic string, cfg tailConfig,
 			return err
 		}
 		if cfg.consumer != "" {
-			pc, err := sub.CommitAsync(p.Partition, p.Next)
+			pc, err := d.sub.CommitAsync(p.Partition, p.Next)
 			if err != nil {
 				return fmt.Errorf("committing %s's position: %w", cfg.consumer, err)
 			}
@@ -161,7 +270,28 @@ func runTail(ctx context.Context, cf *clientFlags, topic string, cfg tailConfig,
 		if cfg.count > 0 && printed >= cfg.count {
 			return nil
 		}
+		if cfg.exitAtEnd && bounded && p.Next >= end {
+			delete(ends, p.Partition)
+			if len(ends) == 0 {
+				return nil
+			}
+		}
 	}
+}
+
+// startOffset is the first offset a subscribe from "from" reads of p, or
+// -1 when only the server knows (a timestamp).
+func startOffset(from string, p engine.PartitionInfo) int64 {
+	switch from {
+	case "earliest":
+		return p.LogStart
+	case "latest":
+		return p.HWM
+	}
+	if n, err := strconv.ParseInt(from, 10, 64); err == nil {
+		return max(n, p.LogStart)
+	}
+	return -1
 }
 
 // connEnded explains why a subscription's channel closed.
@@ -170,14 +300,71 @@ func connEnded(c *wsapi.Client, sub *wsapi.Subscription) error {
 	if err == nil {
 		err = c.Err()
 	}
-	var ce *websocket.CloseError
-	if errors.As(err, &ce) {
-		return fmt.Errorf("pulse at %s closed the connection: %d %s", c.Addr(), ce.Code, ce.Text)
-	}
 	if err == nil {
 		return fmt.Errorf("pulse at %s ended the subscription", c.Addr())
 	}
+	return serverGone(err, c.Addr())
+}
+
+// serverGone rewords the error of a connection the server dropped without
+// a close message (it stopped or crashed: websocket code 1006, an
+// unexpected EOF) into what happened; other close codes keep their reason.
+func serverGone(err error, addr string) error {
+	if err == nil {
+		return nil
+	}
+	var ce *websocket.CloseError
+	switch {
+	case errors.As(err, &ce) && ce.Code == websocket.CloseAbnormalClosure,
+		errors.Is(err, io.ErrUnexpectedEOF), errors.Is(err, syscall.ECONNRESET):
+		return &goneError{addr: addr, err: err}
+	case errors.As(err, &ce):
+		return fmt.Errorf("pulse at %s closed the connection (%s): %w", addr, closeReason(ce), err)
+	}
 	return err
+}
+
+// goneError is a connection the server dropped. Its message leaves out
+// the raw websocket error (which says nothing more to a user); Unwrap
+// keeps it for errors.Is and errors.As.
+type goneError struct {
+	addr string
+	err  error
+}
+
+func (e *goneError) Error() string {
+	return fmt.Sprintf("pulse at %s went away (it stopped or crashed); start it again with `pulse` or `pulse serve`", e.addr)
+}
+
+func (e *goneError) Unwrap() error { return e.err }
+
+func closeReason(ce *websocket.CloseError) string {
+	if ce.Text != "" {
+		return ce.Text
+	}
+	return fmt.Sprintf("code %d", ce.Code)
+}
+
+// writeJSONLine writes one record's JSON on one line: a value stored with
+// newlines in its JSON is compacted (JSON strings cannot hold a raw
+// newline, so this only removes whitespace between tokens).
+func writeJSONLine(w *bufio.Writer, raw []byte) {
+	if bytes.ContainsAny(raw, "\r\n") {
+		var buf bytes.Buffer
+		if json.Compact(&buf, raw) == nil {
+			raw = buf.Bytes()
+		}
+	}
+	w.Write(raw)
+	w.WriteByte('\n')
+}
+
+// countOf renders a count with its noun: "1 record", "2 records".
+func countOf(n int64, one, many string) string {
+	if n == 1 {
+		return "1 " + one
+	}
+	return strconv.FormatInt(n, 10) + " " + many
 }
 
 // writeRecordLine writes partition, offset, timestamp, key and value of r,

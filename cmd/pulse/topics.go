@@ -13,6 +13,7 @@ import (
 
 	"github.com/spf13/cobra"
 
+	"github.com/pulselog/pulse/internal/units"
 	"github.com/pulselog/pulse/wsapi"
 )
 
@@ -71,9 +72,9 @@ func cmdContext(cmd *cobra.Command) context.Context {
 func newTopicsCmd() *cobra.Command {
 	cmd := &cobra.Command{
 		Use:   "topics",
-		Short: "List, describe, create and delete topics of a running pulse",
+		Short: "List, describe, create, alter and delete topics of a running pulse",
 	}
-	cmd.AddCommand(newTopicsListCmd(), newTopicsDescribeCmd(), newTopicsCreateCmd(), newTopicsDeleteCmd())
+	cmd.AddCommand(newTopicsListCmd(), newTopicsDescribeCmd(), newTopicsCreateCmd(), newTopicsAlterCmd(), newTopicsDeleteCmd())
 	return cmd
 }
 
@@ -105,18 +106,21 @@ func newTopicsListCmd() *cobra.Command {
 // printTopicList prints one line per topic.
 func printTopicList(w io.Writer, ts []wsapi.TopicInfo) {
 	tw := tabwriter.NewWriter(w, 0, 4, 2, ' ', 0)
-	fmt.Fprintln(tw, "TOPIC\tPARTITIONS\tRECORDS\tBYTES\tCODEC\tSYNC\tCLEANUP\tRETENTION")
+	// OFFSETS is the offset span (HWM − log start, summed): a compacted
+	// topic stores fewer records than that; the UI's RECORDS column counts
+	// them from the segments.
+	fmt.Fprintln(tw, "TOPIC\tPARTITIONS\tOFFSETS\tBYTES\tCODEC\tSYNC\tCLEANUP\tRETENTION")
 	for _, t := range ts {
-		var recs, bytes int64
+		var span, bytes int64
 		for _, p := range t.Partitions {
-			recs += p.HWM - p.LogStart
+			span += p.HWM - p.LogStart
 			if p.Bytes < 0 || bytes < 0 {
 				bytes = -1 // a source that cannot tell (a cluster): n/a
 			} else {
 				bytes += p.Bytes
 			}
 		}
-		fmt.Fprintf(tw, "%s\t%d\t%d\t%s\t%s\t%s\t%s\t%s\n", t.Name, len(t.Partitions), recs, naIfNegative(bytes),
+		fmt.Fprintf(tw, "%s\t%d\t%d\t%s\t%s\t%s\t%s\t%s\n", t.Name, len(t.Partitions), span, naIfNegative(bytes),
 			t.Config.Codec, t.Config.SyncMode, t.Config.Cleanup, retention(t.Config))
 	}
 	tw.Flush()
@@ -125,10 +129,10 @@ func printTopicList(w io.Writer, ts []wsapi.TopicInfo) {
 func retention(c wsapi.TopicConfig) string {
 	var parts []string
 	if c.RetentionMs > 0 {
-		parts = append(parts, (time.Duration(c.RetentionMs) * time.Millisecond).String())
+		parts = append(parts, units.FormatDuration(time.Duration(c.RetentionMs)*time.Millisecond))
 	}
 	if c.RetentionBytes > 0 {
-		parts = append(parts, fmt.Sprintf("%d bytes", c.RetentionBytes))
+		parts = append(parts, units.FormatBytes(c.RetentionBytes))
 	}
 	if len(parts) == 0 {
 		return "none"
@@ -168,14 +172,14 @@ func printTopic(w io.Writer, t wsapi.TopicInfo) {
 	if t.CreatedAt > 0 {
 		fmt.Fprintf(w, "  created     %s\n", time.UnixMilli(t.CreatedAt).UTC().Format(time.RFC3339))
 	}
-	fmt.Fprintf(w, "  partitions  %d\n  codec       %s\n  segment     %d bytes\n  sync mode   %s\n  cleanup     %s\n  retention   %s\n",
-		c.Partitions, c.Codec, c.SegmentBytes, c.SyncMode, c.Cleanup, retention(c))
+	fmt.Fprintf(w, "  partitions  %d\n  codec       %s\n  segment     %s (%d bytes)\n  sync mode   %s\n  cleanup     %s\n  retention   %s\n",
+		c.Partitions, c.Codec, units.FormatBytes(c.SegmentBytes), c.SegmentBytes, c.SyncMode, c.Cleanup, retention(c))
 	tw := tabwriter.NewWriter(w, 0, 4, 2, ' ', 0)
 	fmt.Fprintln(tw, "PARTITION\tLOG-START\tHWM\tLEO\tSEGMENTS\tBYTES\tSTATUS")
 	for _, p := range t.Partitions {
 		var status []string
 		if p.Degraded {
-			status = append(status, fmt.Sprintf("degraded (%d records skipped)", p.SkippedRecords))
+			status = append(status, fmt.Sprintf("degraded (%s skipped)", countOf(p.SkippedRecords, "record", "records")))
 		}
 		if p.HiddenTail > 0 {
 			status = append(status, fmt.Sprintf("hidden tail %d", p.HiddenTail))
@@ -203,19 +207,82 @@ func newTopicsCreateCmd() *cobra.Command {
 	cf := addClientFlags(cmd)
 	f := cmd.Flags()
 	f.IntVar(&cfg.Partitions, "partitions", 1, "number of partitions")
+	addTopicConfigFlags(cmd, &cfg)
 	f.StringVar(&cfg.Codec, "codec", "zstd", "batch compression: zstd or none")
-	f.Int64Var(&cfg.SegmentBytes, "segment-bytes", 64<<20, "segment size before rolling (at least 1 MiB)")
-	f.StringVar(&cfg.SyncMode, "sync-mode", "every-write", "every-write (ack after fsync) or interval (ack after write, fsync every second)")
-	f.Int64Var(&cfg.RetentionMs, "retention-ms", 0, "delete sealed segments whose newest record is older (0: keep)")
-	f.Int64Var(&cfg.RetentionBytes, "retention-bytes", 0, "delete the oldest sealed segments past this size per partition (0: keep)")
-	f.StringVar(&cfg.Cleanup, "cleanup", "delete", "delete or compact (keep the latest record per key)")
 	cmd.RunE = func(cmd *cobra.Command, args []string) error {
 		return cf.withClient(cmd, func(ctx context.Context, c *wsapi.Client) error {
 			t, err := c.CreateTopic(ctx, args[0], cfg)
 			if err != nil {
 				return fmt.Errorf("creating topic %q: %w", args[0], err)
 			}
-			fmt.Fprintf(cmd.OutOrStdout(), "created topic %s (%d partitions, %s, %s)\n", t.Name, len(t.Partitions), t.Config.Codec, t.Config.SyncMode)
+			fmt.Fprintf(cmd.OutOrStdout(), "created topic %s (%s, %s, %s)\n", t.Name, countOf(int64(len(t.Partitions)), "partition", "partitions"), t.Config.Codec, t.Config.SyncMode)
+			return nil
+		})
+	}
+	return cmd
+}
+
+// addTopicConfigFlags adds the flags of a topic's changeable configuration
+// (create and alter): sizes and durations in human units.
+func addTopicConfigFlags(cmd *cobra.Command, cfg *wsapi.TopicConfig) {
+	f := cmd.Flags()
+	cfg.SegmentBytes = 64 << 20
+	f.Var(sizeFlag{&cfg.SegmentBytes}, "segment", "segment size before rolling, e.g. 16MiB (at least 1 MiB)")
+	f.Var(sizeFlag{&cfg.SegmentBytes}, "segment-bytes", "the same as --segment")
+	f.StringVar(&cfg.SyncMode, "sync-mode", "every-write", "every-write (ack after fsync) or interval (ack after write, fsync every second)")
+	f.Var(msDurationFlag{&cfg.RetentionMs}, "retention", "delete sealed segments whose newest record is older, e.g. 7d, 12h (0: keep)")
+	f.Var(rawMsFlag{&cfg.RetentionMs}, "retention-ms", "the same as --retention, in milliseconds")
+	f.Var(sizeFlag{&cfg.RetentionBytes}, "retention-bytes", "delete the oldest sealed segments past this size per partition, e.g. 1GiB (0: keep)")
+	f.StringVar(&cfg.Cleanup, "cleanup", "delete", "delete or compact (keep the latest record per key)")
+	f.MarkHidden("segment-bytes")
+	f.MarkHidden("retention-ms")
+}
+
+func newTopicsAlterCmd() *cobra.Command {
+	var cfg wsapi.TopicConfig
+	cmd := &cobra.Command{
+		Use:   "alter TOPIC",
+		Short: "Change a topic's retention or cleanup",
+		Long: `Changes the settings given as flags and leaves the others as they are; the
+change is stored in meta.db and applies from the next retention or
+compaction pass. --retention 0 and --retention-bytes 0 remove a limit.
+The partition count, segment size and sync mode are fixed at creation: the
+server refuses to change them, and nothing changes.`,
+		Args: cobra.ExactArgs(1),
+	}
+	cf := addClientFlags(cmd)
+	addTopicConfigFlags(cmd, &cfg)
+	cmd.Flags().IntVar(&cfg.Partitions, "partitions", 0, "number of partitions (refused: fixed at creation)")
+	cmd.RunE = func(cmd *cobra.Command, args []string) error {
+		f := cmd.Flags()
+		var a wsapi.TopicAlter
+		if f.Changed("retention") || f.Changed("retention-ms") {
+			a.RetentionMs = &cfg.RetentionMs
+		}
+		if f.Changed("retention-bytes") {
+			a.RetentionBytes = &cfg.RetentionBytes
+		}
+		if f.Changed("cleanup") {
+			a.Cleanup = &cfg.Cleanup
+		}
+		if f.Changed("segment") || f.Changed("segment-bytes") {
+			a.SegmentBytes = &cfg.SegmentBytes
+		}
+		if f.Changed("sync-mode") {
+			a.SyncMode = &cfg.SyncMode
+		}
+		if f.Changed("partitions") {
+			a.Partitions = &cfg.Partitions
+		}
+		if a == (wsapi.TopicAlter{}) {
+			return fmt.Errorf("alter %s: nothing to change (give --retention, --retention-bytes or --cleanup)", args[0])
+		}
+		return cf.withClient(cmd, func(ctx context.Context, c *wsapi.Client) error {
+			t, err := c.AlterTopic(ctx, args[0], a)
+			if err != nil {
+				return fmt.Errorf("altering topic %q: %w", args[0], err)
+			}
+			fmt.Fprintf(cmd.OutOrStdout(), "altered topic %s: cleanup %s, retention %s\n", t.Name, t.Config.Cleanup, retention(t.Config))
 			return nil
 		})
 	}

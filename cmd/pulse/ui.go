@@ -12,7 +12,6 @@ import (
 	tea "github.com/charmbracelet/bubbletea"
 	"github.com/spf13/cobra"
 
-	"github.com/pulselog/pulse/engine"
 	"github.com/pulselog/pulse/themes"
 	"github.com/pulselog/pulse/tui"
 )
@@ -131,7 +130,6 @@ func runUI(ctx context.Context, cfg uiConfig) error {
 		DataDirName: displayPath(dir),
 		Listen:      listen,
 		KafkaListen: kafkaAddr,
-		SyncMode:    string(engine.DefaultTopicConfig().SyncMode),
 		Theme:       cfg.theme,
 		NoColor:     themes.NoColor(),
 		StartTopic:  cfg.topic,

@@ -149,8 +149,8 @@ func TestTerminalUI(t *testing.T) {
 		t.Errorf("the header does not say colour is off:\n%s", screen)
 	}
 	x.keys("Enter")
-	x.waitScreen("Topics / orders", "LOG START")
-	x.keys("t") // tail p0
+	x.waitScreen("Topics / orders", "LOG START", "p1 ") // rows loaded: t has one to tail
+	x.keys("t")                                         // tail p0
 	x.waitScreen("Topics / orders / p0 / tail", `{"order":19}`, "LIVE")
 
 	// Produce from the form opened on the tail: partition 0 is filled in.
@@ -189,13 +189,18 @@ func TestTerminalUI(t *testing.T) {
 		x.waitScreen("orders p1", `{"via":"websocket"}`)
 	}
 
+	// Keys written together reach the UI as one multi-rune key: the
+	// prompt must be open before its text is typed.
 	x.keys(":")
+	x.waitScreen("enter ok")
 	x.keys("-l", "theme light")
+	x.waitScreen(":theme light")
 	x.keys("Enter")
 	x.waitScreen("theme light")
 	x.keys("?")
 	x.waitScreen("Commands", ":theme NAME")
 	x.keys("Escape")
+	x.waitScreen("theme light", "LIVE") // a key right after esc would arrive as alt+key
 	x.keys("q")
 	x.waitScreen("pulse-exited-0")
 

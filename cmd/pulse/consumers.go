@@ -1,0 +1,241 @@
+package main
+
+import (
+	"context"
+	"fmt"
+	"strconv"
+	"text/tabwriter"
+
+	"github.com/spf13/cobra"
+
+	"github.com/pulselog/pulse/wsapi"
+)
+
+func init() { register(newConsumersCmd) }
+
+func newConsumersCmd() *cobra.Command {
+	cmd := &cobra.Command{
+		Use:   "consumers",
+		Short: "List, describe and reset the consumers (committed cursors) of a running pulse",
+		Long: `Websocket consumers are named cursors: a subscribe with "consumer" resumes
+from them and commit moves them (docs/websocket.md). These commands show
+them with their lag and move them.`,
+	}
+	cmd.AddCommand(newConsumersListCmd(), newConsumersDescribeCmd(), newConsumersResetCmd())
+	return cmd
+}
+
+// consumerRow is one cursor of one topic.
+type consumerRow struct {
+	topic string
+	wsapi.ConsumerCursor
+}
+
+// allCursors lists the cursors of topic, or of every topic when topic is "".
+func allCursors(ctx context.Context, c *wsapi.Client, topic string) ([]consumerRow, error) {
+	var names []string
+	if topic != "" {
+		names = []string{topic}
+	} else {
+		ts, err := c.Topics(ctx)
+		if err != nil {
+			return nil, err
+		}
+		for _, t := range ts {
+			names = append(names, t.Name)
+		}
+	}
+	var rows []consumerRow
+	for _, n := range names {
+		tc, err := c.Consumers(ctx, n)
+		if err != nil {
+			return nil, fmt.Errorf("consumers of %q: %w", n, err)
+		}
+		for _, cc := range tc.Consumers {
+			rows = append(rows, consumerRow{n, cc})
+		}
+	}
+	return rows, nil
+}
+
+func newConsumersListCmd() *cobra.Command {
+	var topic string
+	cmd := &cobra.Command{
+		Use:   "list",
+		Short: "One line per consumer and topic: partitions with a cursor, total lag",
+		Args:  cobra.NoArgs,
+	}
+	cf := addClientFlags(cmd)
+	cmd.Flags().StringVar(&topic, "topic", "", "only this topic")
+	cmd.RunE = func(cmd *cobra.Command, args []string) error {
+		return cf.withClient(cmd, func(ctx context.Context, c *wsapi.Client) error {
+			rows, err := allCursors(ctx, c, topic)
+			if err != nil {
+				return err
+			}
+			type key struct{ consumer, topic string }
+			var order []key
+			parts, lag := map[key]int{}, map[key]int64{}
+			for _, r := range rows {
+				k := key{r.Consumer, r.topic}
+				if _, ok := parts[k]; !ok {
+					order = append(order, k)
+				}
+				parts[k]++
+				lag[k] += r.Lag
+			}
+			tw := tabwriter.NewWriter(cmd.OutOrStdout(), 0, 4, 2, ' ', 0)
+			fmt.Fprintln(tw, "CONSUMER\tTOPIC\tPARTITIONS\tLAG")
+			for _, k := range order {
+				fmt.Fprintf(tw, "%s\t%s\t%d\t%d\n", k.consumer, k.topic, parts[k], lag[k])
+			}
+			return tw.Flush()
+		})
+	}
+	return cmd
+}
+
+func newConsumersDescribeCmd() *cobra.Command {
+	var topic string
+	cmd := &cobra.Command{
+		Use:   "describe CONSUMER",
+		Short: "A consumer's cursor and lag on every partition",
+		Args:  cobra.ExactArgs(1),
+	}
+	cf := addClientFlags(cmd)
+	cmd.Flags().StringVar(&topic, "topic", "", "only this topic")
+	cmd.RunE = func(cmd *cobra.Command, args []string) error {
+		return cf.withClient(cmd, func(ctx context.Context, c *wsapi.Client) error {
+			rows, err := allCursors(ctx, c, topic)
+			if err != nil {
+				return err
+			}
+			var mine []consumerRow
+			for _, r := range rows {
+				if r.Consumer == args[0] {
+					mine = append(mine, r)
+				}
+			}
+			if len(mine) == 0 {
+				return fmt.Errorf("consumer %q has no cursor (it never committed)", args[0])
+			}
+			tw := tabwriter.NewWriter(cmd.OutOrStdout(), 0, 4, 2, ' ', 0)
+			fmt.Fprintln(tw, "TOPIC\tPARTITION\tCURSOR\tLAG")
+			for _, r := range mine {
+				fmt.Fprintf(tw, "%s\t%d\t%d\t%d\n", r.topic, r.Partition, r.Offset, r.Lag)
+			}
+			return tw.Flush()
+		})
+	}
+	return cmd
+}
+
+func newConsumersResetCmd() *cobra.Command {
+	var (
+		topic                    string
+		partition                int
+		earliest, latest, dryRun bool
+		toOffset                 int64
+		toTime                   string
+	)
+	cmd := &cobra.Command{
+		Use:   "reset CONSUMER --topic T (--to-earliest | --to-latest | --to-offset N | --to-time MS)",
+		Short: "Move a consumer's cursors on a topic (every partition, or --partition)",
+		Long: `Moves the consumer's cursor on every partition of the topic (or one, with
+--partition) to the log start, the HWM, an offset (clamped to the
+partition's log start and HWM) or the first record committed at or after a
+time (Unix ms; the HWM when none is). --dry-run prints the moves without
+making them. The consumer need not have committed before.`,
+		Args: cobra.ExactArgs(1),
+	}
+	cf := addClientFlags(cmd)
+	f := cmd.Flags()
+	f.StringVar(&topic, "topic", "", "the topic (required)")
+	f.IntVar(&partition, "partition", -1, "one partition (default: all)")
+	f.BoolVar(&earliest, "to-earliest", false, "to each partition's log start")
+	f.BoolVar(&latest, "to-latest", false, "to each partition's HWM (nothing left to read)")
+	f.Int64Var(&toOffset, "to-offset", -1, "to this offset")
+	f.StringVar(&toTime, "to-time", "", "to the first record at or after this Unix ms")
+	f.BoolVar(&dryRun, "dry-run", false, "print the moves, change nothing")
+	cmd.MarkFlagRequired("topic")
+	cmd.MarkFlagsMutuallyExclusive("to-earliest", "to-latest", "to-offset", "to-time")
+	cmd.MarkFlagsOneRequired("to-earliest", "to-latest", "to-offset", "to-time")
+	cmd.RunE = func(cmd *cobra.Command, args []string) error {
+		consumer := args[0]
+		if cmd.Flags().Changed("to-offset") && toOffset < 0 {
+			return fmt.Errorf("--to-offset %d: want an offset ≥ 0", toOffset)
+		}
+		var ms int64 = -1
+		if toTime != "" {
+			n, err := strconv.ParseInt(toTime, 10, 64)
+			if err != nil || n < 0 {
+				return fmt.Errorf("--to-time %q: want Unix milliseconds", toTime)
+			}
+			ms = n
+		}
+		return cf.withClient(cmd, func(ctx context.Context, c *wsapi.Client) error {
+			t, err := c.Describe(ctx, topic)
+			if err != nil {
+				return fmt.Errorf("topic %q: %w", topic, err)
+			}
+			if partition >= len(t.Partitions) {
+				return fmt.Errorf("partition %d: topic %s has %d", partition, topic, len(t.Partitions))
+			}
+			tc, err := c.Consumers(ctx, topic)
+			if err != nil {
+				return err
+			}
+			current := map[int]int64{}
+			for _, cc := range tc.Consumers {
+				if cc.Consumer == consumer {
+					current[cc.Partition] = cc.Offset
+				}
+			}
+			type move struct {
+				p        int
+				from, to int64
+				had      bool
+			}
+			var moves []move
+			for _, p := range t.Partitions {
+				if partition >= 0 && p.Partition != partition {
+					continue
+				}
+				var to int64
+				switch {
+				case earliest:
+					to = p.LogStart
+				case latest:
+					to = p.HWM
+				case ms >= 0:
+					if to, err = c.OffsetForTime(ctx, topic, p.Partition, ms); err != nil {
+						return fmt.Errorf("partition %d: %w", p.Partition, err)
+					}
+				default:
+					to = min(max(toOffset, p.LogStart), p.HWM)
+				}
+				from, had := current[p.Partition]
+				moves = append(moves, move{p.Partition, from, to, had})
+			}
+			w := cmd.OutOrStdout()
+			verb := "moved"
+			if dryRun {
+				verb = "would move"
+			}
+			for _, m := range moves {
+				from := "no cursor"
+				if m.had {
+					from = strconv.FormatInt(m.from, 10)
+				}
+				if !dryRun {
+					if err := c.Commit(ctx, consumer, topic, m.p, m.to); err != nil {
+						return fmt.Errorf("%s partition %d: %w", topic, m.p, err)
+					}
+				}
+				fmt.Fprintf(w, "%s %s %s partition %d: %s → %d\n", verb, consumer, topic, m.p, from, m.to)
+			}
+			return nil
+		})
+	}
+	return cmd
+}

@@ -1,0 +1,72 @@
+package main
+
+import (
+	"path/filepath"
+	"strings"
+	"testing"
+)
+
+// pulse consumers list, describe and reset against a running pulse serve,
+// with exact output.
+func TestConsumersCommands(t *testing.T) {
+	dir := filepath.Join(t.TempDir(), "data")
+	s := startServe(t, dir)
+	srv := []string{"--server", s.addr}
+	run := func(args ...string) string {
+		t.Helper()
+		return mustPulse(t, "", append(args, srv...)...)
+	}
+	run("topics", "create", "orders", "--partitions", "2")
+	mustPulse(t, "a\nb\nc\n", append([]string{"produce", "orders", "-p", "0"}, srv...)...)
+	mustPulse(t, "d\ne\n", append([]string{"produce", "orders", "-p", "1"}, srv...)...)
+	// billing reads two records of p0, through a tail with --consumer.
+	run("tail", "orders", "-p", "0", "-o", "beginning", "-c", "2", "--consumer", "billing")
+
+	if got, want := run("consumers", "list"), "CONSUMER  TOPIC   PARTITIONS  LAG\nbilling   orders  1           1\n"; got != want {
+		t.Errorf("consumers list:\n%s\nwant\n%s", got, want)
+	}
+	if got, want := run("consumers", "describe", "billing"), "TOPIC   PARTITION  CURSOR  LAG\norders  0          2       1\n"; got != want {
+		t.Errorf("consumers describe:\n%s\nwant\n%s", got, want)
+	}
+	// A dry run changes nothing.
+	if got, want := run("consumers", "reset", "billing", "--topic", "orders", "--to-earliest", "--dry-run"),
+		"would move billing orders partition 0: 2 → 0\nwould move billing orders partition 1: no cursor → 0\n"; got != want {
+		t.Errorf("reset --dry-run:\n%s", got)
+	}
+	if got := run("consumers", "describe", "billing"); !strings.Contains(got, "orders  0          2       1") {
+		t.Errorf("a dry run moved the cursor:\n%s", got)
+	}
+	if got, want := run("consumers", "reset", "billing", "--topic", "orders", "--to-latest"),
+		"moved billing orders partition 0: 2 → 3\nmoved billing orders partition 1: no cursor → 2\n"; got != want {
+		t.Errorf("reset --to-latest:\n%s", got)
+	}
+	if got, want := run("consumers", "reset", "billing", "--topic", "orders", "--partition", "1", "--to-offset", "99"),
+		"moved billing orders partition 1: 2 → 2\n"; got != want {
+		t.Errorf("reset --to-offset past the end (clamped):\n%s", got)
+	}
+	if got, want := run("consumers", "reset", "billing", "--topic", "orders", "--partition", "0", "--to-time", "0"),
+		"moved billing orders partition 0: 3 → 0\n"; got != want {
+		t.Errorf("reset --to-time 0:\n%s", got)
+	}
+	// The tail resumes where the reset put the cursor.
+	if got := run("tail", "orders", "-p", "0", "--consumer", "billing", "-c", "1", "-f", `%o %v\n`); got != "0 a\n" {
+		t.Errorf("tail after the reset printed %q", got)
+	}
+	for _, bad := range []struct {
+		args []string
+		want string
+	}{
+		{[]string{"consumers", "reset", "billing", "--topic", "orders"}, "at least one of the flags"},
+		{[]string{"consumers", "reset", "billing", "--topic", "orders", "--to-earliest", "--to-latest"}, "were all set"},
+		{[]string{"consumers", "reset", "billing", "--topic", "orders", "--to-offset", "-3"}, "want an offset ≥ 0"},
+		{[]string{"consumers", "describe", "nobody"}, `consumer "nobody" has no cursor`},
+	} {
+		_, errOut, err := pulse(t, "", append(bad.args, srv...)...)
+		if err == nil || !strings.Contains(errOut, bad.want) {
+			t.Errorf("pulse %v: %v, stderr %q, want %q", bad.args, err, errOut, bad.want)
+		}
+	}
+	if _, errOut, err := pulse(t, "", "consumers", "lst"); err == nil || !strings.Contains(errOut, `did you mean "pulse consumers list"?`) {
+		t.Errorf("pulse consumers lst: %v %q", err, errOut)
+	}
+}

@@ -1,0 +1,39 @@
+package main
+
+import (
+	"errors"
+	"os"
+	"path/filepath"
+	"syscall"
+
+	"github.com/pulselog/pulse/engine/fsutil"
+)
+
+// heldByRunningPulse reports whether a running pulse holds the data dir
+// that dir is (or is inside of): its LOCK file is flocked. The probe takes
+// a shared lock for an instant and writes nothing; without a LOCK file it
+// reports false.
+func heldByRunningPulse(dir string) bool {
+	for d := filepath.Clean(dir); ; d = filepath.Dir(d) {
+		f, err := os.Open(filepath.Join(d, fsutil.LockFile))
+		if err == nil {
+			defer f.Close()
+			err := syscall.Flock(int(f.Fd()), syscall.LOCK_SH|syscall.LOCK_NB)
+			if err == nil {
+				syscall.Flock(int(f.Fd()), syscall.LOCK_UN)
+				return false
+			}
+			return errors.Is(err, syscall.EWOULDBLOCK)
+		}
+		if parent := filepath.Dir(d); parent == d {
+			return false
+		}
+	}
+}
+
+// runningNote is what inspect prints first about a data dir a running
+// pulse holds: its open segments' indexes and its HWM file are written as
+// it runs, so the reports describe a crash at this instant.
+const runningNote = "note: a running pulse holds this data dir; its active segments' indexes and HWM\n" +
+	"      are written as it runs, so \"would be rebuilt\" and hidden tails below are what a\n" +
+	"      crash at this instant would leave, not damage. Stop it for a report of its files at rest.\n\n"

@@ -1,0 +1,151 @@
+package tui
+
+import (
+	"fmt"
+	"strings"
+
+	"github.com/charmbracelet/bubbles/key"
+	tea "github.com/charmbracelet/bubbletea"
+	"github.com/pulselog/pulse/engine"
+)
+
+// alteredMsg is the result of an alter.
+type alteredMsg struct {
+	to
+	name string
+	cfg  engine.TopicConfig
+	err  error
+}
+
+// alterTopicScreen is the form that changes a topic's retention and
+// cleanup. The partition count, segment size, codec and sync mode are
+// shown but fixed at creation.
+type alterTopicScreen struct {
+	c       *Common
+	id      int
+	name    string
+	cfg     engine.TopicConfig // as it was when the form opened
+	form    *form
+	sending bool
+	errText string
+}
+
+func newAlterTopicScreen(c *Common, info engine.TopicInfo) *alterTopicScreen {
+	cfg := info.Config
+	age := ""
+	if cfg.RetentionMaxAge > 0 {
+		age = humanDuration(cfg.RetentionMaxAge)
+	}
+	size := ""
+	if cfg.RetentionMaxBytes > 0 {
+		size = humanBytes(cfg.RetentionMaxBytes)
+	}
+	s := &alterTopicScreen{c: c, id: c.newID(), name: info.Name, cfg: cfg}
+	s.form = &form{c: c, fields: []*field{
+		{label: "cleanup", line: newLine("", string(cfg.Cleanup)), hint: "delete or compact"},
+		{label: "max age", line: newLine("forever", age), hint: "e.g. 1h, 7d; empty keeps forever"},
+		{label: "max bytes", line: newLine("unlimited", size), hint: "per partition, e.g. 1GiB; empty: no size limit"},
+	}}
+	return s
+}
+
+func (s *alterTopicScreen) ID() int          { return s.id }
+func (s *alterTopicScreen) Crumb() string    { return s.name + " / edit" }
+func (s *alterTopicScreen) Init() tea.Cmd    { return s.form.init() }
+func (s *alterTopicScreen) Capturing() bool  { return true }
+func (s *alterTopicScreen) SetSize(w, h int) { s.form.setWidth(w) }
+
+// config reads the form into the topic's new configuration.
+func (s *alterTopicScreen) config() (engine.TopicConfig, error) {
+	f := s.form.fields
+	cfg := s.cfg
+	var err error
+	if cfg.Cleanup, err = parseCleanup(f[0].value()); err != nil {
+		return cfg, err
+	}
+	if cfg.RetentionMaxAge, err = parseAge(f[1].value()); err != nil {
+		return cfg, err
+	}
+	cfg.RetentionMaxBytes = 0
+	if v := strings.TrimSpace(f[2].value()); v != "" {
+		if cfg.RetentionMaxBytes, err = parseBytes(v); err != nil {
+			return cfg, err
+		}
+	}
+	return cfg, nil
+}
+
+func (s *alterTopicScreen) Update(msg tea.Msg) tea.Cmd {
+	switch msg := msg.(type) {
+	case alteredMsg:
+		s.sending = false
+		if msg.err != nil {
+			s.errText = msg.err.Error()
+			return errStatus(fmt.Errorf("alter %s: %w", msg.name, msg.err))
+		}
+		return tea.Sequence(pop, status("%s: cleanup %s, retention %s (applies from the next pass)", msg.name, msg.cfg.Cleanup, retention(msg.cfg)))
+	case tea.KeyMsg:
+		if s.sending {
+			return nil
+		}
+		cmd, submit := s.form.update(msg)
+		if !submit {
+			return cmd
+		}
+		cfg, err := s.config()
+		if err != nil {
+			s.errText = err.Error()
+			return errStatus(err)
+		}
+		alt, ok := s.c.Src.(TopicAlterer)
+		if !ok {
+			return errStatus(fmt.Errorf("alter %s: %w", s.name, ErrNotAvailable))
+		}
+		s.sending, s.errText = true, ""
+		id, name := s.id, s.name
+		return func() tea.Msg { return alteredMsg{to: to{id}, name: name, cfg: cfg, err: alt.AlterTopic(name, cfg)} }
+	}
+	cmd, _ := s.form.update(msg)
+	return cmd
+}
+
+func (s *alterTopicScreen) View() string {
+	st := s.c.Styles
+	fixed := fmt.Sprintf("  fixed at creation: %s · codec %s · segments up to %s · sync %s",
+		plural(int64(s.cfg.Partitions), "partition", "partitions"), s.cfg.Codec, humanBytes(s.cfg.SegmentMaxBytes), s.cfg.SyncMode)
+	out := st.PanelTitle.Render("  Edit topic "+s.name) + "\n" + st.Muted.Render(truncate(fixed, max(s.c.Width, 20))) + "\n\n" + s.form.view() + "\n"
+	if s.errText != "" {
+		return out + st.StatusError.Render("  ✗ "+s.errText)
+	}
+	return out + st.FormHint.Render("  enter saves (durable in meta.db); esc cancels")
+}
+
+func (s *alterTopicScreen) ShortHelp() []key.Binding {
+	k := s.c.Keys
+	return []key.Binding{k.NextField, k.PrevField, k.Submit, k.Back}
+}
+
+func (s *alterTopicScreen) FullHelp() [][]key.Binding {
+	k := s.c.Keys
+	return [][]key.Binding{{k.NextField, k.PrevField, k.Submit, k.Back}}
+}
+
+// parseCleanup reads a cleanup policy.
+func parseCleanup(v string) (engine.Cleanup, error) {
+	switch c := engine.Cleanup(strings.TrimSpace(v)); c {
+	case engine.CleanupDelete, engine.CleanupCompact:
+		return c, nil
+	default:
+		return "", fmt.Errorf("%w: cleanup %q (want delete or compact)", ErrBadInput, c)
+	}
+}
+
+// parseSyncMode reads a sync mode.
+func parseSyncMode(v string) (engine.SyncMode, error) {
+	switch m := engine.SyncMode(strings.TrimSpace(v)); m {
+	case engine.SyncEveryWrite, engine.SyncInterval:
+		return m, nil
+	default:
+		return "", fmt.Errorf("%w: sync mode %q (want every-write or interval)", ErrBadInput, m)
+	}
+}

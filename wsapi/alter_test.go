@@ -1,0 +1,78 @@
+package wsapi
+
+import (
+	"strings"
+	"testing"
+	"time"
+)
+
+// alter_topic changes what it names, refuses what is fixed at creation
+// with invalid_config and then changes nothing; consumers and
+// offset_for_time answer, and bad requests name what is missing.
+func TestAlterConsumersOffsetForTime(t *testing.T) {
+	s := startServer(t, Options{})
+	c := dialRaw(t, s.addr, "/v1/ws", nil)
+	if r := c.call(1, map[string]any{"op": "create_topic", "topic": "orders", "config": map[string]any{"partitions": 2}}); errCode(r) != "" {
+		t.Fatalf("create: %v", r)
+	}
+	r := c.call(2, map[string]any{"op": "alter_topic", "topic": "orders", "alter": map[string]any{"retention_ms": 3600000, "cleanup": "compact"}})
+	cfg, _ := r["topic"].(map[string]any)["config"].(map[string]any)
+	if errCode(r) != "" || cfg["retention_ms"] != float64(3600000) || cfg["cleanup"] != "compact" {
+		t.Fatalf("alter: %v", r)
+	}
+	for i, bad := range []struct {
+		alter map[string]any
+		code  string
+		says  string
+	}{
+		{map[string]any{"partitions": 1}, CodeInvalidConfig, "never shrink"},
+		{map[string]any{"partitions": 3}, CodeInvalidConfig, "cannot change"},
+		{map[string]any{"sync_mode": "interval", "retention_ms": 0}, CodeInvalidConfig, "cannot change"},
+		{map[string]any{"cleanup": "shred"}, CodeInvalidConfig, `cleanup "shred"`},
+		{map[string]any{"retention_bytes": -1}, CodeInvalidConfig, "must not be negative"},
+	} {
+		r := c.call(10+i, map[string]any{"op": "alter_topic", "topic": "orders", "alter": bad.alter})
+		msg, _ := r["error"].(map[string]any)["message"].(string)
+		if errCode(r) != bad.code || !strings.Contains(msg, bad.says) {
+			t.Errorf("alter %v: %v", bad.alter, r)
+		}
+	}
+	if r := c.call(20, map[string]any{"op": "alter_topic", "topic": "orders"}); errCode(r) != CodeInvalidRequest {
+		t.Errorf("alter without alter: %v", r)
+	}
+	// Nothing the refusals touched changed.
+	r = c.call(21, map[string]any{"op": "describe", "topic": "orders"})
+	cfg, _ = r["topic"].(map[string]any)["config"].(map[string]any)
+	if cfg["retention_ms"] != float64(3600000) || cfg["partitions"] != float64(2) || cfg["sync_mode"] != "every-write" {
+		t.Fatalf("after refused alters: %v", cfg)
+	}
+
+	// consumers and offset_for_time.
+	before := time.Now().UnixMilli() - 1
+	if r := c.call(30, map[string]any{"op": "produce", "topic": "orders", "partition": 1, "records": []any{map[string]any{"value": "a"}, map[string]any{"value": "b"}}}); errCode(r) != "" {
+		t.Fatalf("produce: %v", r)
+	}
+	if r := c.call(31, map[string]any{"op": "commit", "consumer": "billing", "topic": "orders", "partition": 1, "offset": 1}); errCode(r) != "" {
+		t.Fatalf("commit: %v", r)
+	}
+	r = c.call(32, map[string]any{"op": "consumers", "topic": "orders"})
+	cs, _ := r["topic"].(map[string]any)["consumers"].([]any)
+	if len(cs) != 1 {
+		t.Fatalf("consumers: %v", r)
+	}
+	if cc := cs[0].(map[string]any); cc["consumer"] != "billing" || cc["partition"] != float64(1) || cc["offset"] != float64(1) || cc["lag"] != float64(1) {
+		t.Fatalf("consumer: %v", cc)
+	}
+	if r := c.call(33, map[string]any{"op": "offset_for_time", "topic": "orders", "partition": 1, "timestamp": before}); errCode(r) != "" || r["offset"] != float64(0) {
+		t.Fatalf("offset_for_time before the records: %v", r)
+	}
+	if r := c.call(34, map[string]any{"op": "offset_for_time", "topic": "orders", "partition": 1, "timestamp": time.Now().UnixMilli() + 60000}); r["offset"] != float64(2) {
+		t.Fatalf("offset_for_time after the records (the HWM): %v", r)
+	}
+	if r := c.call(35, map[string]any{"op": "offset_for_time", "topic": "orders", "partition": 1}); errCode(r) != CodeInvalidRequest {
+		t.Fatalf("offset_for_time without a timestamp: %v", r)
+	}
+	if r := c.call(36, map[string]any{"op": "consumers", "topic": "nosuch"}); errCode(r) != CodeTopicNotFound {
+		t.Fatalf("consumers of a missing topic: %v", r)
+	}
+}
