@@ -60,9 +60,9 @@ func TestKcatFlags(t *testing.T) {
 			Partition int             `json:"partition"`
 			Offset    int64           `json:"offset"`
 			Key       string          `json:"key"`
-			Value     json.RawMessage `json:"value"` // text that is JSON is sent as that JSON
+			Value     json.RawMessage `json:"value"` // a text line reads back as that text
 		}
-		if err := json.Unmarshal([]byte(l), &r); err != nil || r.Partition != 2 || r.Offset != int64(i) || r.Key != string(rune('d'+i)) || string(r.Value) != string(rune('4'+i)) {
+		if err := json.Unmarshal([]byte(l), &r); err != nil || r.Partition != 2 || r.Offset != int64(i) || r.Key != string(rune('d'+i)) || string(r.Value) != `"`+string(rune('4'+i))+`"` {
 			t.Errorf("--json line %d %q: %+v %v", i, l, r, err)
 		}
 	}
