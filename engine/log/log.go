@@ -86,7 +86,8 @@ type Log struct {
 
 	report   recovery.Report
 	corrupt  corruptSet
-	skipped  atomic.Int64 // records skipped by reads because they sit in corrupt ranges
+	gaps     []recovery.Gap // lost offset ranges recovery reported; read-only after Open
+	skipped  atomic.Int64   // records skipped by reads because they sit in corrupt ranges
 	cache    *readCache
 	degraded atomic.Bool
 
@@ -152,7 +153,12 @@ func Open(dir string, opts Options) (*Log, error) {
 		return nil, fmt.Errorf("partition %s: recovery returned no segment", dir)
 	}
 	l.corrupt.add(res.Corrupt...)
-	l.degraded.Store(len(res.Corrupt) > 0)
+	l.gaps = res.Gaps
+	l.degraded.Store(len(res.Corrupt) > 0 || len(res.Gaps) > 0)
+	for _, g := range res.Gaps {
+		opts.Logger.Error("offsets lost", "partition", res.Report.Name(),
+			"offsets", fmt.Sprintf("[%d,%d)", g.FirstOffset, g.EndOffset), "reason", g.Reason)
+	}
 	l.nextOffset = res.LEO
 	l.written = res.LEO
 	l.durable.Store(res.LEO)

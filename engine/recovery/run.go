@@ -22,7 +22,10 @@ type Result struct {
 	LogStart int64 // first offset still stored
 	// Corrupt are the damaged ranges reads must skip (and count).
 	Corrupt []CorruptRange
-	Report  Report
+	// Gaps are offset ranges handed out whose bytes are gone; reads skip
+	// and count them too.
+	Gaps   []Gap
+	Report Report
 }
 
 // segState is one segment while Run works on it.
@@ -49,6 +52,14 @@ type runner struct {
 
 	snapExists bool     // a snapshot file was there (valid or not)
 	snap       Snapshot // its contents, when valid
+
+	// promised is the offset below which Pulse acknowledged everything: the
+	// persisted HWM, or a valid snapshot's end (a snapshot only ever
+	// checkpoints fsynced, verified batches), whichever is higher; -1 when
+	// neither exists. Nothing below it is truncated, and the log end never
+	// ends up below it.
+	promised int64
+	snapLEO  int64 // the valid snapshot's LEO, -1 without one
 }
 
 // Run recovers the partition directory dir (SPEC §5): deletes temp files,
@@ -121,6 +132,11 @@ func (r *runner) run() (*Result, error) {
 		return nil, err
 	}
 	snap, snapErr := ReadSnapshot(r.dir)
+	r.promised, r.snapLEO = r.rep.PersistedHWM, -1
+	if snapErr == nil {
+		r.snapLEO = snap.LEO
+		r.promised = max(r.promised, snap.LEO)
+	}
 	if len(bases) == 0 {
 		return r.newLog(snap, snapErr)
 	}
@@ -276,6 +292,22 @@ func (r *runner) scan(s *segState, startPos, startOff, lastIndexed int64, prefix
 		r.rep.Corrupt = append(r.rep.Corrupt, out.corrupt...)
 		r.rep.Degraded = true
 	}
+	if out.torn != nil && !s.sealed && out.next < r.promised {
+		// The bad bytes hold offsets Pulse acknowledged (they are below the
+		// persisted HWM, which only ever covered fsynced, verified batches):
+		// whatever field is damaged, this is corruption, never a torn write.
+		// Nothing is cut; the offsets up to the persisted HWM are reported as
+		// a corrupt range that reads skip and count.
+		c := CorruptRange{
+			Segment: s.seg.Path(), StartPos: out.torn.Position, EndPos: s.size,
+			FirstOffset: out.next, EndOffset: r.promised,
+			Err: fmt.Sprintf("%s (below the acknowledged end %d: kept, not truncated)", out.torn.Reason, r.promised),
+		}
+		r.rep.Corrupt = append(r.rep.Corrupt, c)
+		r.rep.Degraded = true
+		out.torn = nil
+		out.next = r.promised
+	}
 	if out.torn != nil {
 		r.rep.Truncations = append(r.rep.Truncations, *out.torn)
 		if !r.opts.ReadOnly {
@@ -335,6 +367,17 @@ func (r *runner) finish() (*Result, error) {
 		}
 		persisted = logStart
 	}
+	dataEnd := leo // the end of the records found, before any gap
+	if r.promised > leo {
+		// Offsets up to r.promised were handed out and acknowledged: they
+		// are a lost range, never handed out again.
+		g := Gap{FirstOffset: leo, EndOffset: r.promised,
+			Reason: fmt.Sprintf("the segments end at offset %d but offsets up to %d were acknowledged (persisted hwm %d, snapshot end %d)", leo, r.promised, r.rep.PersistedHWM, r.snapLEO)}
+		r.rep.Gaps = append(r.rep.Gaps, g)
+		r.rep.Degraded = true
+		leo = r.promised
+		active.end = leo
+	}
 	clamped := min(max(persisted, logStart), leo)
 	if persisted > leo {
 		r.note("persisted hwm %d is ahead of the recovered end %d: clamped", persisted, leo)
@@ -342,7 +385,7 @@ func (r *runner) finish() (*Result, error) {
 	if r.rep.PersistedHWM > leo && len(r.rep.Truncations) > 0 {
 		r.note("offsets [%d, %d) were visible before the crash and did not survive it", leo, r.rep.PersistedHWM)
 	}
-	hidden := leo - clamped
+	hidden := max(dataEnd-clamped, 0) // records, not the gap's offsets
 	hwm := clamped
 	if r.opts.HiddenTail == HiddenTailExpose {
 		hwm = leo
@@ -367,7 +410,7 @@ func (r *runner) finish() (*Result, error) {
 	r.rep.RecoveredEnd = leo
 	r.rep.HiddenTail = hidden
 	r.rep.HWM = hwm
-	res := &Result{LEO: leo, HWM: hwm, LogStart: logStart, Corrupt: r.rep.Corrupt}
+	res := &Result{LEO: leo, HWM: hwm, LogStart: logStart, Corrupt: r.rep.Corrupt, Gaps: r.rep.Gaps}
 	if !r.opts.ReadOnly {
 		for _, s := range r.segs {
 			res.Segments = append(res.Segments, s.seg)
@@ -384,16 +427,18 @@ func (r *runner) finish() (*Result, error) {
 // removed instead, so the next open scans and reports the range again.
 func (r *runner) replaceStaleSnapshot(leo int64) error {
 	active := r.segs[len(r.segs)-1]
-	if r.opts.ReadOnly || !r.snapExists || (r.rep.Path != PathFullScan && r.snap.ActiveSize <= active.size) {
+	if r.opts.ReadOnly || !r.snapExists || (r.rep.Path != PathFullScan && r.snap.ActiveSize <= active.size && len(r.rep.Gaps) == 0) {
 		return nil
 	}
+	remove := len(r.rep.Gaps) > 0 // a snapshot would let the next open skip reporting them
 	for _, c := range r.rep.Corrupt {
-		if c.Segment == active.seg.Path() {
-			if err := os.Remove(filepath.Join(r.dir, SnapshotFile)); err != nil && !errors.Is(err, fs.ErrNotExist) {
-				return fmt.Errorf("remove stale snapshot: %w", err)
-			}
-			return fsutil.SyncDir(r.dir)
+		remove = remove || c.Segment == active.seg.Path()
+	}
+	if remove {
+		if err := os.Remove(filepath.Join(r.dir, SnapshotFile)); err != nil && !errors.Is(err, fs.ErrNotExist) {
+			return fmt.Errorf("remove stale snapshot: %w", err)
 		}
+		return fsutil.SyncDir(r.dir)
 	}
 	if err := active.seg.Sync(); err != nil {
 		return err
