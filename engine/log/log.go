@@ -87,6 +87,7 @@ type Log struct {
 	report   recovery.Report
 	corrupt  corruptSet
 	gaps     []recovery.Gap // lost offset ranges recovery reported; read-only after Open
+	manMu    sync.Mutex     // serialises manifest writes (roll, retention, compaction)
 	skipped  atomic.Int64   // records skipped by reads because they sit in corrupt ranges
 	cache    *readCache
 	degraded atomic.Bool
@@ -154,7 +155,7 @@ func Open(dir string, opts Options) (*Log, error) {
 	}
 	l.corrupt.add(res.Corrupt...)
 	l.gaps = res.Gaps
-	l.degraded.Store(len(res.Corrupt) > 0 || len(res.Gaps) > 0)
+	l.degraded.Store(len(res.Corrupt) > 0 || len(res.Gaps) > 0 || res.Report.Degraded)
 	for _, g := range res.Gaps {
 		opts.Logger.Error("offsets lost", "partition", res.Report.Name(),
 			"offsets", fmt.Sprintf("[%d,%d)", g.FirstOffset, g.EndOffset), "reason", g.Reason)
@@ -403,6 +404,38 @@ func (l *Log) writeSnapshot() error {
 	}
 	if err := recovery.WriteSnapshot(l.dir, snap); err != nil {
 		return fmt.Errorf("partition %s: write snapshot: %w", l.dir, err)
+	}
+	return nil
+}
+
+// writeManifest records the log's segments durably (recovery.Manifest):
+// the current ones, plus add (a segment about to be created, -1: none),
+// minus retire (a segment about to be deleted, -1: none), with the lost
+// ranges recovery found.
+func (l *Log) writeManifest(add, retire int64) error {
+	l.segMu.RLock()
+	defer l.segMu.RUnlock()
+	return l.writeManifestLocked(add, retire)
+}
+
+// writeManifestLocked is writeManifest for a caller holding segMu.
+func (l *Log) writeManifestLocked(add, retire int64) error {
+	l.manMu.Lock()
+	defer l.manMu.Unlock()
+	m := recovery.Manifest{Gaps: l.gaps}
+	for _, st := range l.segs {
+		if b := st.seg.Base(); b != retire {
+			m.Segments = append(m.Segments, b)
+		}
+	}
+	if add >= 0 {
+		m.Segments = append(m.Segments, add)
+	}
+	if retire >= 0 {
+		m.Retired = []int64{retire}
+	}
+	if err := recovery.WriteManifest(l.dir, m); err != nil {
+		return fmt.Errorf("partition %s: %w", l.dir, err)
 	}
 	return nil
 }

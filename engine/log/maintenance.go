@@ -229,6 +229,12 @@ func (p *Pass) remove(base int64) error {
 		return err
 	}
 	st := l.segs[i]
+	// The manifest drops the segment first (recording it as retired, so a
+	// crash before the files are gone has recovery finish the deletion).
+	if err := l.writeManifestLocked(-1, base); err != nil {
+		l.segMu.Unlock()
+		return fmt.Errorf("partition %s: delete segment %d: %w", l.dir, base, err)
+	}
 	// The .log goes first: once it is gone the segment is gone for
 	// recovery too (segment.List lists .log files); an .index left by a
 	// crash right after is ignored.

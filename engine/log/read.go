@@ -135,7 +135,9 @@ func (l *Log) Read(from int64, maxRecords, maxBytes int) (ReadResult, error) {
 		}
 		// The segment is exhausted: offsets up to the next segment's base
 		// were removed by compaction (never past the HWM, which may still
-		// cover a hidden tail).
+		// cover a hidden tail), unless they are a lost range (a missing
+		// segment), which is counted.
+		from = l.skipGap(from, &res)
 		from = min(max(from, nextBase), hwm)
 	}
 	res.Next = from

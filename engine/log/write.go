@@ -166,6 +166,12 @@ func (l *Log) roll(base int64) (*segState, error) {
 		l.fail(err)
 		return nil, err
 	}
+	// The manifest lists the new segment before its file exists: a crash in
+	// between leaves a listed segment that was never created (nothing lost),
+	// never a file recovery would take for a stray.
+	if err := l.writeManifest(base, -1); err != nil {
+		return nil, fmt.Errorf("partition %s: roll at offset %d: %w", l.dir, base, err)
+	}
 	seg, err := segment.Create(l.dir, base, segment.Options{IndexIntervalBytes: l.opts.IndexIntervalBytes})
 	if err != nil {
 		return nil, fmt.Errorf("partition %s: roll at offset %d: %w", l.dir, base, err)

@@ -60,6 +60,12 @@ type runner struct {
 	// ends up below it.
 	promised int64
 	snapLEO  int64 // the valid snapshot's LEO, -1 without one
+
+	// The manifest as read (man, haveMan) and what Run learnt against it.
+	man           Manifest
+	haveMan       bool
+	limitOf       map[int64]int64 // present segment base -> next listed base
+	missingActive int64           // the listed active segment when its file is gone, else -1
 }
 
 // Run recovers the partition directory dir (SPEC §5): deletes temp files,
@@ -77,8 +83,9 @@ func Run(dir string, opts Options) (*Result, error) {
 		return nil, err
 	}
 	r := &runner{
-		dir:  dir,
-		opts: opts,
+		dir:           dir,
+		opts:          opts,
+		missingActive: -1,
 		rep: Report{
 			Topic: opts.Topic, Partition: opts.Partition, Dir: dir, ReadOnly: opts.ReadOnly,
 			PersistedHWM: -1, HiddenTailPolicy: opts.HiddenTail,
@@ -129,6 +136,9 @@ func (r *runner) run() (*Result, error) {
 	r.readHWM()
 	bases, err := segment.List(r.dir)
 	if err != nil {
+		return nil, err
+	}
+	if bases, err = r.applyManifest(bases); err != nil {
 		return nil, err
 	}
 	snap, snapErr := ReadSnapshot(r.dir)
@@ -203,15 +213,26 @@ func (r *runner) newLog(snap Snapshot, snapErr error) (*Result, error) {
 	if snapErr == nil {
 		base = max(base, snap.LEO)
 	}
+	if r.haveMan {
+		// Every listed segment is gone: what they held is a gap.
+		first, last := r.man.Segments[0], r.man.Segments[len(r.man.Segments)-1]
+		base = max(base, last)
+		if base > first {
+			r.addGap(Gap{FirstOffset: first, EndOffset: base, Reason: fmt.Sprintf("every segment the manifest lists (%d, from offset %d) is missing", len(r.man.Segments), first)})
+		}
+	}
 	if base > 0 {
 		r.note("no segment files, but the hwm/snapshot say offsets up to %d were used: the log restarts at %d", base, base)
 	}
 	r.rep.RecoveredEnd, r.rep.HWM, r.rep.LogStart = base, base, base
 	r.rep.HiddenTail = 0
-	res := &Result{LEO: base, HWM: base, LogStart: base}
+	res := &Result{LEO: base, HWM: base, LogStart: base, Gaps: r.rep.Gaps}
 	if r.opts.ReadOnly {
 		r.note("a new segment at base %d would be created", base)
 		return res, nil
+	}
+	if err := r.writeManifest([]int64{base}); err != nil {
+		return nil, err
 	}
 	seg, err := segment.Create(r.dir, base, r.segOptions())
 	if err != nil {
@@ -234,6 +255,9 @@ func (r *runner) openSegments(bases []int64) error {
 		s := &segState{base: b, limit: maxOffset, sealed: i < len(bases)-1}
 		if s.sealed {
 			s.limit = bases[i+1]
+			if l, ok := r.limitOf[b]; ok {
+				s.limit = l // the next listed segment, whose file may be gone
+			}
 		}
 		disk, problem, err := readIndexFile(filepath.Join(r.dir, segment.IndexFile(b)), b)
 		if err != nil {
@@ -368,13 +392,20 @@ func (r *runner) finish() (*Result, error) {
 		persisted = logStart
 	}
 	dataEnd := leo // the end of the records found, before any gap
+	if r.missingActive >= 0 && r.promised <= leo {
+		r.note("the manifest lists segment %s, which was never created (a roll was interrupted): nothing lost", segment.LogFile(r.missingActive))
+	}
 	if r.promised > leo {
 		// Offsets up to r.promised were handed out and acknowledged: they
 		// are a lost range, never handed out again.
 		g := Gap{FirstOffset: leo, EndOffset: r.promised,
 			Reason: fmt.Sprintf("the segments end at offset %d but offsets up to %d were acknowledged (persisted hwm %d, snapshot end %d)", leo, r.promised, r.rep.PersistedHWM, r.snapLEO)}
-		r.rep.Gaps = append(r.rep.Gaps, g)
-		r.rep.Degraded = true
+		if r.missingActive >= 0 {
+			g.Reason = fmt.Sprintf("the active segment %s is missing; offsets up to %d were acknowledged (persisted hwm %d, snapshot end %d)",
+				segment.LogFile(r.missingActive), r.promised, r.rep.PersistedHWM, r.snapLEO)
+			r.rep.MissingSegments = append(r.rep.MissingSegments, fmt.Sprintf("%s (the active segment): offsets [%d, %d) gone", segment.LogFile(r.missingActive), leo, r.promised))
+		}
+		r.addGap(g)
 		leo = r.promised
 		active.end = leo
 	}
@@ -406,6 +437,15 @@ func (r *runner) finish() (*Result, error) {
 	}
 	if err := r.replaceStaleSnapshot(leo); err != nil {
 		return nil, err
+	}
+	if !r.opts.ReadOnly {
+		var present []int64
+		for _, s := range r.segs {
+			present = append(present, s.base)
+		}
+		if err := r.writeManifest(present); err != nil {
+			return nil, err
+		}
 	}
 	r.rep.RecoveredEnd = leo
 	r.rep.HiddenTail = hidden
