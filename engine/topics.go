@@ -230,6 +230,9 @@ func partitionInfo(topic string, p int, l *plog.Log) PartitionInfo {
 		Degraded: l.Degraded(), SkippedRecords: l.SkippedRecords(),
 		Compacting: l.Compacting(),
 	}
+	if err := l.Failure(); err != nil {
+		pi.Failed = err.Error()
+	}
 	if end := l.Report().RecoveredEnd; end > hwm {
 		pi.HiddenTail = end - hwm
 	}

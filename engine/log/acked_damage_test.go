@@ -50,7 +50,7 @@ func checkAgainstAcks(t *testing.T, l *Log, acks ackBook, where string) map[int6
 				return true
 			}
 		}
-		for _, g := range rep.Gaps {
+		for _, g := range l.Gaps() {
 			if o >= g.FirstOffset && o < g.EndOffset {
 				return true
 			}

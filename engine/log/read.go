@@ -147,7 +147,7 @@ func (l *Log) Read(from int64, maxRecords, maxBytes int) (ReadResult, error) {
 // skipGap moves from past a lost range recovery reported, counting the
 // offsets skipped.
 func (l *Log) skipGap(from int64, res *ReadResult) int64 {
-	for _, g := range l.gaps {
+	for _, g := range *l.gaps.Load() {
 		if from >= g.FirstOffset && from < g.EndOffset {
 			res.Skipped += g.EndOffset - from
 			l.skipped.Add(g.EndOffset - from)

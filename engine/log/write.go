@@ -18,6 +18,8 @@ func (l *Log) writeLoop() {
 		select {
 		case <-l.wakeWriter:
 			w.drain()
+		case <-l.wakeRewind:
+			l.rewind()
 		case <-l.stop:
 			w.drain()
 			return
@@ -38,29 +40,34 @@ type batchWriter struct {
 func (w *batchWriter) drain() {
 	l := w.l
 	for {
+		l.rewind() // after a failure, before anything else is written
 		l.mu.Lock()
 		reqs := l.pending
 		l.pending = nil
 		l.pendingBytes = 0
 		failed := l.failed
+		if failed != nil && l.rewound && len(reqs) > 0 {
+			// A retry: the log is back at its durable end; if the disk
+			// recovered, this write succeeds and the partition serves again.
+			l.failed, l.rewound = nil, false
+		}
 		l.mu.Unlock()
 		if len(reqs) == 0 {
 			return
 		}
-		if failed != nil {
-			for _, r := range reqs {
-				r.done <- failed
-			}
-			continue
-		}
 		if err := w.write(reqs); err != nil {
-			l.fail(err)
+			if l.failedErr() == nil {
+				l.fail(err)
+			}
+			l.rewind()
 			for _, r := range reqs {
 				select {
 				case r.done <- l.failedErr():
 				default: // already answered
 				}
 			}
+		} else if failed != nil {
+			l.opts.Logger.Info("partition writes again", "dir", l.dir, "after", failed)
 		}
 	}
 }
@@ -104,6 +111,11 @@ func (w *batchWriter) write(reqs []*appendReq) error {
 	needSync := len(l.syncWaiters) > 0 ||
 		(l.unsynced > 0 && (l.unsynced >= l.opts.SyncBytes || time.Since(l.lastSync) >= l.opts.SyncInterval))
 	l.wmu.Unlock()
+	if len(w.lax) > 0 {
+		l.wmu.Lock()
+		l.laxAcked = max(l.laxAcked, w.lax[len(w.lax)-1].end)
+		l.wmu.Unlock()
+	}
 	for _, r := range w.lax {
 		r.done <- nil
 	}
@@ -290,19 +302,21 @@ func (l *Log) syncNow() error {
 	l.wmu.Unlock()
 
 	if err := l.failedErr(); err != nil {
-		for _, r := range waiters {
-			r.done <- err
-		}
+		// The writer rewinds, then answers them.
+		l.wmu.Lock()
+		l.failWaiters = append(l.failWaiters, waiters...)
+		l.wmu.Unlock()
+		l.kick(l.wakeRewind)
 		return err
 	}
 	if len(batches) > 0 {
 		if err := l.syncAndVerify(batches); err != nil {
 			l.fail(err)
-			err = l.failedErr()
-			for _, r := range waiters {
-				r.done <- err
-			}
-			return err
+			l.wmu.Lock()
+			l.failWaiters = append(l.failWaiters, waiters...)
+			l.wmu.Unlock()
+			l.kick(l.wakeRewind)
+			return l.failedErr()
 		}
 		l.syncPasses.Add(1)
 		l.durable.Store(end)
