@@ -106,6 +106,12 @@ func (o Options) withDefaults() Options {
 	if o.Logger == nil {
 		o.Logger = slog.New(slog.DiscardHandler)
 	}
+	if o.MaxTopics == 0 {
+		o.MaxTopics = DefaultMaxTopics
+	}
+	if o.MaxPartitions == 0 {
+		o.MaxPartitions = DefaultMaxPartitions
+	}
 	return o
 }
 

@@ -38,6 +38,15 @@ type Options struct {
 	// with. Nil is time.Now; tests inject one instead of waiting a day.
 	Now func() time.Time
 
+	// MaxTopics and MaxPartitions cap what CreateTopic (and so a produce
+	// that auto-creates a topic) may add: past them it fails with
+	// ErrTooManyTopics. Every partition holds open file descriptors (two per
+	// open segment), so the caps keep any local process from exhausting
+	// the process's descriptors by creating topics. A data dir that already
+	// holds more still opens. Negative: no cap.
+	MaxTopics     int // default 1,000
+	MaxPartitions int // default 4,000 (all topics together)
+
 	// Logger receives one line per partition whose recovery did work, and
 	// maintenance outcomes. Nil discards.
 	Logger *slog.Logger
@@ -57,5 +66,13 @@ func DefaultOptions(dir string) Options {
 		HiddenTail:         HiddenTailExpose,
 		RetentionInterval:  30 * time.Second,
 		CompactionInterval: 30 * time.Second,
+		MaxTopics:          DefaultMaxTopics,
+		MaxPartitions:      DefaultMaxPartitions,
 	}
 }
+
+// The default caps of Options.MaxTopics and Options.MaxPartitions.
+const (
+	DefaultMaxTopics     = 1000
+	DefaultMaxPartitions = 4000
+)

@@ -3,6 +3,7 @@ package engine
 import (
 	"context"
 	"fmt"
+	"slices"
 	"sync"
 
 	plog "github.com/pulselog/pulse/engine/log"
@@ -12,8 +13,11 @@ import (
 // With partition >= 0 every record goes there; with partition < 0 keyed
 // records go to murmur2(key) (Kafka's default partitioner) and keyless ones
 // round-robin. Produce returns once the topic's sync mode promise holds for
-// every record. Records sent to different partitions are not atomic
-// together: on error some partitions may have stored theirs.
+// every record. Each partition's share is stored all or nothing; records
+// sent to different partitions are not atomic together: when some
+// partitions stored theirs and others failed, the error is a
+// *PartialProduceError naming exactly which records were stored (their
+// acks are valid).
 func (e *Engine) Produce(ctx context.Context, topicName string, partition int, recs []Record) ([]Ack, error) {
 	t, err := e.topic(topicName)
 	if err != nil {
@@ -44,18 +48,26 @@ func (e *Engine) Produce(ctx context.Context, topicName string, partition int, r
 	}
 	var wg sync.WaitGroup
 	errs := make(chan error, len(groups))
+	stored := make([]bool, len(recs))
 	for p, idx := range groups {
 		wg.Add(1)
 		go func() {
 			defer wg.Done()
 			if err := e.appendTo(ctx, t, p, recs, idx, acks); err != nil {
 				errs <- err
+				return
+			}
+			for _, i := range idx {
+				stored[i] = true // distinct indexes per goroutine
 			}
 		}()
 	}
 	wg.Wait()
 	close(errs)
 	if err := <-errs; err != nil {
+		if slices.Contains(stored, true) {
+			return acks, &PartialProduceError{Stored: stored, Err: err}
+		}
 		return nil, err
 	}
 	return acks, nil
