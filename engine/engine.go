@@ -7,9 +7,11 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"io/fs"
 	"log/slog"
 	"os"
 	"path/filepath"
+	"slices"
 	"sort"
 	"strconv"
 	"sync"
@@ -80,12 +82,20 @@ func Open(opts Options) (*Engine, error) {
 		}
 		return nil, fmt.Errorf("data directory %s: %w", opts.Dir, err)
 	}
+	_, statErr := os.Stat(meta.Path(opts.Dir))
+	metaMissing := errors.Is(statErr, fs.ErrNotExist)
 	store, err := meta.Open(opts.Dir, meta.DefaultOptions())
 	if err != nil {
 		lock.Unlock()
 		return nil, fmt.Errorf("data directory %s: %w", opts.Dir, err)
 	}
 	e := &Engine{opts: opts, lock: lock, meta: store, topics: map[string]*topic{}, reports: map[string]recovery.Report{}}
+	if metaMissing {
+		if err := e.rebuildMeta(); err != nil {
+			e.closeAll()
+			return nil, err
+		}
+	}
 	if err := e.load(); err != nil {
 		e.closeAll()
 		return nil, err
@@ -207,6 +217,46 @@ func (e *Engine) load() error {
 	return nil
 }
 
+// rebuildMeta runs when meta.db was missing (it was just created empty):
+// every topic directory that holds data is recorded again as a topic, with
+// as many partitions as its highest pNNNNN directory says and the default
+// config (the stored one is gone), so no record becomes unreachable and no
+// later create of the same name adopts the directory silently. Each topic
+// rebuilt is logged, listed in Problems and marked in meta.db (Rebuilt),
+// where `pulse meta check` reports it.
+func (e *Engine) rebuildMeta() error {
+	disk, err := e.scanDisk()
+	if err != nil {
+		return err
+	}
+	names := make([]string, 0, len(disk))
+	for name := range disk {
+		names = append(names, name)
+	}
+	sort.Strings(names)
+	for _, name := range names {
+		parts := disk[name]
+		if len(parts) == 0 || e.holdsNoData(name) {
+			continue
+		}
+		n := slices.Max(parts) + 1
+		cfg := DefaultTopicConfig()
+		cfg.Partitions = n
+		raw, err := json.Marshal(cfg)
+		if err != nil {
+			return fmt.Errorf("topic %s: %w", name, err)
+		}
+		why := fmt.Sprintf("meta.db was missing; rebuilt from the topic directory (%d partitions, default config: the stored config was lost)", n)
+		if err := e.meta.PutTopic(meta.Topic{Name: name, Partitions: n, Config: raw, CreatedAt: time.Now().UTC(), State: meta.TopicActive, Rebuilt: why}); err != nil {
+			return fmt.Errorf("rebuild meta.db: topic %s: %w", name, mapMetaErr(err))
+		}
+		msg := fmt.Sprintf("topic %s: %s", name, why)
+		e.problems = append(e.problems, msg)
+		e.opts.Logger.Error("meta.db rebuilt", "dir", e.opts.Dir, "topic", name, "partitions", n)
+	}
+	return nil
+}
+
 // describeMismatch says what startup found and what Pulse does about it.
 func describeMismatch(m meta.Mismatch) string {
 	switch m.Kind {
@@ -222,10 +272,17 @@ func describeMismatch(m meta.Mismatch) string {
 
 // scanDisk lists the partition directories under topics/.
 func (e *Engine) scanDisk() (map[string][]int, error) {
-	root := filepath.Join(e.opts.Dir, topicsDir)
+	return ScanTopicDirs(e.opts.Dir)
+}
+
+// ScanTopicDirs lists the topic directories under <dataDir>/topics (valid
+// topic names only) and the partition numbers of their pNNNNN directories.
+// It only reads.
+func ScanTopicDirs(dataDir string) (map[string][]int, error) {
+	root := filepath.Join(dataDir, topicsDir)
 	ents, err := os.ReadDir(root)
 	if err != nil {
-		return nil, fmt.Errorf("data directory %s: %w", e.opts.Dir, err)
+		return nil, fmt.Errorf("data directory %s: %w", dataDir, err)
 	}
 	disk := map[string][]int{}
 	for _, te := range ents {
