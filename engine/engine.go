@@ -21,6 +21,7 @@ import (
 	"github.com/pulselog/pulse/engine/fsutil"
 	plog "github.com/pulselog/pulse/engine/log"
 	"github.com/pulselog/pulse/engine/recovery"
+	"github.com/pulselog/pulse/engine/segment"
 	"github.com/pulselog/pulse/meta"
 )
 
@@ -29,6 +30,9 @@ type Engine struct {
 	opts Options
 	lock *fsutil.DirLock
 	meta *meta.Store
+	// files bounds the segment descriptors of every partition (nil: no
+	// bound, Options.MaxOpenSegments < 0).
+	files *segment.Pool
 
 	// mu guards topics, reports, problems and closed. It is held for
 	// reading on every produce and read, for writing while a topic is
@@ -90,6 +94,9 @@ func Open(opts Options) (*Engine, error) {
 		return nil, fmt.Errorf("data directory %s: %w", opts.Dir, err)
 	}
 	e := &Engine{opts: opts, lock: lock, meta: store, topics: map[string]*topic{}, reports: map[string]recovery.Report{}}
+	if opts.MaxOpenSegments > 0 {
+		e.files = segment.NewPool(opts.MaxOpenSegments)
+	}
 	if metaMissing {
 		if err := e.rebuildMeta(); err != nil {
 			e.closeAll()
@@ -121,6 +128,9 @@ func (o Options) withDefaults() Options {
 	}
 	if o.MaxPartitions == 0 {
 		o.MaxPartitions = DefaultMaxPartitions
+	}
+	if o.MaxOpenSegments == 0 {
+		o.MaxOpenSegments = DefaultMaxOpenSegments
 	}
 	return o
 }
@@ -347,6 +357,7 @@ func (e *Engine) openPartition(topicName string, p int, cfg TopicConfig) (*plog.
 		SyncBytes:          e.opts.SyncBytes,
 		HWMInterval:        e.opts.HWMInterval,
 		HiddenTail:         string(e.opts.HiddenTail),
+		FilePool:           e.files,
 		Logger:             e.opts.Logger,
 	})
 }

@@ -47,6 +47,13 @@ type Options struct {
 	MaxTopics     int // default 1,000
 	MaxPartitions int // default 4,000 (all topics together)
 
+	// MaxOpenSegments bounds the segments whose files (a .log and an .index
+	// descriptor each) are open at once, whatever the number of partitions:
+	// past it the least recently used idle segments whose bytes are all
+	// fsynced close their files and reopen them on the next read or append.
+	// Negative: no bound.
+	MaxOpenSegments int // default 2,048
+
 	// Logger receives one line per partition whose recovery did work, and
 	// maintenance outcomes. Nil discards.
 	Logger *slog.Logger
@@ -68,6 +75,7 @@ func DefaultOptions(dir string) Options {
 		CompactionInterval: 30 * time.Second,
 		MaxTopics:          DefaultMaxTopics,
 		MaxPartitions:      DefaultMaxPartitions,
+		MaxOpenSegments:    DefaultMaxOpenSegments,
 	}
 }
 
@@ -75,4 +83,6 @@ func DefaultOptions(dir string) Options {
 const (
 	DefaultMaxTopics     = 1000
 	DefaultMaxPartitions = 4000
+	// DefaultMaxOpenSegments keeps at most 4,096 segment descriptors open.
+	DefaultMaxOpenSegments = 2048
 )

@@ -137,6 +137,7 @@ func Open(dir string, opts Options) (*Log, error) {
 		Partition:          opts.Partition,
 		IndexIntervalBytes: opts.IndexIntervalBytes,
 		HiddenTail:         opts.HiddenTail,
+		FilePool:           opts.FilePool,
 	})
 	if err != nil {
 		return nil, fmt.Errorf("partition %s: %w", dir, err)
@@ -190,7 +191,11 @@ func Open(dir string, opts Options) (*Log, error) {
 
 func (l *Log) newSegState(s *segment.Segment) *segState {
 	l.nextID++
-	return &segState{seg: s, id: l.nextID}
+	st := &segState{seg: s, id: l.nextID}
+	// Its files may close while idle only once every byte appended is
+	// fsynced and verified: no write or fsync ever spans a reopen.
+	s.SetParkable(func() bool { return st.durable.Load() >= s.Size() })
+	return st
 }
 
 // Dir is the partition directory.

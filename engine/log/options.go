@@ -5,6 +5,7 @@ import (
 	"time"
 
 	"github.com/pulselog/pulse/engine/codec"
+	"github.com/pulselog/pulse/engine/segment"
 )
 
 // SyncMode says when an append is acknowledged (SPEC §4).
@@ -65,6 +66,12 @@ type Options struct {
 	// CacheBytes bounds the decoded batches reads keep cached (the batch
 	// read last is always kept).
 	CacheBytes int // default 4 MiB
+
+	// FilePool, when set, bounds the descriptors the partition's segments
+	// keep open (shared by every partition of an engine): idle segments
+	// whose bytes are all fsynced and verified close their files and
+	// reopen them on the next read or append.
+	FilePool *segment.Pool
 
 	// Logger receives recovery and failure lines. Nil discards.
 	Logger *slog.Logger

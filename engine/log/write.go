@@ -184,7 +184,7 @@ func (l *Log) roll(base int64) (*segState, error) {
 	if err := l.writeManifest(base, -1); err != nil {
 		return nil, fmt.Errorf("partition %s: roll at offset %d: %w", l.dir, base, err)
 	}
-	seg, err := segment.Create(l.dir, base, segment.Options{IndexIntervalBytes: l.opts.IndexIntervalBytes})
+	seg, err := segment.Create(l.dir, base, segment.Options{IndexIntervalBytes: l.opts.IndexIntervalBytes, Pool: l.opts.FilePool})
 	if err != nil {
 		return nil, fmt.Errorf("partition %s: roll at offset %d: %w", l.dir, base, err)
 	}
