@@ -164,8 +164,24 @@ func TestAckedTailBitFlipsNeverTruncate(t *testing.T) {
 				pos += h.Size()
 			}
 			from := starts[len(starts)-2]
+			// One bit per byte (a different one each byte); every bit of
+			// every byte with PULSE_LONG=1.
+			type flipAt struct {
+				p    int64
+				mask byte
+			}
+			var flips []flipAt
 			for p := from; p < int64(len(data)); p++ {
-				mask := byte(1) << (p % 8)
+				if os.Getenv("PULSE_LONG") != "" {
+					for b := range 8 {
+						flips = append(flips, flipAt{p, 1 << b})
+					}
+				} else {
+					flips = append(flips, flipAt{p, 1 << (p % 8)})
+				}
+			}
+			for _, fl := range flips {
+				p, mask := fl.p, fl.mask
 				files := maps.Clone(pristine)
 				damaged := bytes.Clone(data)
 				damaged[p] ^= mask
