@@ -5,65 +5,14 @@ import (
 	"context"
 	"fmt"
 	"os"
-	"os/exec"
 	"path/filepath"
 	"strings"
 	"syscall"
 	"testing"
 
 	"github.com/pulselog/pulse/engine/codec"
+	"github.com/pulselog/pulse/engine/internal/loopfs"
 )
-
-// smallFS mounts a fresh ext4 filesystem of sizeMiB on a loop device and
-// returns its mount point, unmounted at cleanup. It needs root (CI runs as
-// root and must run it); elsewhere it skips with the reason.
-func smallFS(t *testing.T, sizeMiB int) string {
-	t.Helper()
-	unavailable := func(why string, a ...any) {
-		t.Helper()
-		msg := fmt.Sprintf(why, a...)
-		if os.Getenv("CI") != "" {
-			t.Fatalf("a loop-device ext4 is required in CI: %s", msg)
-		}
-		t.Skipf("no loop-device ext4 (%s); run as root, or with CI=true to make this a failure", msg)
-	}
-	if os.Geteuid() != 0 {
-		unavailable("not root")
-	}
-	for _, tool := range []string{"mkfs.ext4", "mount", "umount"} {
-		if _, err := exec.LookPath(tool); err != nil {
-			unavailable("%s not found", tool)
-		}
-	}
-	tmp := t.TempDir()
-	img, mnt := filepath.Join(tmp, "img"), filepath.Join(tmp, "mnt")
-	if err := os.Mkdir(mnt, 0o755); err != nil {
-		t.Fatal(err)
-	}
-	if err := os.Truncate(img, int64(sizeMiB)<<20); err != nil {
-		// The image file may not exist yet.
-		f, cerr := os.Create(img)
-		if cerr != nil {
-			t.Fatal(cerr)
-		}
-		f.Close()
-		if err := os.Truncate(img, int64(sizeMiB)<<20); err != nil {
-			t.Fatal(err)
-		}
-	}
-	if out, err := exec.Command("mkfs.ext4", "-q", "-m", "0", img).CombinedOutput(); err != nil {
-		unavailable("mkfs.ext4: %v: %s", err, out)
-	}
-	if out, err := exec.Command("mount", "-o", "loop", img, mnt).CombinedOutput(); err != nil {
-		unavailable("mount -o loop: %v: %s", err, out)
-	}
-	t.Cleanup(func() {
-		if out, err := exec.Command("umount", mnt).CombinedOutput(); err != nil {
-			t.Errorf("umount %s: %v: %s", mnt, err, out)
-		}
-	})
-	return mnt
-}
 
 // TestFullDiskRewindsAndServesAgain fills a real 16 MiB ext4 until appends
 // fail with ENOSPC: the failed appends' records are never visible (not
@@ -73,7 +22,7 @@ func smallFS(t *testing.T, sizeMiB int) string {
 func TestFullDiskRewindsAndServesAgain(t *testing.T) {
 	for _, mode := range []SyncMode{SyncEveryWrite, SyncInterval} {
 		t.Run(string(mode), func(t *testing.T) {
-			mnt := smallFS(t, 16)
+			mnt := loopfs.Mount(t, 16)
 			// Ballast, removed later to free space.
 			ballast := filepath.Join(mnt, "ballast")
 			if err := os.WriteFile(ballast, bytes.Repeat([]byte{1}, 3<<20), 0o644); err != nil {
