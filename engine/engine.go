@@ -433,14 +433,19 @@ func (e *Engine) closeAll() error {
 		errs []error
 		wg   sync.WaitGroup
 	)
+	// A bounded number at once: each close holds its files open (and
+	// writes a snapshot), so thousands at once would exhaust descriptors.
+	sem := make(chan struct{}, 16)
 	for _, t := range e.topics {
 		for _, l := range t.parts {
 			if l == nil {
 				continue
 			}
 			wg.Add(1)
+			sem <- struct{}{}
 			go func() {
 				defer wg.Done()
+				defer func() { <-sem }()
 				if err := l.Close(); err != nil {
 					mu.Lock()
 					errs = append(errs, err)

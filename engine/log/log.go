@@ -66,6 +66,7 @@ type Log struct {
 	unverified  []pendingSync // batches written since the last fsync
 	syncWaiters []*appendReq  // strict appends waiting for their batches to be durable
 	unsynced    int64         // bytes written since the last fsync
+	unsyncedAt  time.Time     // when the first of them was written (zero: none)
 	laxAcked    int64         // offset after the last interval-mode append acked on write
 	failWaiters []*appendReq  // strict appends of a failed sync pass, answered after the rewind
 	lastSync    time.Time
@@ -409,6 +410,7 @@ func (l *Log) rewind() {
 	if rerr == nil {
 		l.unverified = nil
 		l.unsynced = 0
+		l.unsyncedAt = time.Time{}
 		l.written = next
 	}
 	l.wmu.Unlock()

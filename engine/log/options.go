@@ -53,6 +53,15 @@ type Options struct {
 	SyncInterval time.Duration // interval mode: fsync at least this often; default 1s
 	SyncBytes    int64         // interval mode: fsync once this much is unsynced; default 8 MiB
 
+	// VisibleWithin bounds, in interval mode, how long an acked append
+	// waits before the fsync that makes it visible: the first write after
+	// an fsync starts a window of this length, every write in it shares one
+	// fsync at its end, so records become visible about VisibleWithin plus
+	// one fdatasync after their ack, with or without readers, at no more
+	// than one fsync per window. Negative: only SyncInterval, SyncBytes and
+	// waiting readers trigger the fsync.
+	VisibleWithin time.Duration // default 5ms
+
 	// HWMInterval bounds how far the persisted hwm file may lag the HWM.
 	HWMInterval time.Duration // default 1s
 
@@ -90,6 +99,7 @@ func DefaultOptions() Options {
 		SyncMode:           SyncEveryWrite,
 		SyncInterval:       time.Second,
 		SyncBytes:          8 << 20,
+		VisibleWithin:      5 * time.Millisecond,
 		HWMInterval:        time.Second,
 		HiddenTail:         "expose",
 		MaxRecordBytes:     16 << 20,
@@ -108,6 +118,9 @@ func (o Options) withDefaults() Options {
 	orDefault(&o.SyncInterval, d.SyncInterval)
 	orDefault(&o.SyncBytes, d.SyncBytes)
 	orDefault(&o.HWMInterval, d.HWMInterval)
+	if o.VisibleWithin == 0 {
+		o.VisibleWithin = d.VisibleWithin
+	}
 	orDefault(&o.MaxRecordBytes, d.MaxRecordBytes)
 	orDefault(&o.CacheBytes, d.CacheBytes)
 	if o.SyncMode == "" {

@@ -119,8 +119,8 @@ func (w *batchWriter) write(reqs []*appendReq) error {
 	for _, r := range w.lax {
 		r.done <- nil
 	}
-	if needSync || l.watching() {
-		l.kick(l.wakeSyncer)
+	if needSync || l.watching() || (l.opts.SyncMode == SyncInterval && l.opts.VisibleWithin > 0) {
+		l.kick(l.wakeSyncer) // interval mode: the syncer holds the fsync for the visibility window
 	} else {
 		l.kick(l.wakeTimer) // unsynced data: the syncer's timer must be armed
 	}
@@ -158,6 +158,9 @@ func (w *batchWriter) writeBatch() error {
 	l.wmu.Lock()
 	l.written = end
 	l.unverified = append(l.unverified, pendingSync{st: active, pos: pos, len: int64(len(w.buf)), end: end})
+	if l.unsynced == 0 {
+		l.unsyncedAt = time.Now()
+	}
 	l.unsynced += int64(len(w.buf))
 	l.wmu.Unlock()
 	return nil
@@ -211,7 +214,8 @@ func (l *Log) syncLoop() {
 		select {
 		case <-l.wakeSyncer:
 			l.gatherCommitters()
-			_ = l.syncNow() // a failure is sticky and answered to every waiter
+			l.awaitVisibilityWindow()
+			_ = l.syncNow() // a failure is answered to every waiter after the rewind
 		case <-l.wakeTimer:
 		case <-t.C:
 			armed = false
@@ -246,6 +250,33 @@ func (l *Log) timedWorkPending() bool {
 	l.hwmMu.Lock()
 	defer l.hwmMu.Unlock()
 	return l.hwm.Load() != l.persistedHWM
+}
+
+// awaitVisibilityWindow is interval mode's coalescing: when only lax
+// appends wait for their fsync (no strict waiter, less than SyncBytes
+// unsynced), it sleeps until VisibleWithin after the first unsynced write,
+// so every write of the window shares one fsync and none waits longer.
+func (l *Log) awaitVisibilityWindow() {
+	if l.opts.SyncMode != SyncInterval || l.opts.VisibleWithin <= 0 {
+		return
+	}
+	l.wmu.Lock()
+	strict := len(l.syncWaiters) > 0
+	at, big := l.unsyncedAt, l.unsynced >= l.opts.SyncBytes
+	l.wmu.Unlock()
+	if strict || big || at.IsZero() {
+		return
+	}
+	d := time.Until(at.Add(l.opts.VisibleWithin))
+	if d <= 0 {
+		return
+	}
+	t := time.NewTimer(d)
+	defer t.Stop()
+	select {
+	case <-t.C:
+	case <-l.stop:
+	}
 }
 
 // gatherCommitters is group commit's bounded wait (PostgreSQL's
@@ -298,6 +329,7 @@ func (l *Log) syncNow() error {
 	l.syncWaiters = nil
 	end := l.written
 	l.unsynced = 0
+	l.unsyncedAt = time.Time{}
 	l.lastSync = time.Now()
 	l.wmu.Unlock()
 
