@@ -56,6 +56,9 @@ func TestDamageCasesKeepEveryPromise(t *testing.T) {
 			a := b.segs[len(b.segs)-1]
 			removeSegment(t, a.Path)
 		}, "MISSING"},
+		{"first segment deleted", func(t *testing.T, b *built) {
+			removeSegment(t, b.segs[0].Path)
+		}, "MISSING"},
 		{"sealed segment deleted from the middle", func(t *testing.T, b *built) {
 			removeSegment(t, b.segs[1].Path)
 		}, "MISSING"},

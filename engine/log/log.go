@@ -176,7 +176,7 @@ func Open(dir string, opts Options) (*Log, error) {
 	l.written = res.LEO
 	l.durable.Store(res.LEO)
 	l.hwm.Store(res.HWM)
-	l.logStart.Store(l.segs[0].seg.Base())
+	l.logStart.Store(min(l.segs[0].seg.Base(), res.LogStart))
 	l.persistedHWM = res.HWM
 	l.persistedAt = time.Now()
 	l.lastTS = l.lastTimestamp()

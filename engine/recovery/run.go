@@ -391,6 +391,14 @@ func (r *runner) finish() (*Result, error) {
 		}
 		persisted = logStart
 	}
+	// A lost range at the start (the first segment is gone) stays inside
+	// the log, so reads from the earliest offset count it as skipped.
+	for _, g := range r.rep.Gaps {
+		if g.FirstOffset < logStart && g.EndOffset >= logStart {
+			logStart = g.FirstOffset
+		}
+	}
+	r.rep.LogStart = logStart
 	dataEnd := leo // the end of the records found, before any gap
 	if r.missingActive >= 0 && r.promised <= leo {
 		r.note("the manifest lists segment %s, which was never created (a roll was interrupted): nothing lost", segment.LogFile(r.missingActive))
