@@ -47,9 +47,11 @@ func (p *Pool) Stats() PoolStats {
 	return PoolStats{Open: p.lru.Len(), Limit: p.limit, Parked: p.parked, Reopened: p.reopened}
 }
 
-// touch records that s (whose fmu the caller holds, files open) was just
-// used, and parks the least recently used idle segments past the limit.
-func (p *Pool) touch(s *Segment, reopened bool) {
+// add enters s (whose fmu the caller holds, files just opened) and parks
+// idle segments past the limit, oldest first with a second chance (CLOCK):
+// a segment used since the last pass (Segment.recent, set by every
+// acquire without touching the pool's lock) goes back to the front once.
+func (p *Pool) add(s *Segment, reopened bool) {
 	p.mu.Lock()
 	defer p.mu.Unlock()
 	if reopened {
@@ -57,21 +59,26 @@ func (p *Pool) touch(s *Segment, reopened bool) {
 	}
 	if s.elem == nil {
 		s.elem = p.lru.PushFront(s)
-	} else {
-		p.lru.MoveToFront(s.elem)
 	}
-	for e := p.lru.Back(); e != nil && p.lru.Len() > p.limit; {
-		prev := e.Prev()
+	for steps := 2 * p.lru.Len(); steps > 0 && p.lru.Len() > p.limit; steps-- {
+		e := p.lru.Back()
 		v := e.Value.(*Segment)
-		if v != s && v.fmu.TryLock() {
-			if v.parkLocked() {
-				p.lru.Remove(e)
-				v.elem = nil
-				p.parked++
-			}
-			v.fmu.Unlock()
+		if v == s || !v.fmu.TryLock() {
+			p.lru.MoveToFront(e)
+			continue
 		}
-		e = prev
+		switch {
+		case v.recent:
+			v.recent = false
+			p.lru.MoveToFront(e)
+		case v.parkLocked():
+			p.lru.Remove(e)
+			v.elem = nil
+			p.parked++
+		default:
+			p.lru.MoveToFront(e) // busy or not parkable now
+		}
+		v.fmu.Unlock()
 	}
 }
 
@@ -144,8 +151,9 @@ func (s *Segment) acquire() (*os.File, error) {
 		s.log, reopened = f, true
 	}
 	s.users++
-	if s.opts.Pool != nil {
-		s.opts.Pool.touch(s, reopened)
+	s.recent = true
+	if reopened && s.opts.Pool != nil {
+		s.opts.Pool.add(s, true)
 	}
 	return s.log, nil
 }

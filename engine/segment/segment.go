@@ -70,6 +70,7 @@ type Segment struct {
 	log         *os.File // pread/pwrite only, safe for concurrent use; nil while parked
 	users       int      // operations using the files now (acquire/release)
 	held        bool     // never park (Hold)
+	recent      bool     // used since the pool's last pass over it
 	parkable    func() bool
 	elem        *list.Element // in opts.Pool's LRU while files are open
 	closedFiles bool          // Close or Remove ran: never reopen
@@ -637,6 +638,6 @@ func (s *Segment) register() {
 		return
 	}
 	s.fmu.Lock()
-	s.opts.Pool.touch(s, false)
+	s.opts.Pool.add(s, false)
 	s.fmu.Unlock()
 }
