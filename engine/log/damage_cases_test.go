@@ -25,6 +25,9 @@ func TestDamageCasesKeepEveryPromise(t *testing.T) {
 		end   int64
 		acks  ackBook
 		stray string // a file the damage placed, which must stay as it is
+		// fillTo, when set, is the offset the first reopen appends up to
+		// (past the stray's name) before the usual record.
+		fillTo int64
 	}
 	cases := []struct {
 		name   string
@@ -80,6 +83,16 @@ func TestDamageCasesKeepEveryPromise(t *testing.T) {
 				t.Fatal(err)
 			}
 		}, "STRAY"},
+		{"stray file named for the next roll", func(t *testing.T, b *built) {
+			// 66 records of this size fill a segment: the next roll is at
+			// the next multiple of 66, where a later round's appends land.
+			next := (b.end/66 + 1) * 66
+			b.stray = filepath.Join(b.dir, segment.Name(next)+".log")
+			if err := os.WriteFile(b.stray, []byte("not pulse"), 0o644); err != nil {
+				t.Fatal(err)
+			}
+			b.fillTo = next + 10
+		}, "STRAY"},
 		{"stray empty segment after the active one", func(t *testing.T, b *built) {
 			b.stray = filepath.Join(b.dir, segment.Name(b.end+2000)+".log")
 			if err := os.WriteFile(b.stray, nil, 0o644); err != nil {
@@ -131,6 +144,10 @@ func TestDamageCasesKeepEveryPromise(t *testing.T) {
 					t.Fatalf("%s: truncated acked data or moved the end back (leo %d < %d):\n%s", where, l.LEO(), b.end, text)
 				}
 				checkAgainstAcks(t, l, b.acks, where)
+				for round == 0 && l.LEO() < b.fillTo {
+					r := codec.Record{Key: []byte("fill"), Value: bytes.Repeat([]byte{'f'}, 900)}
+					b.acks[mustAppend(t, l, r)] = r
+				}
 				r := codec.Record{Value: []byte(fmt.Sprintf("after round %d", round))}
 				off := mustAppend(t, l, r)
 				if _, used := b.acks[off]; used || off < b.end {

@@ -3,6 +3,8 @@ package log
 import (
 	"errors"
 	"fmt"
+	"os"
+	"path/filepath"
 	"time"
 
 	"github.com/pulselog/pulse/engine/codec"
@@ -146,7 +148,12 @@ func (w *batchWriter) writeBatch() error {
 	active := l.segs[len(l.segs)-1]
 	l.segMu.RUnlock()
 	if size := active.seg.Size(); size > 0 && size+int64(len(w.buf)) > l.opts.SegmentMaxBytes {
-		if active, err = l.roll(base); err != nil {
+		if l.strayAt(base) {
+			// A file Pulse did not write holds the new segment's name: it
+			// is left alone, and this batch goes to the active segment,
+			// past its size limit (the next roll is at a later offset).
+			l.opts.Logger.Warn("segment roll postponed: a stray file holds the name", "dir", l.dir, "file", segment.LogFile(base))
+		} else if active, err = l.roll(base); err != nil {
 			return err
 		}
 	}
@@ -164,6 +171,13 @@ func (w *batchWriter) writeBatch() error {
 	l.unsynced += int64(len(w.buf))
 	l.wmu.Unlock()
 	return nil
+}
+
+// strayAt reports whether a .log file named for base exists (a file the
+// manifest does not list: recovery reported it as stray).
+func (l *Log) strayAt(base int64) bool {
+	_, err := os.Lstat(filepath.Join(l.dir, segment.LogFile(base)))
+	return err == nil
 }
 
 // roll seals the active segment and starts a new one at base. Everything
