@@ -7,9 +7,11 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"io/fs"
 	"log/slog"
 	"os"
 	"path/filepath"
+	"slices"
 	"sort"
 	"strconv"
 	"sync"
@@ -19,6 +21,7 @@ import (
 	"github.com/pulselog/pulse/engine/fsutil"
 	plog "github.com/pulselog/pulse/engine/log"
 	"github.com/pulselog/pulse/engine/recovery"
+	"github.com/pulselog/pulse/engine/segment"
 	"github.com/pulselog/pulse/meta"
 )
 
@@ -27,6 +30,9 @@ type Engine struct {
 	opts Options
 	lock *fsutil.DirLock
 	meta *meta.Store
+	// files bounds the segment descriptors of every partition (nil: no
+	// bound, Options.MaxOpenSegments < 0).
+	files *segment.Pool
 
 	// mu guards topics, reports, problems and closed. It is held for
 	// reading on every produce and read, for writing while a topic is
@@ -80,12 +86,23 @@ func Open(opts Options) (*Engine, error) {
 		}
 		return nil, fmt.Errorf("data directory %s: %w", opts.Dir, err)
 	}
+	_, statErr := os.Stat(meta.Path(opts.Dir))
+	metaMissing := errors.Is(statErr, fs.ErrNotExist)
 	store, err := meta.Open(opts.Dir, meta.DefaultOptions())
 	if err != nil {
 		lock.Unlock()
 		return nil, fmt.Errorf("data directory %s: %w", opts.Dir, err)
 	}
 	e := &Engine{opts: opts, lock: lock, meta: store, topics: map[string]*topic{}, reports: map[string]recovery.Report{}}
+	if opts.MaxOpenSegments > 0 {
+		e.files = segment.NewPool(opts.MaxOpenSegments)
+	}
+	if metaMissing {
+		if err := e.rebuildMeta(); err != nil {
+			e.closeAll()
+			return nil, err
+		}
+	}
 	if err := e.load(); err != nil {
 		e.closeAll()
 		return nil, err
@@ -105,6 +122,15 @@ func (o Options) withDefaults() Options {
 	}
 	if o.Logger == nil {
 		o.Logger = slog.New(slog.DiscardHandler)
+	}
+	if o.MaxTopics == 0 {
+		o.MaxTopics = DefaultMaxTopics
+	}
+	if o.MaxPartitions == 0 {
+		o.MaxPartitions = DefaultMaxPartitions
+	}
+	if o.MaxOpenSegments == 0 {
+		o.MaxOpenSegments = DefaultMaxOpenSegments
 	}
 	return o
 }
@@ -201,6 +227,46 @@ func (e *Engine) load() error {
 	return nil
 }
 
+// rebuildMeta runs when meta.db was missing (it was just created empty):
+// every topic directory that holds data is recorded again as a topic, with
+// as many partitions as its highest pNNNNN directory says and the default
+// config (the stored one is gone), so no record becomes unreachable and no
+// later create of the same name adopts the directory silently. Each topic
+// rebuilt is logged, listed in Problems and marked in meta.db (Rebuilt),
+// where `pulse meta check` reports it.
+func (e *Engine) rebuildMeta() error {
+	disk, err := e.scanDisk()
+	if err != nil {
+		return err
+	}
+	names := make([]string, 0, len(disk))
+	for name := range disk {
+		names = append(names, name)
+	}
+	sort.Strings(names)
+	for _, name := range names {
+		parts := disk[name]
+		if len(parts) == 0 || e.holdsNoData(name) {
+			continue
+		}
+		n := slices.Max(parts) + 1
+		cfg := DefaultTopicConfig()
+		cfg.Partitions = n
+		raw, err := json.Marshal(cfg)
+		if err != nil {
+			return fmt.Errorf("topic %s: %w", name, err)
+		}
+		why := fmt.Sprintf("meta.db was missing; rebuilt from the topic directory (%d partitions, default config: the stored config was lost)", n)
+		if err := e.meta.PutTopic(meta.Topic{Name: name, Partitions: n, Config: raw, CreatedAt: time.Now().UTC(), State: meta.TopicActive, Rebuilt: why}); err != nil {
+			return fmt.Errorf("rebuild meta.db: topic %s: %w", name, mapMetaErr(err))
+		}
+		msg := fmt.Sprintf("topic %s: %s", name, why)
+		e.problems = append(e.problems, msg)
+		e.opts.Logger.Error("meta.db rebuilt", "dir", e.opts.Dir, "topic", name, "partitions", n)
+	}
+	return nil
+}
+
 // describeMismatch says what startup found and what Pulse does about it.
 func describeMismatch(m meta.Mismatch) string {
 	switch m.Kind {
@@ -216,10 +282,17 @@ func describeMismatch(m meta.Mismatch) string {
 
 // scanDisk lists the partition directories under topics/.
 func (e *Engine) scanDisk() (map[string][]int, error) {
-	root := filepath.Join(e.opts.Dir, topicsDir)
+	return ScanTopicDirs(e.opts.Dir)
+}
+
+// ScanTopicDirs lists the topic directories under <dataDir>/topics (valid
+// topic names only) and the partition numbers of their pNNNNN directories.
+// It only reads.
+func ScanTopicDirs(dataDir string) (map[string][]int, error) {
+	root := filepath.Join(dataDir, topicsDir)
 	ents, err := os.ReadDir(root)
 	if err != nil {
-		return nil, fmt.Errorf("data directory %s: %w", e.opts.Dir, err)
+		return nil, fmt.Errorf("data directory %s: %w", dataDir, err)
 	}
 	disk := map[string][]int{}
 	for _, te := range ents {
@@ -284,6 +357,7 @@ func (e *Engine) openPartition(topicName string, p int, cfg TopicConfig) (*plog.
 		SyncBytes:          e.opts.SyncBytes,
 		HWMInterval:        e.opts.HWMInterval,
 		HiddenTail:         string(e.opts.HiddenTail),
+		FilePool:           e.files,
 		Logger:             e.opts.Logger,
 		Observer:           e.opts.Observer,
 	})
@@ -360,14 +434,19 @@ func (e *Engine) closeAll() error {
 		errs []error
 		wg   sync.WaitGroup
 	)
+	// A bounded number at once: each close holds its files open (and
+	// writes a snapshot), so thousands at once would exhaust descriptors.
+	sem := make(chan struct{}, 16)
 	for _, t := range e.topics {
 		for _, l := range t.parts {
 			if l == nil {
 				continue
 			}
 			wg.Add(1)
+			sem <- struct{}{}
 			go func() {
 				defer wg.Done()
+				defer func() { <-sem }()
 				if err := l.Close(); err != nil {
 					mu.Lock()
 					errs = append(errs, err)

@@ -18,6 +18,9 @@ var (
 	ErrTopicExists         = errors.New("topic already exists")
 	ErrInvalidConfig       = errors.New("invalid topic config")
 	ErrPartitionOutOfRange = errors.New("partition out of range")
+	// ErrTooManyTopics: creating the topic (or auto-creating it on produce)
+	// would pass Options.MaxTopics or Options.MaxPartitions.
+	ErrTooManyTopics = errors.New("too many topics")
 
 	// Produce and read.
 	ErrRecordTooLarge   = errors.New("record too large")

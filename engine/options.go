@@ -40,6 +40,22 @@ type Options struct {
 	// with. Nil is time.Now; tests inject one instead of waiting a day.
 	Now func() time.Time
 
+	// MaxTopics and MaxPartitions cap what CreateTopic (and so a produce
+	// that auto-creates a topic) may add: past them it fails with
+	// ErrTooManyTopics. Every partition holds open file descriptors (two per
+	// open segment), so the caps keep any local process from exhausting
+	// the process's descriptors by creating topics. A data dir that already
+	// holds more still opens. Negative: no cap.
+	MaxTopics     int // default 1,000
+	MaxPartitions int // default 4,000 (all topics together)
+
+	// MaxOpenSegments bounds the segments whose files (a .log and an .index
+	// descriptor each) are open at once, whatever the number of partitions:
+	// past it the least recently used idle segments whose bytes are all
+	// fsynced close their files and reopen them on the next read or append.
+	// Negative: no bound.
+	MaxOpenSegments int // default 2,048
+
 	// Logger receives one line per partition whose recovery did work, and
 	// maintenance outcomes. Nil discards.
 	Logger *slog.Logger
@@ -66,5 +82,16 @@ func DefaultOptions(dir string) Options {
 		HiddenTail:         HiddenTailExpose,
 		RetentionInterval:  30 * time.Second,
 		CompactionInterval: 30 * time.Second,
+		MaxTopics:          DefaultMaxTopics,
+		MaxPartitions:      DefaultMaxPartitions,
+		MaxOpenSegments:    DefaultMaxOpenSegments,
 	}
 }
+
+// The default caps of Options.MaxTopics and Options.MaxPartitions.
+const (
+	DefaultMaxTopics     = 1000
+	DefaultMaxPartitions = 4000
+	// DefaultMaxOpenSegments keeps at most 4,096 segment descriptors open.
+	DefaultMaxOpenSegments = 2048
+)

@@ -13,7 +13,8 @@ import (
 // Acks[i] is record i's ack where Stored[i], and record i was not stored
 // where !Stored[i] (its partition's append failed with Err; an append cut
 // short by its context may or may not have stored it). Records of one
-// partition are stored together or not at all.
+// partition are stored together or not at all: a failed write is rewound
+// before it is answered (docs/architecture.md).
 type PartialError struct {
 	Acks   []Ack
 	Stored []bool

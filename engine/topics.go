@@ -80,6 +80,9 @@ func (e *Engine) CreateTopic(name string, cfg TopicConfig) error {
 	if _, ok := e.topics[name]; ok {
 		return fmt.Errorf("%w: %s", ErrTopicExists, name)
 	}
+	if err := e.checkCapsLocked(name, cfg.Partitions); err != nil {
+		return err
+	}
 	for p := range cfg.Partitions {
 		if err := os.MkdirAll(e.partitionDir(name, p), 0o755); err != nil {
 			return fmt.Errorf("topic %s: %w", name, err)
@@ -110,6 +113,22 @@ func (e *Engine) CreateTopic(name string, cfg TopicConfig) error {
 		e.reports[r.Name()] = r
 	}
 	e.topics[name] = t
+	return nil
+}
+
+// checkCapsLocked refuses a new topic of n partitions past Options.MaxTopics
+// or Options.MaxPartitions. The caller holds e.mu.
+func (e *Engine) checkCapsLocked(name string, n int) error {
+	parts := 0
+	for _, t := range e.topics {
+		parts += len(t.parts)
+	}
+	if m := e.opts.MaxTopics; m >= 0 && len(e.topics)+1 > m {
+		return fmt.Errorf("%w: topic %s would be topic %d, the limit is %d (engine MaxTopics)", ErrTooManyTopics, name, len(e.topics)+1, m)
+	}
+	if m := e.opts.MaxPartitions; m >= 0 && parts+n > m {
+		return fmt.Errorf("%w: topic %s adds %d partitions to %d, the limit is %d (engine MaxPartitions)", ErrTooManyTopics, name, n, parts, m)
+	}
 	return nil
 }
 
@@ -229,6 +248,9 @@ func partitionInfo(topic string, p int, l *plog.Log) PartitionInfo {
 		LogStart: l.LogStart(), HWM: hwm, LEO: l.LEO(),
 		Degraded: l.Degraded(), SkippedRecords: l.SkippedRecords(),
 		Compacting: l.Compacting(),
+	}
+	if err := l.Failure(); err != nil {
+		pi.Failed = err.Error()
 	}
 	if end := l.Report().RecoveredEnd; end > hwm {
 		pi.HiddenTail = end - hwm

@@ -113,6 +113,10 @@ type PartitionInfo struct {
 	Degraded       bool   `json:"degraded"`
 	SkippedRecords int64  `json:"skipped_records"`
 	Compacting     bool   `json:"compacting"`
+	// Failed is why the partition's last write failed (an I/O error, a full
+	// disk), empty while it serves. Every append is a retry: the first that
+	// succeeds clears it.
+	Failed string `json:"failed,omitempty"`
 }
 
 // SegmentInfo describes one segment of a partition.

@@ -20,6 +20,10 @@ var (
 	// ErrNotInitialized is returned by a read-only Store whose meta.db was
 	// never initialised (a writable Open initialises it).
 	ErrNotInitialized = errors.New("meta.db is not initialised")
+	// ErrDamaged is returned by Open when meta.db exists but cannot be a
+	// bbolt file: empty, truncated, or without a valid meta page. The error
+	// names the file. Nothing is written, and bbolt never maps it.
+	ErrDamaged = errors.New("meta.db is damaged")
 	// ErrClosed is returned by every method of a closed Store.
 	ErrClosed = errors.New("meta store is closed")
 	// ErrReadOnly is returned by the write methods of a Store opened with

@@ -93,6 +93,11 @@ func Open(dataDir string, opts Options) (*Store, error) {
 		return nil, fmt.Errorf("meta: no readable %s in %s: %w", FileName, dataDir, statErr)
 	}
 	created := errors.Is(statErr, fs.ErrNotExist)
+	if statErr == nil {
+		if err := checkFile(path); err != nil {
+			return nil, err
+		}
+	}
 	timeout := opts.OpenTimeout
 	if timeout == 0 {
 		timeout = time.Nanosecond // one attempt: bbolt treats 0 as forever

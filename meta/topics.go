@@ -30,6 +30,9 @@ type Topic struct {
 	Config    json.RawMessage `json:"config"`
 	CreatedAt time.Time       `json:"created_at"`
 	State     TopicState      `json:"state"`
+	// Rebuilt is set when the topic was recorded again from its directory
+	// because meta.db was missing: why, and what was lost.
+	Rebuilt string `json:"rebuilt,omitempty"`
 }
 
 // Partition is the stored record of one partition of a topic.

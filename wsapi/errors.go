@@ -21,6 +21,7 @@ const (
 	CodePartitionOutOfRange = "partition_out_of_range" // partition >= the topic's partition count, or < 0
 	CodeOffsetOutOfRange    = "offset_out_of_range"    // offset before the log start or past the log end
 	CodeRecordTooLarge      = "record_too_large"       // a record exceeds the record size limit
+	CodeTooManyTopics       = "too_many_topics"        // creating the topic would pass the data dir's topic or partition cap
 	CodeUnknownSubscription = "unknown_subscription"   // unsubscribe/commit naming no live subscription
 	CodeRateLimited         = "rate_limited"           // too many produce requests awaiting their ack
 	CodeShuttingDown        = "shutting_down"          // the server is stopping and takes no new requests
@@ -83,6 +84,8 @@ func toError(err error) *Error {
 		code = CodeOffsetOutOfRange
 	case errors.Is(err, engine.ErrRecordTooLarge):
 		code = CodeRecordTooLarge
+	case errors.Is(err, engine.ErrTooManyTopics):
+		code = CodeTooManyTopics
 	case errors.Is(err, context.Canceled), errors.Is(err, ErrServerClosed):
 		code = CodeShuttingDown
 	}

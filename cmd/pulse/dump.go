@@ -90,6 +90,11 @@ type dumpDoc struct {
 }
 
 func runDump(w io.Writer, path string, records, asJSON bool) error {
+	if fi, err := os.Stat(path); err != nil {
+		return fmt.Errorf("dump: %w", err)
+	} else if fi.IsDir() {
+		return fmt.Errorf("dump: %s is a directory: pulse dump takes one segment file (a <20-digit base offset>.log in a partition directory)", path)
+	}
 	doc := dumpDoc{File: path, Batches: []dumpBatch{}}
 	var recs []codec.Record
 	visit := func(f recovery.Frame) error {
@@ -129,10 +134,23 @@ func runDump(w io.Writer, path string, records, asJSON bool) error {
 		return fmt.Errorf("dump %s: %w", path, err)
 	}
 	doc.Check, doc.OK = check, check.OK()
+	var notPulse error
+	if check.Batches == 0 && check.Size > 0 {
+		why := ""
+		if check.Torn != nil {
+			why = ": " + check.Torn.Reason
+		} else if len(check.Corrupt) > 0 {
+			why = ": " + check.Corrupt[0].Err
+		}
+		notPulse = fmt.Errorf("dump: %s is not a Pulse segment: not one valid batch in its %d bytes%s", path, check.Size, why)
+	}
 	if asJSON {
 		enc := json.NewEncoder(w)
 		enc.SetIndent("", "  ")
-		return enc.Encode(doc)
+		if err := enc.Encode(doc); err != nil {
+			return err
+		}
+		return notPulse
 	}
 	state := "ok"
 	if !check.OK() && check.Batches == 0 && !strings.HasSuffix(path, ".log") {
@@ -144,9 +162,11 @@ func runDump(w io.Writer, path string, records, asJSON bool) error {
 			state += fmt.Sprintf(", torn tail of %d bytes at %d", check.Torn.Bytes, check.Torn.Position)
 		}
 	}
-	_, err = fmt.Fprintf(w, "%s: base %d, %d bytes, %d valid batches, next offset %d: %s\n",
-		path, check.Base, check.Size, check.Batches, check.NextOffset, state)
-	return err
+	if _, err := fmt.Fprintf(w, "%s: base %d, %d bytes, %d valid batches, next offset %d: %s\n",
+		path, check.Base, check.Size, check.Batches, check.NextOffset, state); err != nil {
+		return err
+	}
+	return notPulse
 }
 
 func printDumpBatch(w io.Writer, b *dumpBatch) error {

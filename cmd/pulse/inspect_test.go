@@ -170,7 +170,14 @@ func TestInspectChangesNothing(t *testing.T) {
 }
 
 func TestInspectEmptyAndMissing(t *testing.T) {
-	out, _, err := runPulse(t, "inspect", t.TempDir())
+	if _, _, err := runPulse(t, "inspect", t.TempDir()); err == nil || !strings.Contains(err.Error(), "not a Pulse data directory") {
+		t.Fatalf("empty dir: %v", err)
+	}
+	data := t.TempDir() // a data dir without topics: meta.db only
+	if err := os.WriteFile(filepath.Join(data, "meta.db"), nil, 0o600); err != nil {
+		t.Fatal(err)
+	}
+	out, _, err := runPulse(t, "inspect", data)
 	if err != nil || !strings.Contains(out, "no partitions") {
 		t.Fatalf("err %v out %q", err, out)
 	}

@@ -5,9 +5,15 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"io/fs"
+	"os"
+	"path/filepath"
+	"sort"
+	"strings"
 
 	"github.com/spf13/cobra"
 
+	"github.com/pulselog/pulse/engine"
 	"github.com/pulselog/pulse/meta"
 )
 
@@ -71,8 +77,18 @@ func openMetaReadOnly(dir string) (*meta.Store, error) {
 }
 
 func runMetaCheck(w io.Writer, dir string) error {
+	disk, diskErr := engine.ScanTopicDirs(dir)
 	s, err := openMetaReadOnly(dir)
 	if err != nil {
+		if _, serr := os.Stat(meta.Path(dir)); errors.Is(serr, fs.ErrNotExist) && diskErr == nil && len(disk) > 0 {
+			names := make([]string, 0, len(disk))
+			for n := range disk {
+				names = append(names, n)
+			}
+			sort.Strings(names)
+			return fmt.Errorf("%s is missing, but %s holds %d topic directories (%s): their records are unreachable until pulse opens the data dir and rebuilds meta.db from them",
+				meta.Path(dir), filepath.Join(dir, "topics"), len(names), strings.Join(names, ", "))
+		}
 		return err
 	}
 	defer s.Close()
@@ -97,6 +113,16 @@ func runMetaCheck(w io.Writer, dir string) error {
 	cursors, err := s.ListCursors("")
 	if err != nil {
 		return err
+	}
+	for _, t := range topics {
+		if t.Rebuilt != "" {
+			fmt.Fprintf(w, "WARN topic %s: %s\n", t.Name, t.Rebuilt)
+		}
+	}
+	if diskErr == nil {
+		for _, m := range meta.Reconcile(topics, disk) {
+			fmt.Fprintf(w, "WARN %s: %s (partitions %v)\n", m.Topic, m.Kind, m.Partitions)
+		}
 	}
 	fmt.Fprintf(w, "%s: schema %d, %d topics, %d cursors: ok\n", s.Path(), version, len(topics), len(cursors))
 	return nil

@@ -145,3 +145,38 @@ func compact(t *testing.T, raw []byte) string {
 	}
 	return b.String()
 }
+
+// A truncated meta.db is a clear error naming the file (never a SIGBUS
+// fault), and a deleted one with topic directories left says what is at
+// stake; meta check never changes a byte.
+func TestMetaCheckDamagedOrMissingStore(t *testing.T) {
+	dir := makeMetaDir(t)
+	img, err := os.ReadFile(meta.Path(dir))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := os.WriteFile(meta.Path(dir), img[:len(img)/3], 0o600); err != nil {
+		t.Fatal(err)
+	}
+	_, _, err = runPulse(t, "meta", "check", "--data", dir)
+	if !errors.Is(err, meta.ErrDamaged) || !strings.Contains(err.Error(), meta.Path(dir)) {
+		t.Fatalf("check of a truncated meta.db: %v, want ErrDamaged naming the file", err)
+	}
+	if now, _ := os.ReadFile(meta.Path(dir)); !bytes.Equal(now, img[:len(img)/3]) {
+		t.Fatal("meta check changed meta.db")
+	}
+
+	if err := os.Remove(meta.Path(dir)); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.MkdirAll(dir+"/topics/orders/p00000", 0o755); err != nil {
+		t.Fatal(err)
+	}
+	_, _, err = runPulse(t, "meta", "check", "--data", dir)
+	if err == nil || !strings.Contains(err.Error(), "is missing, but") || !strings.Contains(err.Error(), "orders") {
+		t.Fatalf("check of a deleted meta.db beside topic directories: %v", err)
+	}
+	if _, err := os.Stat(meta.Path(dir)); !errors.Is(err, os.ErrNotExist) {
+		t.Fatal("meta check created meta.db")
+	}
+}

@@ -42,6 +42,8 @@ type apiConfig struct {
 	// Metrics, when set, is served at /metrics and counts what the API
 	// produces and reads (openMetered).
 	Metrics *metrics.Metrics
+	// Limits are the engine's caps (--max-topics, --max-partitions).
+	Limits *engineLimits
 }
 
 // ensureToken makes up a random token when the API would listen on a
@@ -161,11 +163,13 @@ random token is made up and printed.`,
 	f.BoolVar(&cfg.NoAutoCreate, "no-auto-create", false, "refuse produces to topics that do not exist instead of creating them")
 	f.Int64Var(&cfg.ReadLimit, "read-limit", 1<<20, "largest websocket message accepted from a client, in bytes")
 	kafkaListen := kafkaFlag(cmd)
+	limits := addLimitFlags(cmd)
 	cmd.RunE = func(cmd *cobra.Command, args []string) error {
 		cfg.KafkaListen, cfg.KafkaSet = kafkaListen()
 		if kafka.enabled() {
 			return runServeCluster(cmd, kafka, cfg)
 		}
+		cfg.Limits = limits
 		return runServe(cmd, *data, cfg)
 	}
 	return cmd
@@ -184,7 +188,7 @@ func runServe(cmd *cobra.Command, dir string, cfg apiConfig) error {
 	if err != nil {
 		return err
 	}
-	eng, m, err := openMetered(dir)
+	eng, m, err := openMetered(dir, cfg.Limits)
 	if err != nil {
 		return fmt.Errorf("opening %s: %w", dir, err)
 	}

@@ -28,6 +28,7 @@ type uiConfig struct {
 	noListen bool
 	kafka    string // Kafka listener address, "" for none
 	kafkaSet bool   // --kafka-listen given
+	limits   *engineLimits
 }
 
 // setupRoot makes the bare `pulse` command open the terminal UI on the data
@@ -43,6 +44,7 @@ func setupRoot(root *cobra.Command) {
 	root.Flags().BoolVar(&cfg.noAlt, "no-alt-screen", false, "draw inline instead of on the terminal's alternate screen")
 	root.Args = cobra.NoArgs
 	kafkaListen := kafkaFlag(root)
+	cfg.limits = addLimitFlags(root)
 	root.RunE = func(cmd *cobra.Command, args []string) error {
 		cfg.kafka, cfg.kafkaSet = kafkaListen()
 		cfg.dir, cfg.dirSet = *data, cmd.Flags().Changed("data")
@@ -92,7 +94,7 @@ func runUI(ctx context.Context, cfg uiConfig) error {
 	if err := os.MkdirAll(dir, 0o755); err != nil {
 		return fmt.Errorf("data dir %s: %w", dir, err)
 	}
-	e, met, err := openMetered(dir)
+	e, met, err := openMetered(dir, cfg.limits)
 	if err != nil {
 		return fmt.Errorf("open %s: %w", dir, err)
 	}

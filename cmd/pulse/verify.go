@@ -14,8 +14,10 @@ import (
 
 	"github.com/spf13/cobra"
 
+	"github.com/pulselog/pulse/engine/codec"
 	"github.com/pulselog/pulse/engine/recovery"
 	"github.com/pulselog/pulse/engine/segment"
+	"github.com/pulselog/pulse/meta"
 )
 
 func init() { register(newVerifyCmd) }
@@ -213,6 +215,9 @@ func findPartitions(root string) ([]partitionDir, error) {
 	}
 	abs, _ := filepath.Abs(root)
 	if n, ok := parsePartitionName(filepath.Base(abs)); ok || holdsSegments(root) {
+		if !looksLikePartition(root) {
+			return nil, fmt.Errorf("%w: %s holds no Pulse partition files (no hwm, snapshot or manifest file, no segment starting with a valid batch header)", errNotPulse, root)
+		}
 		return []partitionDir{{dir: root, topic: filepath.Base(filepath.Dir(abs)), partition: n}}, nil
 	}
 	topics := filepath.Join(root, "topics")
@@ -235,7 +240,55 @@ func findPartitions(root string) ([]partitionDir, error) {
 	} else if !errors.Is(err, fs.ErrNotExist) {
 		return nil, err
 	}
-	return topicPartitions(root, filepath.Base(abs))
+	ps, err := topicPartitions(root, filepath.Base(abs))
+	if err == nil && len(ps) == 0 {
+		if _, merr := os.Stat(filepath.Join(root, meta.FileName)); merr != nil {
+			return nil, fmt.Errorf("%w: %s is neither a data directory (no meta.db, no topics/), a topic directory (no pNNNNN partition directories) nor a partition directory (no segment files)", errNotPulse, root)
+		}
+	}
+	return ps, err
+}
+
+// errNotPulse: the path given to verify, inspect or dump is not something
+// Pulse wrote.
+var errNotPulse = errors.New("not a Pulse data directory")
+
+// looksLikePartition reports whether dir holds a file only a Pulse
+// partition has: its hwm, snapshot or manifest file, or a segment whose
+// first bytes parse as a batch header.
+func looksLikePartition(dir string) bool {
+	for _, f := range []string{recovery.HWMFile, recovery.SnapshotFile, recovery.ManifestFile} {
+		if _, err := os.Stat(filepath.Join(dir, f)); err == nil {
+			return true
+		}
+	}
+	bases, err := segmentFiles(dir)
+	if err != nil {
+		return false
+	}
+	for _, b := range bases {
+		if startsWithBatch(filepath.Join(dir, segment.LogFile(b))) {
+			return true
+		}
+	}
+	return false
+}
+
+// startsWithBatch reports whether the file is empty (a new segment) or its
+// first bytes parse as a batch header.
+func startsWithBatch(path string) bool {
+	f, err := os.Open(path)
+	if err != nil {
+		return false
+	}
+	defer f.Close()
+	hb := make([]byte, codec.HeaderLen)
+	n, _ := io.ReadFull(f, hb)
+	if n == 0 {
+		return true
+	}
+	_, err = codec.ParseHeader(hb[:n])
+	return err == nil
 }
 
 func topicPartitions(dir, topic string) ([]partitionDir, error) {

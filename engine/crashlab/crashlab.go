@@ -262,6 +262,9 @@ func (res *Result) judge() {
 		add("not seen by recovery (%s path), found on the first read: %s bytes [%d, %d) offsets [%d, %s)",
 			f.Path, c.Segment, c.StartPos, c.EndPos, c.FirstOffset, endString(c.EndOffset))
 	}
+	for _, g := range f.Gaps {
+		add("lost offsets [%d, %d): %s; never handed out again, reads skip and count them", g.FirstOffset, g.EndOffset, g.Reason)
+	}
 	if res.Skipped > 0 {
 		add("%d records inside corrupt ranges: reads skip and count them", res.Skipped)
 	}
@@ -293,6 +296,11 @@ func (res *Result) judge() {
 	switch {
 	case len(res.Changed) > 0:
 		v = append(v, "BUG: recovery returned records that differ from the healthy copy")
+	case f.Degraded && len(f.Corrupt) == 0:
+		if len(res.Lost) == 0 {
+			v = append(v, "no record lost")
+		}
+		v = append(v, fmt.Sprintf("DEGRADED: %d lost offset range(s) (%d offsets), never handed out again", len(f.Gaps), f.GapRecords()))
 	case f.Degraded:
 		v = append(v, fmt.Sprintf("DEGRADED: %d corrupt range(s), %d records skipped, nothing truncated after them", len(f.Corrupt), res.Skipped))
 	case len(res.FoundOnRead) > 0:
@@ -319,6 +327,9 @@ func (res *Result) judge() {
 	}
 	if f.PersistedHWM > f.RecoveredEnd {
 		v = append(v, fmt.Sprintf("persisted hwm %d clamped to %d", f.PersistedHWM, f.RecoveredEnd))
+	}
+	if len(f.Gaps) > 0 {
+		v = append(v, fmt.Sprintf("log end kept at %d (offsets are never reused)", f.RecoveredEnd))
 	}
 	if res.Hidden > 0 {
 		v = append(v, fmt.Sprintf("%d records hidden until the next commit", res.Hidden))

@@ -23,8 +23,9 @@ type SegmentLayout struct {
 
 // BatchSpan is where one batch lies in a segment file.
 type BatchSpan struct {
-	Pos  int64 `json:"pos"`
-	Size int64 `json:"size"`
+	Pos        int64 `json:"pos"`
+	Size       int64 `json:"size"`
+	BaseOffset int64 `json:"base_offset"` // as its header says
 }
 
 // Layout lists the segments of a partition directory with their batch
@@ -70,7 +71,7 @@ func segmentLayout(path string, base int64) (SegmentLayout, error) {
 		if err != nil || pos+h.Size() > sl.Size {
 			break
 		}
-		sl.Batches = append(sl.Batches, BatchSpan{Pos: pos, Size: h.Size()})
+		sl.Batches = append(sl.Batches, BatchSpan{Pos: pos, Size: h.Size(), BaseOffset: h.BaseOffset})
 		pos += h.Size()
 	}
 	return sl, nil

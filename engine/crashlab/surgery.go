@@ -79,10 +79,14 @@ func apply(dir string, f Fault, healthy *recovery.Report, seed uint64) (string, 
 		if err != nil {
 			return "", err
 		}
+		rolled, err := unacknowledge(dir, f)
+		if err != nil {
+			return "", err
+		}
 		if err := os.Truncate(logPath, f.Pos); err != nil {
 			return "", err
 		}
-		return fmt.Sprintf("truncated %s from %d to %d bytes (%d bytes lost)", segment.LogFile(f.Segment), fi.Size(), f.Pos, fi.Size()-f.Pos), nil
+		return fmt.Sprintf("truncated %s from %d to %d bytes (%d bytes lost)%s", segment.LogFile(f.Segment), fi.Size(), f.Pos, fi.Size()-f.Pos, rolled), nil
 	case Flip:
 		fl, err := os.OpenFile(logPath, os.O_RDWR, 0)
 		if err != nil {
@@ -161,6 +165,46 @@ func apply(dir string, f Fault, healthy *recovery.Report, seed uint64) (string, 
 
 // hwmFile is the name of a partition's persisted high-watermark.
 const hwmFile = "hwm"
+
+// unacknowledge makes a cut of the active segment what a crash leaves: the
+// batch the cut falls in (and everything after it) was being written, so it
+// was never acknowledged. The persisted hwm and the snapshot are put back
+// before that batch, since recovery rightly treats a cut below them as
+// damage to acknowledged data, never as a torn write.
+func unacknowledge(dir string, f Fault) (string, error) {
+	bases, err := segment.List(dir)
+	if err != nil || len(bases) == 0 || bases[len(bases)-1] != f.Segment {
+		return "", err
+	}
+	sl, err := segmentLayout(filepath.Join(dir, segment.LogFile(f.Segment)), f.Segment)
+	if err != nil {
+		return "", nil
+	}
+	cutAt := int64(-1)
+	for _, b := range sl.Batches {
+		if f.Pos < b.Pos+b.Size {
+			cutAt = b.BaseOffset
+			break
+		}
+	}
+	if cutAt < 0 {
+		return "", nil
+	}
+	var notes string
+	if h, err := recovery.ReadHWM(dir); err == nil && h > cutAt {
+		if err := recovery.WriteHWM(dir, cutAt); err != nil {
+			return "", err
+		}
+		notes += fmt.Sprintf("; persisted hwm %d put back to %d (the cut batch was never acknowledged)", h, cutAt)
+	}
+	if snap, err := recovery.ReadSnapshot(dir); err == nil && snap.LEO > cutAt {
+		if err := os.Remove(filepath.Join(dir, recovery.SnapshotFile)); err != nil {
+			return "", err
+		}
+		notes += "; snapshot removed (it checkpointed the cut batch)"
+	}
+	return notes, nil
+}
 
 // fieldAt names the header field a flip hit, when it hit a header.
 func fieldAt(dir string, f Fault) string {

@@ -39,11 +39,17 @@ type Log struct {
 	nextOffset   int64 // next offset to assign, including buffered records
 	lastTS       int64 // last commit timestamp assigned (Unix ms)
 	closing      bool
-	failed       error // sticky: the first write, fsync or verify failure
+	// failed is the last write, fsync or verify failure, until a write
+	// succeeds again. rewound says the log was put back to its durable end
+	// since (rewind): until then appends are refused; after, each append
+	// is a retry, so a partition whose disk recovers serves again.
+	failed  error
+	rewound bool
 
 	wakeWriter chan struct{} // cap 1: the append buffer has records
 	wakeSyncer chan struct{} // cap 1: written batches wait for fsync
 	wakeTimer  chan struct{} // cap 1: timed work appeared; the syncer arms its timer
+	wakeRewind chan struct{} // cap 1: the syncer failed; the writer rewinds
 	stop       chan struct{} // closed by Close once the buffer is drained
 	done       sync.WaitGroup
 
@@ -60,6 +66,9 @@ type Log struct {
 	unverified  []pendingSync // batches written since the last fsync
 	syncWaiters []*appendReq  // strict appends waiting for their batches to be durable
 	unsynced    int64         // bytes written since the last fsync
+	unsyncedAt  time.Time     // when the first of them was written (zero: none)
+	laxAcked    int64         // offset after the last interval-mode append acked on write
+	failWaiters []*appendReq  // strict appends of a failed sync pass, answered after the rewind
 	lastSync    time.Time
 
 	// syncMu serialises fsync+verify passes (syncer, roll, Sync, Close).
@@ -86,7 +95,9 @@ type Log struct {
 
 	report   recovery.Report
 	corrupt  corruptSet
-	skipped  atomic.Int64 // records skipped by reads because they sit in corrupt ranges
+	gaps     atomic.Pointer[[]recovery.Gap] // lost offset ranges; replaced, never changed in place
+	manMu    sync.Mutex                     // serialises manifest writes (roll, retention, compaction)
+	skipped  atomic.Int64                   // records skipped by reads because they sit in corrupt ranges
 	cache    *readCache
 	degraded atomic.Bool
 
@@ -127,6 +138,7 @@ func Open(dir string, opts Options) (*Log, error) {
 		Partition:          opts.Partition,
 		IndexIntervalBytes: opts.IndexIntervalBytes,
 		HiddenTail:         opts.HiddenTail,
+		FilePool:           opts.FilePool,
 	})
 	if err != nil {
 		return nil, fmt.Errorf("partition %s: %w", dir, err)
@@ -137,6 +149,7 @@ func Open(dir string, opts Options) (*Log, error) {
 		wakeWriter: make(chan struct{}, 1),
 		wakeSyncer: make(chan struct{}, 1),
 		wakeTimer:  make(chan struct{}, 1),
+		wakeRewind: make(chan struct{}, 1),
 		stop:       make(chan struct{}),
 		notifyC:    make(chan struct{}),
 		report:     res.Report,
@@ -152,12 +165,18 @@ func Open(dir string, opts Options) (*Log, error) {
 		return nil, fmt.Errorf("partition %s: recovery returned no segment", dir)
 	}
 	l.corrupt.add(res.Corrupt...)
-	l.degraded.Store(len(res.Corrupt) > 0)
+	gaps := res.Gaps
+	l.gaps.Store(&gaps)
+	l.degraded.Store(len(res.Corrupt) > 0 || len(res.Gaps) > 0 || res.Report.Degraded)
+	for _, g := range res.Gaps {
+		opts.Logger.Error("offsets lost", "partition", res.Report.Name(),
+			"offsets", fmt.Sprintf("[%d,%d)", g.FirstOffset, g.EndOffset), "reason", g.Reason)
+	}
 	l.nextOffset = res.LEO
 	l.written = res.LEO
 	l.durable.Store(res.LEO)
 	l.hwm.Store(res.HWM)
-	l.logStart.Store(l.segs[0].seg.Base())
+	l.logStart.Store(min(l.segs[0].seg.Base(), res.LogStart))
 	l.persistedHWM = res.HWM
 	l.persistedAt = time.Now()
 	l.lastTS = l.lastTimestamp()
@@ -173,7 +192,11 @@ func Open(dir string, opts Options) (*Log, error) {
 
 func (l *Log) newSegState(s *segment.Segment) *segState {
 	l.nextID++
-	return &segState{seg: s, id: l.nextID}
+	st := &segState{seg: s, id: l.nextID}
+	// Its files may close while idle only once every byte appended is
+	// fsynced and verified: no write or fsync ever spans a reopen.
+	s.SetParkable(func() bool { return st.durable.Load() >= s.Size() })
+	return st
 }
 
 // Dir is the partition directory.
@@ -289,6 +312,7 @@ func (l *Log) Close() error {
 	if err := l.syncNow(); err != nil {
 		errs = append(errs, err)
 	}
+	l.rewind() // after a failure: the writer is gone, the rewind is done here
 	l.failAll(ErrClosed)
 	if l.failedErr() == nil {
 		if err := l.persistHWM(true); err != nil {
@@ -332,12 +356,88 @@ func (l *Log) failedErr() error {
 // fail makes err the log's sticky error and fails every waiting append.
 func (l *Log) fail(err error) {
 	l.mu.Lock()
-	if l.failed == nil {
-		l.failed = fmt.Errorf("%w: %w", ErrFailed, err)
-		l.opts.Logger.Error("partition failed", "dir", l.dir, "err", err)
+	l.failed = fmt.Errorf("%w: %w", ErrFailed, err)
+	l.rewound = false
+	l.mu.Unlock()
+	l.opts.Logger.Error("partition failed", "dir", l.dir, "err", err)
+}
+
+// Failure is the reason the partition's last write failed (nil when it
+// serves). Appends are retried: the first that succeeds clears it.
+func (l *Log) Failure() error {
+	return l.failedErr()
+}
+
+// rewind puts the log back to its last durable (fsynced, verified, hence
+// acknowledged) position after a failure: every segment is truncated to
+// its durable size and fsynced, and only then are the appends of the
+// failed writes answered with the error, so nothing of a failed write ever
+// becomes visible, not after a restart either. Offsets acked in interval
+// mode past the durable end are not handed out again: they become a gap.
+// Only the writer goroutine rewinds.
+func (l *Log) rewind() {
+	l.syncMu.Lock()
+	defer l.syncMu.Unlock()
+	l.mu.Lock()
+	if l.failed == nil || l.rewound {
+		l.mu.Unlock()
+		return
 	}
 	l.mu.Unlock()
-	l.failAll(l.failedErr())
+	l.segMu.RLock()
+	segs := append([]*segState(nil), l.segs...)
+	l.segMu.RUnlock()
+	var rerr error
+	for _, st := range segs {
+		d := st.durable.Load()
+		if st.seg.Size() <= d {
+			continue
+		}
+		if err := st.seg.Truncate(d); err != nil {
+			rerr = fmt.Errorf("rewind %s to %d bytes: %w", st.seg.Path(), d, err)
+			break
+		}
+		if err := st.seg.Sync(); err != nil {
+			rerr = fmt.Errorf("rewind %s: fsync: %w", st.seg.Path(), err)
+			break
+		}
+	}
+	end := l.durable.Load()
+	l.wmu.Lock()
+	next := max(end, l.laxAcked)
+	waiters := append(l.syncWaiters, l.failWaiters...)
+	l.syncWaiters, l.failWaiters = nil, nil
+	if rerr == nil {
+		l.unverified = nil
+		l.unsynced = 0
+		l.unsyncedAt = time.Time{}
+		l.written = next
+	}
+	l.wmu.Unlock()
+	l.mu.Lock()
+	pending := l.pending
+	l.pending = nil
+	l.pendingBytes = 0
+	if rerr == nil {
+		l.nextOffset = next
+		l.rewound = true
+	} else {
+		l.failed = fmt.Errorf("%w: %w", l.failed, rerr)
+	}
+	err := l.failed
+	l.mu.Unlock()
+	if rerr != nil {
+		l.opts.Logger.Error("partition rewind failed", "dir", l.dir, "err", rerr)
+	} else if next > end {
+		l.addGap(recovery.Gap{FirstOffset: end, EndOffset: next,
+			Reason: fmt.Sprintf("interval-mode appends acked before an fsync that failed (%v)", err)})
+		// The gap holds no record: readers may pass over it.
+		l.durable.Store(next)
+		l.advanceHWM(next)
+	}
+	for _, r := range append(pending, waiters...) {
+		r.done <- err
+	}
 }
 
 // failAll fails every append still waiting, buffered or written.
@@ -401,6 +501,58 @@ func (l *Log) writeSnapshot() error {
 	return nil
 }
 
+// Gaps are the lost offset ranges reads skip and count: the ones recovery
+// reported and any a rewind added since.
+func (l *Log) Gaps() []recovery.Gap {
+	return append([]recovery.Gap(nil), *l.gaps.Load()...)
+}
+
+// addGap records a lost range for reads to skip and count, and in the
+// manifest (best effort: the log is failing when this happens).
+func (l *Log) addGap(g recovery.Gap) {
+	l.manMu.Lock()
+	gs := append(append([]recovery.Gap(nil), *l.gaps.Load()...), g)
+	l.gaps.Store(&gs)
+	l.manMu.Unlock()
+	l.degraded.Store(true)
+	l.opts.Logger.Error("offsets lost", "dir", l.dir, "offsets", fmt.Sprintf("[%d,%d)", g.FirstOffset, g.EndOffset), "reason", g.Reason)
+	if err := l.writeManifest(-1, -1); err != nil {
+		l.opts.Logger.Error("record lost offsets", "dir", l.dir, "err", err)
+	}
+}
+
+// writeManifest records the log's segments durably (recovery.Manifest):
+// the current ones, plus add (a segment about to be created, -1: none),
+// minus retire (a segment about to be deleted, -1: none), with the lost
+// ranges recovery found.
+func (l *Log) writeManifest(add, retire int64) error {
+	l.segMu.RLock()
+	defer l.segMu.RUnlock()
+	return l.writeManifestLocked(add, retire)
+}
+
+// writeManifestLocked is writeManifest for a caller holding segMu.
+func (l *Log) writeManifestLocked(add, retire int64) error {
+	l.manMu.Lock()
+	defer l.manMu.Unlock()
+	m := recovery.Manifest{Gaps: *l.gaps.Load()}
+	for _, st := range l.segs {
+		if b := st.seg.Base(); b != retire {
+			m.Segments = append(m.Segments, b)
+		}
+	}
+	if add >= 0 {
+		m.Segments = append(m.Segments, add)
+	}
+	if retire >= 0 {
+		m.Retired = []int64{retire}
+	}
+	if err := recovery.WriteManifest(l.dir, m); err != nil {
+		return fmt.Errorf("partition %s: %w", l.dir, err)
+	}
+	return nil
+}
+
 // lastTimestamp is the last commit timestamp stored, so timestamps stay
 // monotonic across restarts.
 func (l *Log) lastTimestamp() int64 {
@@ -454,9 +606,10 @@ func (l *Log) enqueue(recs []codec.Record, strict bool) (*appendReq, error) {
 	}
 	req := &appendReq{bytes: size, strict: strict, done: make(chan error, 1)}
 	l.mu.Lock()
-	if l.failed != nil {
+	if l.failed != nil && !l.rewound {
 		err := l.failed
 		l.mu.Unlock()
+		l.kick(l.wakeRewind) // a rewind that failed is tried again
 		return nil, err
 	}
 	if l.closing {

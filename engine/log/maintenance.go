@@ -229,6 +229,18 @@ func (p *Pass) remove(base int64) error {
 		return err
 	}
 	st := l.segs[i]
+	// Readers in flight keep reading it through its descriptor after the
+	// files are gone: it must not be parked from here on.
+	if err := st.seg.Hold(); err != nil {
+		l.segMu.Unlock()
+		return fmt.Errorf("partition %s: delete segment %d: %w", l.dir, base, err)
+	}
+	// The manifest drops the segment first (recording it as retired, so a
+	// crash before the files are gone has recovery finish the deletion).
+	if err := l.writeManifestLocked(-1, base); err != nil {
+		l.segMu.Unlock()
+		return fmt.Errorf("partition %s: delete segment %d: %w", l.dir, base, err)
+	}
 	// The .log goes first: once it is gone the segment is gone for
 	// recovery too (segment.List lists .log files); an .index left by a
 	// crash right after is ignored.
@@ -280,6 +292,11 @@ func (p *Pass) SwapSegment(base int64, tmpLog, tmpIndex string) error {
 		return err
 	}
 	old := l.segs[i]
+	// Readers in flight keep reading the old bytes through its descriptor:
+	// it must not be parked (and reopened by name) from here on.
+	if err := old.seg.Hold(); err != nil {
+		return fmt.Errorf("partition %s: swap segment %d: %w", l.dir, base, err)
+	}
 	if err := os.Rename(tmpLog, old.seg.Path()); err != nil {
 		return fmt.Errorf("partition %s: swap segment %d: %w", l.dir, base, err)
 	}
@@ -291,7 +308,7 @@ func (p *Pass) SwapSegment(base int64, tmpLog, tmpIndex string) error {
 	if err := fsutil.SyncDir(l.dir); err != nil {
 		return fmt.Errorf("partition %s: swap segment %d: %w", l.dir, base, err)
 	}
-	seg, err := segment.Open(l.dir, base, segment.Options{IndexIntervalBytes: l.opts.IndexIntervalBytes})
+	seg, err := segment.Open(l.dir, base, segment.Options{IndexIntervalBytes: l.opts.IndexIntervalBytes, Pool: l.opts.FilePool})
 	if err != nil {
 		return fmt.Errorf("partition %s: swap segment %d: reopen: %w", l.dir, base, err)
 	}

@@ -5,6 +5,7 @@ import (
 	"time"
 
 	"github.com/pulselog/pulse/engine/codec"
+	"github.com/pulselog/pulse/engine/segment"
 )
 
 // SyncMode says when an append is acknowledged (SPEC §4).
@@ -52,6 +53,15 @@ type Options struct {
 	SyncInterval time.Duration // interval mode: fsync at least this often; default 1s
 	SyncBytes    int64         // interval mode: fsync once this much is unsynced; default 8 MiB
 
+	// VisibleWithin bounds, in interval mode, how long an acked append
+	// waits before the fsync that makes it visible: the first write after
+	// an fsync starts a window of this length, every write in it shares one
+	// fsync at its end, so records become visible about VisibleWithin plus
+	// one fdatasync after their ack, with or without readers, at no more
+	// than one fsync per window. Negative: only SyncInterval, SyncBytes and
+	// waiting readers trigger the fsync.
+	VisibleWithin time.Duration // default 5ms
+
 	// HWMInterval bounds how far the persisted hwm file may lag the HWM.
 	HWMInterval time.Duration // default 1s
 
@@ -65,6 +75,12 @@ type Options struct {
 	// CacheBytes bounds the decoded batches reads keep cached (the batch
 	// read last is always kept).
 	CacheBytes int // default 4 MiB
+
+	// FilePool, when set, bounds the descriptors the partition's segments
+	// keep open (shared by every partition of an engine): idle segments
+	// whose bytes are all fsynced and verified close their files and
+	// reopen them on the next read or append.
+	FilePool *segment.Pool
 
 	// Logger receives recovery and failure lines. Nil discards.
 	Logger *slog.Logger
@@ -86,6 +102,7 @@ func DefaultOptions() Options {
 		SyncMode:           SyncEveryWrite,
 		SyncInterval:       time.Second,
 		SyncBytes:          8 << 20,
+		VisibleWithin:      5 * time.Millisecond,
 		HWMInterval:        time.Second,
 		HiddenTail:         "expose",
 		MaxRecordBytes:     16 << 20,
@@ -104,6 +121,9 @@ func (o Options) withDefaults() Options {
 	orDefault(&o.SyncInterval, d.SyncInterval)
 	orDefault(&o.SyncBytes, d.SyncBytes)
 	orDefault(&o.HWMInterval, d.HWMInterval)
+	if o.VisibleWithin == 0 {
+		o.VisibleWithin = d.VisibleWithin
+	}
 	orDefault(&o.MaxRecordBytes, d.MaxRecordBytes)
 	orDefault(&o.CacheBytes, d.CacheBytes)
 	if o.SyncMode == "" {

@@ -51,6 +51,10 @@ func (l *Log) Read(from int64, maxRecords, maxBytes int) (ReadResult, error) {
 	}
 	bytes := 0
 	for from < hwm && len(res.Records) < maxRecords && bytes < maxBytes {
+		from = l.skipGap(from, &res)
+		if from >= hwm {
+			break
+		}
 		st, nextBase := l.segmentFor(from)
 		if st == nil {
 			break
@@ -62,14 +66,22 @@ func (l *Log) Read(from int64, maxRecords, maxBytes int) (ReadResult, error) {
 		limit := st.durable.Load()
 		full := false
 		for pos < limit && from < hwm {
+			if from = l.skipGap(from, &res); from >= hwm {
+				break
+			}
 			b := l.cache.batch(st.id, pos)
 			var err error
 			if b == nil {
 				var hdr codec.BatchHeader
 				hdr, err = readHeader(st.seg, pos)
 				if err == nil && !hdr.Sparse() && hdr.BaseOffset+int64(hdr.RecordCount) <= from {
-					pos += hdr.Size() // wholly before from: skip without decoding
-					continue
+					// Wholly before from: skip without decoding, once its CRC
+					// says the header can be trusted (a damaged base offset or
+					// record count would otherwise skip acked records silently).
+					if err = l.verifyAt(st, pos, hdr); err == nil {
+						pos += hdr.Size()
+						continue
+					}
 				}
 				if err == nil {
 					b, err = l.batchAt(st, pos, hdr)
@@ -123,11 +135,26 @@ func (l *Log) Read(from int64, maxRecords, maxBytes int) (ReadResult, error) {
 		}
 		// The segment is exhausted: offsets up to the next segment's base
 		// were removed by compaction (never past the HWM, which may still
-		// cover a hidden tail).
+		// cover a hidden tail), unless they are a lost range (a missing
+		// segment), which is counted.
+		from = l.skipGap(from, &res)
 		from = min(max(from, nextBase), hwm)
 	}
 	res.Next = from
 	return res, nil
+}
+
+// skipGap moves from past a lost range recovery reported, counting the
+// offsets skipped.
+func (l *Log) skipGap(from int64, res *ReadResult) int64 {
+	for _, g := range *l.gaps.Load() {
+		if from >= g.FirstOffset && from < g.EndOffset {
+			res.Skipped += g.EndOffset - from
+			l.skipped.Add(g.EndOffset - from)
+			from = g.EndOffset
+		}
+	}
+	return from
 }
 
 // segmentFor returns the segment holding offset and the base of the
@@ -164,13 +191,9 @@ func (l *Log) batchAt(st *segState, pos int64, hdr codec.BatchHeader) (*decodedB
 	if b := l.cache.batch(st.id, pos); b != nil {
 		return b, nil
 	}
-	if end := st.durable.Load(); pos+hdr.Size() > end {
-		return nil, &codec.CorruptError{Path: st.seg.Path(), Position: pos, Offset: hdr.BaseOffset,
-			Err: fmt.Errorf("%w: batch of %d bytes overruns the durable end %d", codec.ErrTorn, hdr.Size(), end)}
-	}
-	raw := make([]byte, hdr.Size())
-	if _, err := st.seg.ReadAt(raw, pos); err != nil {
-		return nil, &codec.CorruptError{Path: st.seg.Path(), Position: pos, Offset: hdr.BaseOffset, Err: errors.Join(codec.ErrTorn, err)}
+	raw, err := readRaw(st, pos, hdr)
+	if err != nil {
+		return nil, err
 	}
 	batch, err := codec.DecodeBatch(raw)
 	if err != nil {
@@ -194,6 +217,32 @@ func (l *Log) batchAt(st *segState, pos int64, hdr codec.BatchHeader) (*decodedB
 	}
 	l.cache.putBatch(st.id, pos, b)
 	return b, nil
+}
+
+// readRaw reads the whole batch at pos whose header is hdr, within the
+// segment's durable bytes.
+func readRaw(st *segState, pos int64, hdr codec.BatchHeader) ([]byte, error) {
+	if end := st.durable.Load(); pos+hdr.Size() > end {
+		return nil, &codec.CorruptError{Path: st.seg.Path(), Position: pos, Offset: hdr.BaseOffset,
+			Err: fmt.Errorf("%w: batch of %d bytes overruns the durable end %d", codec.ErrTorn, hdr.Size(), end)}
+	}
+	raw := make([]byte, hdr.Size())
+	if _, err := st.seg.ReadAt(raw, pos); err != nil {
+		return nil, &codec.CorruptError{Path: st.seg.Path(), Position: pos, Offset: hdr.BaseOffset, Err: errors.Join(codec.ErrTorn, err)}
+	}
+	return raw, nil
+}
+
+// verifyAt checks the CRC of the batch at pos without decoding it.
+func (l *Log) verifyAt(st *segState, pos int64, hdr codec.BatchHeader) error {
+	raw, err := readRaw(st, pos, hdr)
+	if err != nil {
+		return err
+	}
+	if _, err := codec.VerifyBatch(raw); err != nil {
+		return &codec.CorruptError{Path: st.seg.Path(), Position: pos, Offset: hdr.BaseOffset, Err: err}
+	}
+	return nil
 }
 
 // readHeader reads and parses the batch header at pos.

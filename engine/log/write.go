@@ -3,6 +3,8 @@ package log
 import (
 	"errors"
 	"fmt"
+	"os"
+	"path/filepath"
 	"time"
 
 	"github.com/pulselog/pulse/engine/codec"
@@ -18,6 +20,8 @@ func (l *Log) writeLoop() {
 		select {
 		case <-l.wakeWriter:
 			w.drain()
+		case <-l.wakeRewind:
+			l.rewind()
 		case <-l.stop:
 			w.drain()
 			return
@@ -38,29 +42,34 @@ type batchWriter struct {
 func (w *batchWriter) drain() {
 	l := w.l
 	for {
+		l.rewind() // after a failure, before anything else is written
 		l.mu.Lock()
 		reqs := l.pending
 		l.pending = nil
 		l.pendingBytes = 0
 		failed := l.failed
+		if failed != nil && l.rewound && len(reqs) > 0 {
+			// A retry: the log is back at its durable end; if the disk
+			// recovered, this write succeeds and the partition serves again.
+			l.failed, l.rewound = nil, false
+		}
 		l.mu.Unlock()
 		if len(reqs) == 0 {
 			return
 		}
-		if failed != nil {
-			for _, r := range reqs {
-				r.done <- failed
-			}
-			continue
-		}
 		if err := w.write(reqs); err != nil {
-			l.fail(err)
+			if l.failedErr() == nil {
+				l.fail(err)
+			}
+			l.rewind()
 			for _, r := range reqs {
 				select {
 				case r.done <- l.failedErr():
 				default: // already answered
 				}
 			}
+		} else if failed != nil {
+			l.opts.Logger.Info("partition writes again", "dir", l.dir, "after", failed)
 		}
 	}
 }
@@ -104,11 +113,16 @@ func (w *batchWriter) write(reqs []*appendReq) error {
 	needSync := len(l.syncWaiters) > 0 ||
 		(l.unsynced > 0 && (l.unsynced >= l.opts.SyncBytes || time.Since(l.lastSync) >= l.opts.SyncInterval))
 	l.wmu.Unlock()
+	if len(w.lax) > 0 {
+		l.wmu.Lock()
+		l.laxAcked = max(l.laxAcked, w.lax[len(w.lax)-1].end)
+		l.wmu.Unlock()
+	}
 	for _, r := range w.lax {
 		r.done <- nil
 	}
-	if needSync || l.watching() {
-		l.kick(l.wakeSyncer)
+	if needSync || l.watching() || (l.opts.SyncMode == SyncInterval && l.opts.VisibleWithin > 0) {
+		l.kick(l.wakeSyncer) // interval mode: the syncer holds the fsync for the visibility window
 	} else {
 		l.kick(l.wakeTimer) // unsynced data: the syncer's timer must be armed
 	}
@@ -134,7 +148,12 @@ func (w *batchWriter) writeBatch() error {
 	active := l.segs[len(l.segs)-1]
 	l.segMu.RUnlock()
 	if size := active.seg.Size(); size > 0 && size+int64(len(w.buf)) > l.opts.SegmentMaxBytes {
-		if active, err = l.roll(base); err != nil {
+		if l.strayAt(base) {
+			// A file Pulse did not write holds the new segment's name: it
+			// is left alone, and this batch goes to the active segment,
+			// past its size limit (the next roll is at a later offset).
+			l.opts.Logger.Warn("segment roll postponed: a stray file holds the name", "dir", l.dir, "file", segment.LogFile(base))
+		} else if active, err = l.roll(base); err != nil {
 			return err
 		}
 	}
@@ -146,9 +165,19 @@ func (w *batchWriter) writeBatch() error {
 	l.wmu.Lock()
 	l.written = end
 	l.unverified = append(l.unverified, pendingSync{st: active, pos: pos, len: int64(len(w.buf)), end: end})
+	if l.unsynced == 0 {
+		l.unsyncedAt = time.Now()
+	}
 	l.unsynced += int64(len(w.buf))
 	l.wmu.Unlock()
 	return nil
+}
+
+// strayAt reports whether a .log file named for base exists (a file the
+// manifest does not list: recovery reported it as stray).
+func (l *Log) strayAt(base int64) bool {
+	_, err := os.Lstat(filepath.Join(l.dir, segment.LogFile(base)))
+	return err == nil
 }
 
 // roll seals the active segment and starts a new one at base. Everything
@@ -166,7 +195,13 @@ func (l *Log) roll(base int64) (*segState, error) {
 		l.fail(err)
 		return nil, err
 	}
-	seg, err := segment.Create(l.dir, base, segment.Options{IndexIntervalBytes: l.opts.IndexIntervalBytes})
+	// The manifest lists the new segment before its file exists: a crash in
+	// between leaves a listed segment that was never created (nothing lost),
+	// never a file recovery would take for a stray.
+	if err := l.writeManifest(base, -1); err != nil {
+		return nil, fmt.Errorf("partition %s: roll at offset %d: %w", l.dir, base, err)
+	}
+	seg, err := segment.Create(l.dir, base, segment.Options{IndexIntervalBytes: l.opts.IndexIntervalBytes, Pool: l.opts.FilePool})
 	if err != nil {
 		return nil, fmt.Errorf("partition %s: roll at offset %d: %w", l.dir, base, err)
 	}
@@ -193,7 +228,8 @@ func (l *Log) syncLoop() {
 		select {
 		case <-l.wakeSyncer:
 			l.gatherCommitters()
-			_ = l.syncNow() // a failure is sticky and answered to every waiter
+			l.awaitVisibilityWindow()
+			_ = l.syncNow() // a failure is answered to every waiter after the rewind
 		case <-l.wakeTimer:
 		case <-t.C:
 			armed = false
@@ -228,6 +264,33 @@ func (l *Log) timedWorkPending() bool {
 	l.hwmMu.Lock()
 	defer l.hwmMu.Unlock()
 	return l.hwm.Load() != l.persistedHWM
+}
+
+// awaitVisibilityWindow is interval mode's coalescing: when only lax
+// appends wait for their fsync (no strict waiter, less than SyncBytes
+// unsynced), it sleeps until VisibleWithin after the first unsynced write,
+// so every write of the window shares one fsync and none waits longer.
+func (l *Log) awaitVisibilityWindow() {
+	if l.opts.SyncMode != SyncInterval || l.opts.VisibleWithin <= 0 {
+		return
+	}
+	l.wmu.Lock()
+	strict := len(l.syncWaiters) > 0
+	at, big := l.unsyncedAt, l.unsynced >= l.opts.SyncBytes
+	l.wmu.Unlock()
+	if strict || big || at.IsZero() {
+		return
+	}
+	d := time.Until(at.Add(l.opts.VisibleWithin))
+	if d <= 0 {
+		return
+	}
+	t := time.NewTimer(d)
+	defer t.Stop()
+	select {
+	case <-t.C:
+	case <-l.stop:
+	}
 }
 
 // gatherCommitters is group commit's bounded wait (PostgreSQL's
@@ -280,23 +343,26 @@ func (l *Log) syncNow() error {
 	l.syncWaiters = nil
 	end := l.written
 	l.unsynced = 0
+	l.unsyncedAt = time.Time{}
 	l.lastSync = time.Now()
 	l.wmu.Unlock()
 
 	if err := l.failedErr(); err != nil {
-		for _, r := range waiters {
-			r.done <- err
-		}
+		// The writer rewinds, then answers them.
+		l.wmu.Lock()
+		l.failWaiters = append(l.failWaiters, waiters...)
+		l.wmu.Unlock()
+		l.kick(l.wakeRewind)
 		return err
 	}
 	if len(batches) > 0 {
 		if err := l.syncAndVerify(batches); err != nil {
 			l.fail(err)
-			err = l.failedErr()
-			for _, r := range waiters {
-				r.done <- err
-			}
-			return err
+			l.wmu.Lock()
+			l.failWaiters = append(l.failWaiters, waiters...)
+			l.wmu.Unlock()
+			l.kick(l.wakeRewind)
+			return l.failedErr()
 		}
 		l.syncPasses.Add(1)
 		l.observeCommit(end-l.durable.Load(), len(waiters))

@@ -102,14 +102,27 @@ func TestCorruptionSuite(t *testing.T) {
 				e.truncated = []Truncation{{Segment: s2.name() + ".log", Position: full, Bytes: 30}}
 			})},
 
-		// The last batch of the active segment: a torn tail, truncated.
+		// The last batch of the active segment, below the persisted HWM:
+		// acknowledged, so corruption (kept, skipped, counted), never a torn
+		// tail; above it, a torn tail, truncated.
 		{name: "bit flip in the last batch", damage: flip(s2.name()+".log", s2.starts[last]+codec.HeaderLen+2, 0x08),
 			e: with(clean, func(e *expect) {
-				e.leo, e.hwm = 245, 245
-				e.truncated = []Truncation{{Segment: s2.name() + ".log", Position: s2.starts[last], Bytes: full - s2.starts[last]}}
+				e.corrupt = []CorruptRange{cr(s2, last)}
 				e.lost = [][2]int64{rng(s2, last)}
-				e.note = "were visible before the crash"
 			})},
+		{name: "bit flip in the last batch (record count)", damage: flip(s2.name()+".log", s2.starts[last]+36+3, 0x01),
+			e: with(clean, func(e *expect) {
+				e.corrupt = []CorruptRange{cr(s2, last)}
+				e.lost = [][2]int64{rng(s2, last)}
+			})},
+		{name: "bit flip in the last batch, above the persisted hwm", damage: func(m map[string][]byte) {
+			flip(s2.name()+".log", s2.starts[last]+codec.HeaderLen+2, 0x08)(m)
+			m[HWMFile], _ = EncodeHWM(245)
+		}, e: with(clean, func(e *expect) {
+			e.leo, e.hwm, e.persisted = 245, 245, 245
+			e.truncated = []Truncation{{Segment: s2.name() + ".log", Position: s2.starts[last], Bytes: full - s2.starts[last]}}
+			e.lost = [][2]int64{rng(s2, last)}
+		})},
 		{name: "partial header appended", damage: func(m map[string][]byte) {
 			m[s2.name()+".log"] = append(m[s2.name()+".log"], codec.Magic, codec.Version, 0, 1)
 		}, e: with(clean, func(e *expect) { e.truncated = []Truncation{{Segment: s2.name() + ".log", Position: full, Bytes: 4}} })},
@@ -190,7 +203,10 @@ func TestCorruptionSuite(t *testing.T) {
 			e: with(clean, func(e *expect) { e.note = "snapshot unreadable" })},
 		{name: "snapshot ahead of the log", damage: func(m map[string][]byte) {
 			m[SnapshotFile] = f.snapshot(t, s2, full+200, 260)
-		}, e: with(clean, func(e *expect) { e.note = "ahead of the log" })},
+		}, e: with(clean, func(e *expect) {
+			// Its end was acknowledged: a lost range, never handed out again.
+			e.note, e.leo, e.hwm, e.gaps = "ahead of the log", 260, 260, [][2]int64{{250, 260}}
+		})},
 		{name: "snapshot behind the log", damage: func(m map[string][]byte) {
 			m[SnapshotFile] = f.snapshot(t, s2, s2.starts[6], s2.bases[6])
 		}, e: expect{path: PathDelta, leo: 250, hwm: 250, persisted: 250}},
@@ -199,14 +215,14 @@ func TestCorruptionSuite(t *testing.T) {
 		}, e: expect{path: PathDelta, leo: 250, hwm: 250, persisted: 250, note: "scanned from the start"}},
 		{name: "snapshot with the wrong log end", damage: func(m map[string][]byte) {
 			m[SnapshotFile] = f.snapshot(t, s2, full, 251)
-		}, e: expect{path: PathDelta, leo: 250, hwm: 250, persisted: 250, note: "the checkpointed bytes end at offset 250, the snapshot says 251"}},
+		}, e: expect{path: PathDelta, leo: 251, hwm: 251, persisted: 250, gaps: [][2]int64{{250, 251}}, note: "the checkpointed bytes end at offset 250, the snapshot says 251"}},
 		{name: "snapshot of an older active segment", damage: func(m map[string][]byte) {
 			m[SnapshotFile] = f.snapshot(t, s1, int64(len(s1.data)), 200)
 		}, e: with(clean, func(e *expect) { e.note = "names active segment 100" })},
 
 		// The persisted high-watermark.
 		{name: "hwm ahead", damage: func(m map[string][]byte) { m[HWMFile], _ = EncodeHWM(300) },
-			e: with(clean, func(e *expect) { e.persisted = 300; e.note = "ahead of the recovered end" })},
+			e: with(clean, func(e *expect) { e.persisted, e.leo, e.hwm, e.gaps = 300, 300, 300, [][2]int64{{250, 300}} })},
 		{name: "hwm behind, expose", damage: func(m map[string][]byte) { m[HWMFile], _ = EncodeHWM(230) },
 			e: with(clean, func(e *expect) { e.persisted, e.hidden = 230, 20 })},
 		{name: "hwm behind, hide", opts: Options{HiddenTail: HiddenTailHide}, damage: func(m map[string][]byte) { m[HWMFile], _ = EncodeHWM(230) },
@@ -316,8 +332,12 @@ func TestTornTailEveryByte(t *testing.T) {
 				if cut >= s1.starts[n-1] {
 					i = n - 1
 				}
-				e := expect{path: PathFullScan, leo: s1.bases[i], hwm: s1.bases[i], persisted: f.leo,
-					lost: [][2]int64{{s1.bases[i], f.leo}}}
+				// The last two batches were never acknowledged: the
+				// persisted HWM stops before them.
+				acked := s1.bases[n-2]
+				m[HWMFile], _ = EncodeHWM(acked)
+				e := expect{path: PathFullScan, leo: s1.bases[i], hwm: s1.bases[i], persisted: acked,
+					hidden: s1.bases[i] - acked, lost: [][2]int64{{s1.bases[i], f.leo}}}
 				if cut > s1.starts[i] {
 					e.truncated = []Truncation{{Segment: s1.name() + ".log", Position: s1.starts[i], Bytes: cut - s1.starts[i]}}
 				} else if lastEntry >= cut {
@@ -325,8 +345,20 @@ func TestTornTailEveryByte(t *testing.T) {
 					e.rebuilt = []string{s1.name() + ".index"}
 				}
 				switch snap {
-				case "full": // checkpointed after the last batch: now ahead of the file
+				case "full":
+					// Checkpointed after the last batch, so every batch was
+					// fsynced and verified: a cut there is damage, not a
+					// torn write. Nothing is truncated; the log end stays at
+					// the checkpoint and what is gone is reported.
 					m[SnapshotFile] = f.snapshot(t, s1, int64(len(s1.data)), f.leo)
+					e.leo, e.hwm = f.leo, f.leo
+					if cut > s1.starts[i] {
+						e.truncated = nil
+						e.corrupt = []CorruptRange{{Segment: s1.name() + ".log", StartPos: s1.starts[i], EndPos: cut, FirstOffset: s1.bases[i], EndOffset: f.leo}}
+						e.hidden = f.leo - acked
+					} else {
+						e.gaps = [][2]int64{{s1.bases[i], f.leo}}
+					}
 				case "behind":
 					m[SnapshotFile] = f.snapshot(t, s1, s1.starts[n-3], s1.bases[n-3])
 					e.path = PathDelta
@@ -500,10 +532,12 @@ func TestStaleSnapshotReplaced(t *testing.T) {
 		return res
 	}
 
-	// Torn tail under a snapshot that is now ahead of the file.
+	// Torn tail past the persisted HWM under a snapshot recovery cannot use.
 	dir := t.TempDir()
 	m := f.files(t, true)
 	m[s2.name()+".log"] = m[s2.name()+".log"][:len(s2.data)-10]
+	m[HWMFile], _ = EncodeHWM(245)
+	m[SnapshotFile] = []byte("garbage")
 	writeFiles(t, dir, m)
 	if res := open(dir); res.Report.Path != PathFullScan || res.LEO != 245 {
 		t.Fatalf("first open:\n%s", strings.Join(res.Report.Lines(), "\n"))

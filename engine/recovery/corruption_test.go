@@ -17,6 +17,7 @@ type expect struct {
 	persisted int64
 	hidden    int64
 	lost      [][2]int64     // offset ranges that do not survive
+	gaps      [][2]int64     // lost offset ranges reported as gaps
 	truncated []Truncation   // compared on segment base name, position, bytes
 	corrupt   []CorruptRange // compared on segment base name, positions, offsets
 	rebuilt   []string       // index file names
@@ -135,7 +136,17 @@ func checkReport(t *testing.T, what string, rep *Report, res *Result, e expect) 
 	if !slices.Equal(cr, e.corrupt) {
 		fail("corrupt %+v, want %+v", cr, e.corrupt)
 	}
-	if !slices.Equal(res.Corrupt, rep.Corrupt) || rep.Degraded != (len(e.corrupt) > 0) {
+	var gs [][2]int64
+	for _, g := range rep.Gaps {
+		if g.Reason == "" {
+			fail("gap without a reason")
+		}
+		gs = append(gs, [2]int64{g.FirstOffset, g.EndOffset})
+	}
+	if !slices.Equal(gs, e.gaps) || !slices.Equal(res.Gaps, rep.Gaps) {
+		fail("gaps %v, want %v", gs, e.gaps)
+	}
+	if !slices.Equal(res.Corrupt, rep.Corrupt) || rep.Degraded != (len(e.corrupt)+len(e.gaps) > 0) {
 		fail("result corrupt %v, degraded %v", res.Corrupt, rep.Degraded)
 	}
 	var rb []string

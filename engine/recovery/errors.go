@@ -14,6 +14,11 @@ var (
 	// ErrBadHWM: the hwm file exists but is not 8 bytes holding a
 	// non-negative offset. Run treats it as missing and says so in the report.
 	ErrBadHWM = errors.New("invalid hwm file")
+
+	// ErrBadManifest: the manifest file exists but is not a valid segment
+	// record (torn, checksum, unknown version or fields, bases not
+	// ascending). Run rebuilds it from the segment files found and says so.
+	ErrBadManifest = errors.New("invalid segment manifest")
 )
 
 // Calling Run:

@@ -1,6 +1,10 @@
 package recovery
 
-import "fmt"
+import (
+	"fmt"
+
+	"github.com/pulselog/pulse/engine/segment"
+)
 
 // Hidden-tail policies, in Options.HiddenTail and Report.HiddenTailPolicy.
 const (
@@ -30,6 +34,10 @@ type Options struct {
 
 	// HiddenTail is HiddenTailExpose (default) or HiddenTailHide.
 	HiddenTail string
+
+	// FilePool bounds the descriptors of the segments Run opens (see
+	// segment.Pool); nil: no bound.
+	FilePool *segment.Pool
 
 	// ReadOnly computes the same report without changing a byte: segments
 	// are opened read-only, nothing is truncated, removed, rebuilt, written

@@ -38,6 +38,18 @@ type CorruptRange struct {
 // Records is the number of offsets the range may have held.
 func (c CorruptRange) Records() int64 { return c.EndOffset - c.FirstOffset }
 
+// Gap is a range of offsets Pulse handed out whose bytes are gone (a deleted
+// or renamed segment, a log end below the persisted HWM). Its offsets are
+// never handed out again: reads skip them and count them as skipped.
+type Gap struct {
+	FirstOffset int64  `json:"first_offset"`
+	EndOffset   int64  `json:"end_offset"` // exclusive
+	Reason      string `json:"reason"`
+}
+
+// Records is the number of offsets the gap covers.
+func (g Gap) Records() int64 { return g.EndOffset - g.FirstOffset }
+
 // Report says what recovery did (or, read-only, would do) to one partition.
 // It is stored in meta.db, shown by the terminal UI and printed by
 // `pulse inspect`; Lines renders it the same way for both.
@@ -57,6 +69,13 @@ type Report struct {
 	TempFilesRemoved []string       `json:"temp_files_removed,omitempty"` // file names
 	Truncations      []Truncation   `json:"truncations,omitempty"`
 	Corrupt          []CorruptRange `json:"corrupt,omitempty"`
+	// Gaps are lost offset ranges (recorded in the manifest, so every
+	// later open reports them again).
+	Gaps []Gap `json:"gaps,omitempty"`
+	// Segments the manifest lists that are not on disk, and .log files on
+	// disk the manifest does not list (reported, left alone, never read).
+	MissingSegments []string `json:"missing_segments,omitempty"`
+	StraySegments   []string `json:"stray_segments,omitempty"`
 
 	PersistedHWM     int64  `json:"persisted_hwm"` // -1 when the hwm file was missing or unreadable
 	RecoveredEnd     int64  `json:"recovered_end"` // log end offset after recovery
@@ -64,7 +83,7 @@ type Report struct {
 	HiddenTailPolicy string `json:"hidden_tail_policy"`
 	HWM              int64  `json:"hwm"` // the high-watermark the log starts with
 	LogStart         int64  `json:"log_start"`
-	Degraded         bool   `json:"degraded"` // corrupt ranges present
+	Degraded         bool   `json:"degraded"` // corrupt ranges, gaps, missing or stray segments present
 
 	SnapshotNote string   `json:"snapshot_note,omitempty"` // why the snapshot was not used
 	Notes        []string `json:"notes,omitempty"`
@@ -78,7 +97,8 @@ func (r *Report) NeedsWork() bool {
 		return true
 	}
 	return len(r.IndexesRebuilt) > 0 || len(r.TempFilesRemoved) > 0 || len(r.Truncations) > 0 ||
-		len(r.Corrupt) > 0 || r.HiddenTail > 0 || r.Degraded
+		len(r.Corrupt) > 0 || len(r.Gaps) > 0 || len(r.MissingSegments) > 0 || len(r.StraySegments) > 0 ||
+		r.HiddenTail > 0 || r.Degraded
 }
 
 // TruncatedBytes is the total of all truncations.
@@ -95,6 +115,15 @@ func (r *Report) CorruptRecords() int64 {
 	var n int64
 	for _, c := range r.Corrupt {
 		n += c.Records()
+	}
+	return n
+}
+
+// GapRecords is the number of offsets inside gaps.
+func (r *Report) GapRecords() int64 {
+	var n int64
+	for _, g := range r.Gaps {
+		n += g.Records()
 	}
 	return n
 }
@@ -124,6 +153,15 @@ func (r *Report) Summary() string {
 	}
 	if len(r.Corrupt) > 0 {
 		fmt.Fprintf(&b, ", DEGRADED: %d corrupt ranges (%d offsets)", len(r.Corrupt), r.CorruptRecords())
+	}
+	if len(r.Gaps) > 0 {
+		fmt.Fprintf(&b, ", DEGRADED: %d lost offset ranges (%d offsets)", len(r.Gaps), r.GapRecords())
+	}
+	if n := len(r.MissingSegments); n > 0 {
+		fmt.Fprintf(&b, ", %d segments missing", n)
+	}
+	if n := len(r.StraySegments); n > 0 {
+		fmt.Fprintf(&b, ", %d stray segment files left alone", n)
 	}
 	if n := len(r.IndexesRebuilt); n > 0 {
 		fmt.Fprintf(&b, ", %d indexes rebuilt", n)
@@ -181,6 +219,15 @@ func (r *Report) Lines() []string {
 	}
 	for _, c := range r.Corrupt {
 		add("  CORRUPT         %s bytes [%d, %d) offsets [%d, %d): %s", filepath.Base(c.Segment), c.StartPos, c.EndPos, c.FirstOffset, c.EndOffset, c.Err)
+	}
+	for _, g := range r.Gaps {
+		add("  LOST            offsets [%d, %d): %s", g.FirstOffset, g.EndOffset, g.Reason)
+	}
+	for _, m := range r.MissingSegments {
+		add("  MISSING         %s", m)
+	}
+	for _, m := range r.StraySegments {
+		add("  STRAY           %s", m)
 	}
 	for _, n := range r.Notes {
 		add("  note            %s", n)

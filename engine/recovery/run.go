@@ -22,7 +22,10 @@ type Result struct {
 	LogStart int64 // first offset still stored
 	// Corrupt are the damaged ranges reads must skip (and count).
 	Corrupt []CorruptRange
-	Report  Report
+	// Gaps are offset ranges handed out whose bytes are gone; reads skip
+	// and count them too.
+	Gaps   []Gap
+	Report Report
 }
 
 // segState is one segment while Run works on it.
@@ -49,6 +52,20 @@ type runner struct {
 
 	snapExists bool     // a snapshot file was there (valid or not)
 	snap       Snapshot // its contents, when valid
+
+	// promised is the offset below which Pulse acknowledged everything: the
+	// persisted HWM, or a valid snapshot's end (a snapshot only ever
+	// checkpoints fsynced, verified batches), whichever is higher; -1 when
+	// neither exists. Nothing below it is truncated, and the log end never
+	// ends up below it.
+	promised int64
+	snapLEO  int64 // the valid snapshot's LEO, -1 without one
+
+	// The manifest as read (man, haveMan) and what Run learnt against it.
+	man           Manifest
+	haveMan       bool
+	limitOf       map[int64]int64 // present segment base -> next listed base
+	missingActive int64           // the listed active segment when its file is gone, else -1
 }
 
 // Run recovers the partition directory dir (SPEC §5): deletes temp files,
@@ -66,8 +83,9 @@ func Run(dir string, opts Options) (*Result, error) {
 		return nil, err
 	}
 	r := &runner{
-		dir:  dir,
-		opts: opts,
+		dir:           dir,
+		opts:          opts,
+		missingActive: -1,
 		rep: Report{
 			Topic: opts.Topic, Partition: opts.Partition, Dir: dir, ReadOnly: opts.ReadOnly,
 			PersistedHWM: -1, HiddenTailPolicy: opts.HiddenTail,
@@ -120,7 +138,15 @@ func (r *runner) run() (*Result, error) {
 	if err != nil {
 		return nil, err
 	}
+	if bases, err = r.applyManifest(bases); err != nil {
+		return nil, err
+	}
 	snap, snapErr := ReadSnapshot(r.dir)
+	r.promised, r.snapLEO = r.rep.PersistedHWM, -1
+	if snapErr == nil {
+		r.snapLEO = snap.LEO
+		r.promised = max(r.promised, snap.LEO)
+	}
 	if len(bases) == 0 {
 		return r.newLog(snap, snapErr)
 	}
@@ -187,15 +213,26 @@ func (r *runner) newLog(snap Snapshot, snapErr error) (*Result, error) {
 	if snapErr == nil {
 		base = max(base, snap.LEO)
 	}
+	if r.haveMan {
+		// Every listed segment is gone: what they held is a gap.
+		first, last := r.man.Segments[0], r.man.Segments[len(r.man.Segments)-1]
+		base = max(base, last)
+		if base > first {
+			r.addGap(Gap{FirstOffset: first, EndOffset: base, Reason: fmt.Sprintf("every segment the manifest lists (%d, from offset %d) is missing", len(r.man.Segments), first)})
+		}
+	}
 	if base > 0 {
 		r.note("no segment files, but the hwm/snapshot say offsets up to %d were used: the log restarts at %d", base, base)
 	}
 	r.rep.RecoveredEnd, r.rep.HWM, r.rep.LogStart = base, base, base
 	r.rep.HiddenTail = 0
-	res := &Result{LEO: base, HWM: base, LogStart: base}
+	res := &Result{LEO: base, HWM: base, LogStart: base, Gaps: r.rep.Gaps}
 	if r.opts.ReadOnly {
 		r.note("a new segment at base %d would be created", base)
 		return res, nil
+	}
+	if err := r.writeManifest([]int64{base}); err != nil {
+		return nil, err
 	}
 	seg, err := segment.Create(r.dir, base, r.segOptions())
 	if err != nil {
@@ -218,6 +255,9 @@ func (r *runner) openSegments(bases []int64) error {
 		s := &segState{base: b, limit: maxOffset, sealed: i < len(bases)-1}
 		if s.sealed {
 			s.limit = bases[i+1]
+			if l, ok := r.limitOf[b]; ok {
+				s.limit = l // the next listed segment, whose file may be gone
+			}
 		}
 		disk, problem, err := readIndexFile(filepath.Join(r.dir, segment.IndexFile(b)), b)
 		if err != nil {
@@ -275,6 +315,22 @@ func (r *runner) scan(s *segState, startPos, startOff, lastIndexed int64, prefix
 	if len(out.corrupt) > 0 {
 		r.rep.Corrupt = append(r.rep.Corrupt, out.corrupt...)
 		r.rep.Degraded = true
+	}
+	if out.torn != nil && !s.sealed && out.next < r.promised {
+		// The bad bytes hold offsets Pulse acknowledged (they are below the
+		// persisted HWM, which only ever covered fsynced, verified batches):
+		// whatever field is damaged, this is corruption, never a torn write.
+		// Nothing is cut; the offsets up to the persisted HWM are reported as
+		// a corrupt range that reads skip and count.
+		c := CorruptRange{
+			Segment: s.seg.Path(), StartPos: out.torn.Position, EndPos: s.size,
+			FirstOffset: out.next, EndOffset: r.promised,
+			Err: fmt.Sprintf("%s (below the acknowledged end %d: kept, not truncated)", out.torn.Reason, r.promised),
+		}
+		r.rep.Corrupt = append(r.rep.Corrupt, c)
+		r.rep.Degraded = true
+		out.torn = nil
+		out.next = r.promised
 	}
 	if out.torn != nil {
 		r.rep.Truncations = append(r.rep.Truncations, *out.torn)
@@ -335,6 +391,32 @@ func (r *runner) finish() (*Result, error) {
 		}
 		persisted = logStart
 	}
+	// A lost range at the start (the first segment is gone) stays inside
+	// the log, so reads from the earliest offset count it as skipped.
+	for _, g := range r.rep.Gaps {
+		if g.FirstOffset < logStart && g.EndOffset >= logStart {
+			logStart = g.FirstOffset
+		}
+	}
+	r.rep.LogStart = logStart
+	dataEnd := leo // the end of the records found, before any gap
+	if r.missingActive >= 0 && r.promised <= leo {
+		r.note("the manifest lists segment %s, which was never created (a roll was interrupted): nothing lost", segment.LogFile(r.missingActive))
+	}
+	if r.promised > leo {
+		// Offsets up to r.promised were handed out and acknowledged: they
+		// are a lost range, never handed out again.
+		g := Gap{FirstOffset: leo, EndOffset: r.promised,
+			Reason: fmt.Sprintf("the segments end at offset %d but offsets up to %d were acknowledged (persisted hwm %d, snapshot end %d)", leo, r.promised, r.rep.PersistedHWM, r.snapLEO)}
+		if r.missingActive >= 0 {
+			g.Reason = fmt.Sprintf("the active segment %s is missing; offsets up to %d were acknowledged (persisted hwm %d, snapshot end %d)",
+				segment.LogFile(r.missingActive), r.promised, r.rep.PersistedHWM, r.snapLEO)
+			r.rep.MissingSegments = append(r.rep.MissingSegments, fmt.Sprintf("%s (the active segment): offsets [%d, %d) gone", segment.LogFile(r.missingActive), leo, r.promised))
+		}
+		r.addGap(g)
+		leo = r.promised
+		active.end = leo
+	}
 	clamped := min(max(persisted, logStart), leo)
 	if persisted > leo {
 		r.note("persisted hwm %d is ahead of the recovered end %d: clamped", persisted, leo)
@@ -342,7 +424,7 @@ func (r *runner) finish() (*Result, error) {
 	if r.rep.PersistedHWM > leo && len(r.rep.Truncations) > 0 {
 		r.note("offsets [%d, %d) were visible before the crash and did not survive it", leo, r.rep.PersistedHWM)
 	}
-	hidden := leo - clamped
+	hidden := max(dataEnd-clamped, 0) // records, not the gap's offsets
 	hwm := clamped
 	if r.opts.HiddenTail == HiddenTailExpose {
 		hwm = leo
@@ -364,10 +446,19 @@ func (r *runner) finish() (*Result, error) {
 	if err := r.replaceStaleSnapshot(leo); err != nil {
 		return nil, err
 	}
+	if !r.opts.ReadOnly {
+		var present []int64
+		for _, s := range r.segs {
+			present = append(present, s.base)
+		}
+		if err := r.writeManifest(present); err != nil {
+			return nil, err
+		}
+	}
 	r.rep.RecoveredEnd = leo
 	r.rep.HiddenTail = hidden
 	r.rep.HWM = hwm
-	res := &Result{LEO: leo, HWM: hwm, LogStart: logStart, Corrupt: r.rep.Corrupt}
+	res := &Result{LEO: leo, HWM: hwm, LogStart: logStart, Corrupt: r.rep.Corrupt, Gaps: r.rep.Gaps}
 	if !r.opts.ReadOnly {
 		for _, s := range r.segs {
 			res.Segments = append(res.Segments, s.seg)
@@ -384,16 +475,18 @@ func (r *runner) finish() (*Result, error) {
 // removed instead, so the next open scans and reports the range again.
 func (r *runner) replaceStaleSnapshot(leo int64) error {
 	active := r.segs[len(r.segs)-1]
-	if r.opts.ReadOnly || !r.snapExists || (r.rep.Path != PathFullScan && r.snap.ActiveSize <= active.size) {
+	if r.opts.ReadOnly || !r.snapExists || (r.rep.Path != PathFullScan && r.snap.ActiveSize <= active.size && len(r.rep.Gaps) == 0) {
 		return nil
 	}
+	remove := len(r.rep.Gaps) > 0 // a snapshot would let the next open skip reporting them
 	for _, c := range r.rep.Corrupt {
-		if c.Segment == active.seg.Path() {
-			if err := os.Remove(filepath.Join(r.dir, SnapshotFile)); err != nil && !errors.Is(err, fs.ErrNotExist) {
-				return fmt.Errorf("remove stale snapshot: %w", err)
-			}
-			return fsutil.SyncDir(r.dir)
+		remove = remove || c.Segment == active.seg.Path()
+	}
+	if remove {
+		if err := os.Remove(filepath.Join(r.dir, SnapshotFile)); err != nil && !errors.Is(err, fs.ErrNotExist) {
+			return fmt.Errorf("remove stale snapshot: %w", err)
 		}
+		return fsutil.SyncDir(r.dir)
 	}
 	if err := active.seg.Sync(); err != nil {
 		return err

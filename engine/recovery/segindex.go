@@ -50,5 +50,5 @@ func setIndex(s *segment.Segment, base int64, entries []indexEntry) error {
 }
 
 func (r *runner) segOptions() segment.Options {
-	return segment.Options{IndexIntervalBytes: r.opts.IndexIntervalBytes}
+	return segment.Options{IndexIntervalBytes: r.opts.IndexIntervalBytes, Pool: r.opts.FilePool}
 }

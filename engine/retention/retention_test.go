@@ -2,7 +2,9 @@ package retention
 
 import (
 	"context"
+	"errors"
 	"fmt"
+	"io/fs"
 	"os"
 	"path/filepath"
 	"slices"
@@ -225,10 +227,13 @@ func TestRunProtectsCursorSegment(t *testing.T) {
 	}
 }
 
-// The crash windows of a trim, by file surgery: the .log is removed first,
-// so a crash before the .index removal leaves an orphan index; a crash
-// before the directory fsync may bring the whole segment back. Either way
-// the reopened log is consistent and keeps every surviving offset.
+// The crash windows of a trim, by file surgery: the manifest drops the
+// segment (recording it as retired) before the .log is removed, so a crash
+// before the .index removal leaves an orphan index, and a crash before the
+// directory fsync may bring the last trimmed segment back (every earlier
+// removal was made durable by the next manifest write's directory fsync).
+// Either way the reopened log is consistent, finishes the recorded deletion
+// and keeps every surviving offset.
 func TestTrimCrashWindows(t *testing.T) {
 	for _, window := range []string{"orphan index", "segment back"} {
 		t.Run(window, func(t *testing.T) {
@@ -236,11 +241,12 @@ func TestTrimCrashWindows(t *testing.T) {
 			l := openLog(t, dir)
 			end := fill(t, l, 4)
 			all, _ := l.Segments()
-			logBytes, err := os.ReadFile(all[0].Path)
+			last := all[len(all)-2] // the last segment a trim removes
+			logBytes, err := os.ReadFile(last.Path)
 			if err != nil {
 				t.Fatal(err)
 			}
-			idxPath := filepath.Join(dir, segment.IndexFile(all[0].Base))
+			idxPath := filepath.Join(dir, segment.IndexFile(last.Base))
 			idxBytes, err := os.ReadFile(idxPath)
 			if err != nil {
 				t.Fatal(err)
@@ -256,10 +262,9 @@ func TestTrimCrashWindows(t *testing.T) {
 				t.Fatal(err)
 			}
 			if window == "segment back" {
-				if err := os.WriteFile(all[0].Path, logBytes, 0o644); err != nil {
+				if err := os.WriteFile(last.Path, logBytes, 0o644); err != nil {
 					t.Fatal(err)
 				}
-				want = all[0].Base
 			}
 			l = openLog(t, dir)
 			defer l.Close()
@@ -267,24 +272,9 @@ func TestTrimCrashWindows(t *testing.T) {
 				t.Fatalf("reopen after surgery: degraded: %s", rep.Summary())
 			}
 			if window == "segment back" {
-				// Segment 0 came back, the others stayed deleted: reads
-				// return segment 0, then jump over the gap to the active one.
-				got := 0
-				r, err := l.Read(0, 10000, 1<<30)
-				if err != nil {
-					t.Fatal(err)
+				if _, err := os.Stat(last.Path); !errors.Is(err, fs.ErrNotExist) {
+					t.Fatalf("the recorded deletion of %s was not finished: %v", last.Path, err)
 				}
-				for _, rec := range r.Records {
-					if string(rec.Key) != fmt.Sprintf("k%d", rec.Offset) {
-						t.Fatalf("offset %d holds %s", rec.Offset, rec.Key)
-					}
-					got++
-				}
-				active := all[len(all)-1].Base
-				if int64(got) != (all[1].Base-all[0].Base)+(end-active) || l.LogStart() != want {
-					t.Fatalf("read %d records, log start %d", got, l.LogStart())
-				}
-				return
 			}
 			checkSuffix(t, l, want, end)
 		})

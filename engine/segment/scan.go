@@ -70,7 +70,7 @@ func (r *chunkReader) get(pos int64, n int) ([]byte, error) {
 	want := int(min(int64(max(n, scanChunk)), r.end-pos))
 	r.buf = grow(r.buf, want)
 	r.start = pos
-	m, err := r.s.log.ReadAt(r.buf, pos)
+	m, err := r.s.ReadAt(r.buf, pos)
 	r.buf = r.buf[:m]
 	if m < n {
 		if err == nil || errors.Is(err, io.EOF) {

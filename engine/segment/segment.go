@@ -11,6 +11,7 @@
 package segment
 
 import (
+	"container/list"
 	"errors"
 	"fmt"
 	"io"
@@ -28,6 +29,9 @@ type Options struct {
 	// entries (the first batch is always indexed). Default 4096; values
 	// below 1 take the default.
 	IndexIntervalBytes int
+	// Pool, when set, bounds the descriptors open across segments: the
+	// segment's files may be closed while idle and reopened on use.
+	Pool *Pool
 }
 
 // DefaultOptions returns the documented defaults.
@@ -59,7 +63,17 @@ type Segment struct {
 	base     int64
 	opts     Options
 	readOnly bool
-	log      *os.File // pread/pwrite only, safe for concurrent use
+
+	// fmu guards the descriptors (closed while parked, see Pool) and the
+	// pool bookkeeping below. Taken after wmu and mu; held only briefly.
+	fmu         sync.Mutex
+	log         *os.File // pread/pwrite only, safe for concurrent use; nil while parked
+	users       int      // operations using the files now (acquire/release)
+	held        bool     // never park (Hold)
+	recent      bool     // used since the pool's last pass over it
+	parkable    func() bool
+	elem        *list.Element // in opts.Pool's LRU while files are open
+	closedFiles bool          // Close or Remove ran: never reopen
 
 	// syncMu serializes Sync with Truncate, SetIndex, Close and Remove (the
 	// operations that replace or close the index file Sync writes). Taken
@@ -70,7 +84,7 @@ type Segment struct {
 	// wmu guards the writer's state: the fields below and the order of
 	// writes to both files. Taken before mu.
 	wmu        sync.Mutex
-	idx        *os.File // nil when read-only
+	idx        *os.File // nil when read-only or parked; replaced under fmu
 	written    int      // index entries [0, written) are in the .index file
 	idxLen     int64    // bytes in the .index file
 	sinceIndex int64    // bytes appended since the last indexed batch started
@@ -107,6 +121,7 @@ func Create(dir string, base int64, opts Options) (*Segment, error) {
 		s.closeFiles()
 		return nil, fmt.Errorf("create segment %s: %w", s.Path(), err)
 	}
+	s.register()
 	return s, nil
 }
 
@@ -184,6 +199,7 @@ func open(dir string, base int64, opts Options, readOnly bool) (*Segment, error)
 			return nil, fmt.Errorf("open segment %s: %w", s.Path(), err)
 		}
 	}
+	s.register()
 	return s, nil
 }
 
@@ -283,9 +299,14 @@ func (s *Segment) Append(batch []byte, h codec.BatchHeader) (pos int64, err erro
 		return 0, fmt.Errorf("segment %s: %w: base offset %d not above the previous batch's %d", s.Path(), ErrBadAppend, h.BaseOffset, s.base+s.lastRel)
 	}
 	indexIt := len(s.index) == 0 || s.sinceIndex >= int64(s.opts.IndexIntervalBytes)
-	if _, err := s.log.WriteAt(batch, pos); err != nil {
+	f, err := s.acquire()
+	if err != nil {
+		return 0, err
+	}
+	defer s.release()
+	if _, err := f.WriteAt(batch, pos); err != nil {
 		werr := fmt.Errorf("segment %s: append at position %d: %w", s.Path(), pos, err)
-		if terr := s.log.Truncate(pos); terr != nil {
+		if terr := f.Truncate(pos); terr != nil {
 			return 0, errors.Join(werr, fmt.Errorf("segment %s: undo partial append: %w", s.Path(), terr))
 		}
 		return 0, werr
@@ -317,11 +338,16 @@ func (s *Segment) Sync() error {
 	if closed {
 		return fmt.Errorf("segment %s: sync: %w", s.Path(), ErrClosed)
 	}
-	if err := s.log.Sync(); err != nil {
+	f, err := s.acquire()
+	if err != nil {
+		return err
+	}
+	defer s.release()
+	if err := f.Sync(); err != nil {
 		return fmt.Errorf("segment %s: fsync: %w", s.Path(), err)
 	}
 	s.wmu.Lock()
-	err := s.writeIndexLocked(size)
+	err = s.writeIndexLocked(size)
 	s.wmu.Unlock()
 	if err != nil {
 		return err
@@ -335,7 +361,11 @@ func (s *Segment) syncIndex() error {
 	if !s.idxUnsynced {
 		return nil
 	}
-	if err := s.idx.Sync(); err != nil {
+	idx, err := s.indexFile()
+	if err != nil {
+		return err
+	}
+	if err := idx.Sync(); err != nil {
 		return fmt.Errorf("segment %s: fsync: %w", s.IndexPath(), err)
 	}
 	s.idxUnsynced = false
@@ -353,8 +383,15 @@ func (s *Segment) writeIndexLocked(limit int64) error {
 	for k < len(entries) && int64(entries[k].RelPosition) < limit {
 		k++
 	}
+	if k == s.written && s.idxLen <= int64(s.written)*IndexEntryLen {
+		return nil
+	}
+	idx, err := s.indexFile()
+	if err != nil {
+		return err
+	}
 	if k > s.written {
-		if _, err := s.idx.WriteAt(EncodeIndex(entries[s.written:k]), int64(s.written)*IndexEntryLen); err != nil {
+		if _, err := idx.WriteAt(EncodeIndex(entries[s.written:k]), int64(s.written)*IndexEntryLen); err != nil {
 			return fmt.Errorf("segment %s: write index: %w", s.IndexPath(), err)
 		}
 		s.written = k
@@ -362,7 +399,7 @@ func (s *Segment) writeIndexLocked(limit int64) error {
 		s.idxUnsynced = true
 	}
 	if want := int64(s.written) * IndexEntryLen; s.idxLen > want {
-		if err := s.idx.Truncate(want); err != nil {
+		if err := idx.Truncate(want); err != nil {
 			return fmt.Errorf("segment %s: truncate index: %w", s.IndexPath(), err)
 		}
 		s.idxLen = want
@@ -374,7 +411,12 @@ func (s *Segment) writeIndexLocked(limit int64) error {
 // ReadAt reads len(p) bytes of the .log file at pos (io.ReaderAt). It does
 // not stop at Size: bytes past it may be an append in progress.
 func (s *Segment) ReadAt(p []byte, pos int64) (int, error) {
-	return s.log.ReadAt(p, pos)
+	f, err := s.acquire()
+	if err != nil {
+		return 0, err
+	}
+	defer s.release()
+	return f.ReadAt(p, pos)
 }
 
 // ReadBatch reads the batch at pos into buf (grown if needed) and returns
@@ -408,7 +450,7 @@ func (s *Segment) ReadBatch(pos int64, buf []byte) ([]byte, codec.BatchHeader, e
 
 // readFull fills p from pos; a short file is a torn batch.
 func (s *Segment) readFull(p []byte, pos int64) error {
-	_, err := s.log.ReadAt(p, pos)
+	_, err := s.ReadAt(p, pos)
 	switch {
 	case err == nil:
 		return nil
@@ -449,10 +491,15 @@ func (s *Segment) Truncate(size int64) error {
 	if size < 0 || size > s.size {
 		return fmt.Errorf("segment %s: truncate to %d: outside [0, %d]", s.Path(), size, s.size)
 	}
-	if err := s.log.Truncate(size); err != nil {
+	f, err := s.acquire()
+	if err != nil {
+		return err
+	}
+	defer s.release()
+	if err := f.Truncate(size); err != nil {
 		return fmt.Errorf("segment %s: truncate to %d: %w", s.Path(), size, err)
 	}
-	if err := s.log.Sync(); err != nil {
+	if err := f.Sync(); err != nil {
 		return fmt.Errorf("segment %s: fsync: %w", s.Path(), err)
 	}
 	s.mu.Lock()
@@ -500,8 +547,12 @@ func (s *Segment) SetIndex(entries []IndexEntry) error {
 	if err != nil {
 		return fmt.Errorf("segment %s: set index: %w", s.Path(), err)
 	}
-	s.idx.Close()
+	s.fmu.Lock()
+	if s.idx != nil {
+		s.idx.Close()
+	}
 	s.idx = idx
+	s.fmu.Unlock()
 	s.mu.Lock()
 	s.index = append([]IndexEntry(nil), entries...)
 	s.indexErr = nil
@@ -563,9 +614,30 @@ func (s *Segment) markClosed() {
 }
 
 func (s *Segment) closeFiles() error {
-	err := s.log.Close()
+	if s.opts.Pool != nil {
+		s.opts.Pool.forget(s)
+	}
+	s.fmu.Lock()
+	defer s.fmu.Unlock()
+	s.closedFiles = true
+	var err error
+	if s.log != nil {
+		err = s.log.Close()
+		s.log = nil
+	}
 	if s.idx != nil {
 		err = errors.Join(err, s.idx.Close())
+		s.idx = nil
 	}
 	return err
+}
+
+// register enters a newly opened segment in its pool.
+func (s *Segment) register() {
+	if s.opts.Pool == nil {
+		return
+	}
+	s.fmu.Lock()
+	s.opts.Pool.add(s, false)
+	s.fmu.Unlock()
 }

@@ -1,0 +1,122 @@
+package recovery
+
+import (
+	"errors"
+	"fmt"
+	"io/fs"
+	"os"
+	"path/filepath"
+	"slices"
+
+	"github.com/pulselog/pulse/engine/fsutil"
+	"github.com/pulselog/pulse/engine/segment"
+)
+
+// applyManifest compares the segment files found (disk, ascending) with the
+// manifest and returns the segments recovery works on: the listed ones that
+// are there. A listed segment that is gone becomes a gap (its offsets up to
+// the next listed segment); a file the manifest does not list is reported
+// as stray and left alone, never opened, read, truncated or deleted. Leftovers
+// of a deletion the manifest recorded (Retired) are deleted. Without a
+// (valid) manifest, every file found is taken, and the report says so.
+func (r *runner) applyManifest(disk []int64) ([]int64, error) {
+	m, err := ReadManifest(r.dir)
+	switch {
+	case errors.Is(err, fs.ErrNotExist):
+		if len(disk) > 0 {
+			r.note("no manifest: recorded from the %d segment files found", len(disk))
+		}
+		return disk, nil
+	case err != nil:
+		r.note("manifest unreadable, recorded again from the %d segment files found: %v", len(disk), err)
+		return disk, nil
+	}
+	r.man, r.haveMan = m, true
+	for _, g := range m.Gaps {
+		r.addGap(g)
+	}
+	onDisk := map[int64]bool{}
+	for _, b := range disk {
+		onDisk[b] = true
+	}
+	for _, b := range m.Retired {
+		if !onDisk[b] {
+			continue
+		}
+		delete(onDisk, b)
+		if r.opts.ReadOnly {
+			r.note("%s: its deletion was recorded and would be finished", segment.LogFile(b))
+			continue
+		}
+		for _, f := range []string{segment.LogFile(b), segment.IndexFile(b)} {
+			if err := os.Remove(filepath.Join(r.dir, f)); err != nil && !errors.Is(err, fs.ErrNotExist) {
+				return nil, fmt.Errorf("finish deleting %s: %w", f, err)
+			}
+		}
+		if err := fsutil.SyncDir(r.dir); err != nil {
+			return nil, err
+		}
+		r.note("%s: its deletion was recorded (retention or compaction) and is now finished", segment.LogFile(b))
+	}
+	listed := map[int64]bool{}
+	for _, b := range m.Segments {
+		listed[b] = true
+	}
+	var present []int64
+	for _, b := range disk {
+		switch {
+		case !onDisk[b]:
+		case listed[b]:
+			present = append(present, b)
+		default:
+			size := int64(-1)
+			if fi, err := os.Stat(filepath.Join(r.dir, segment.LogFile(b))); err == nil {
+				size = fi.Size()
+			}
+			r.rep.StraySegments = append(r.rep.StraySegments, fmt.Sprintf("%s (%d bytes, named for offset %d): not in the manifest, left alone and never read", segment.LogFile(b), size, b))
+			r.rep.Degraded = true
+		}
+	}
+	r.limitOf = map[int64]int64{}
+	for i, b := range m.Segments {
+		if i+1 < len(m.Segments) {
+			r.limitOf[b] = m.Segments[i+1]
+		}
+		if onDisk[b] {
+			continue
+		}
+		if i == len(m.Segments)-1 {
+			r.missingActive = b // what it cost is settled by finish
+			continue
+		}
+		end := m.Segments[i+1]
+		r.rep.MissingSegments = append(r.rep.MissingSegments, fmt.Sprintf("%s: offsets [%d, %d) gone", segment.LogFile(b), b, end))
+		r.addGap(Gap{FirstOffset: b, EndOffset: end, Reason: fmt.Sprintf("segment %s, listed in the manifest, is missing", segment.LogFile(b))})
+	}
+	if r.missingActive >= 0 && len(present) > 0 {
+		// The last present segment becomes the active one.
+		delete(r.limitOf, present[len(present)-1])
+	}
+	return present, nil
+}
+
+// addGap records a lost range unless a recorded one already covers it.
+func (r *runner) addGap(g Gap) {
+	for _, h := range r.rep.Gaps {
+		if h.FirstOffset <= g.FirstOffset && g.EndOffset <= h.EndOffset {
+			return
+		}
+	}
+	r.rep.Gaps = append(r.rep.Gaps, g)
+	r.rep.Degraded = true
+}
+
+// writeManifest records segs (ascending) and the gaps, unless the manifest
+// on disk already says exactly that.
+func (r *runner) writeManifest(segs []int64) error {
+	m := Manifest{Version: manifestVersion, Segments: segs, Gaps: r.rep.Gaps}
+	if r.haveMan && len(r.man.Retired) == 0 && slices.Equal(r.man.Segments, m.Segments) && slices.Equal(r.man.Gaps, m.Gaps) {
+		return nil
+	}
+	return WriteManifest(r.dir, m)
+}
