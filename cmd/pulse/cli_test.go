@@ -221,7 +221,7 @@ func TestInspectAndDumpWording(t *testing.T) {
 		t.Errorf("inspect of a stopped, clean dir:\n%s", out)
 	}
 	out, errOut, err := pulse(t, "", "dump", filepath.Join(dir, "meta.db"))
-	if err == nil || strings.Contains(out, "DAMAGED") || !strings.Contains(errOut, "not a segment file") {
+	if err == nil || strings.Contains(out, "DAMAGED") || !strings.Contains(errOut, "is not a Pulse segment") {
 		t.Errorf("dump meta.db: %v\nstdout %s\nstderr %s", err, out, errOut)
 	}
 }

@@ -186,7 +186,7 @@ func TestTerminalUIOnKafka(t *testing.T) {
 	x.keys("Escape")
 	x.waitScreen("LOG START", "CONSUMER")
 	x.keys("Escape")
-	x.waitMatch(regexp.MustCompile(fmt.Sprintf(`orders\s+3\s+%d\s+n/a\s+n/a\s`, records)))
+	x.waitMatch(regexp.MustCompile(fmt.Sprintf(`orders\s+3\s+%d\s+%d\s+n/a\s+n/a\s`, records, records)))
 	x.keys("q")
 	x.waitScreen("pulse-exited-0")
 }

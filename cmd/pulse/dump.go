@@ -142,7 +142,7 @@ func runDump(w io.Writer, path string, records, asJSON bool) error {
 		} else if len(check.Corrupt) > 0 {
 			why = ": " + check.Corrupt[0].Err
 		}
-		notPulse = fmt.Errorf("dump: %s is not a Pulse segment: not one valid batch in its %d bytes%s", path, check.Size, why)
+		notPulse = fmt.Errorf("dump: %s is not a Pulse segment: not one valid batch in its %d bytes%s (pulse dump reads a partition's .log files, pulse meta dump reads meta.db)", path, check.Size, why)
 	}
 	if asJSON {
 		enc := json.NewEncoder(w)
@@ -152,10 +152,10 @@ func runDump(w io.Writer, path string, records, asJSON bool) error {
 		}
 		return notPulse
 	}
-	state := "ok"
-	if !check.OK() && check.Batches == 0 && !strings.HasSuffix(path, ".log") {
-		return fmt.Errorf("dump %s: not a segment file (no valid batch; pulse dump reads a partition's .log files, pulse meta dump reads meta.db)", path)
+	if notPulse != nil {
+		return notPulse // not damage: nothing Pulse wrote
 	}
+	state := "ok"
 	if !check.OK() {
 		state = fmt.Sprintf("DAMAGED: %d corrupt ranges", len(check.Corrupt))
 		if check.Torn != nil {
