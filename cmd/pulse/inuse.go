@@ -1,29 +1,19 @@
 package main
 
 import (
-	"errors"
 	"os"
 	"path/filepath"
-	"syscall"
 
 	"github.com/pulselog/pulse/engine/fsutil"
 )
 
 // heldByRunningPulse reports whether a running pulse holds the data dir
-// that dir is (or is inside of): its LOCK file is flocked. The probe takes
-// a shared lock for an instant and writes nothing; without a LOCK file it
-// reports false.
+// that dir is (or is inside of): its LOCK file is locked (fsutil.Held,
+// which writes nothing).
 func heldByRunningPulse(dir string) bool {
 	for d := filepath.Clean(dir); ; d = filepath.Dir(d) {
-		f, err := os.Open(filepath.Join(d, fsutil.LockFile))
-		if err == nil {
-			defer f.Close()
-			err := syscall.Flock(int(f.Fd()), syscall.LOCK_SH|syscall.LOCK_NB)
-			if err == nil {
-				syscall.Flock(int(f.Fd()), syscall.LOCK_UN)
-				return false
-			}
-			return errors.Is(err, syscall.EWOULDBLOCK)
+		if _, err := os.Stat(filepath.Join(d, fsutil.LockFile)); err == nil {
+			return fsutil.Held(d)
 		}
 		if parent := filepath.Dir(d); parent == d {
 			return false

@@ -256,3 +256,37 @@ func TestSyncDataAndFile(t *testing.T) {
 		}
 	}
 }
+
+// TestHeld: Held sees a lock taken by another DirLock, and none once it is
+// released or where no LOCK file exists, and never writes the file.
+func TestHeld(t *testing.T) {
+	dir := t.TempDir()
+	if Held(dir) {
+		t.Fatal("Held on a dir without a LOCK file")
+	}
+	l, err := Lock(dir)
+	if err != nil {
+		t.Fatal(err)
+	}
+	before, err := os.ReadFile(filepath.Join(dir, LockFile))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !Held(dir) {
+		t.Fatal("Held is false while a DirLock holds the dir")
+	}
+	after, _ := os.ReadFile(filepath.Join(dir, LockFile))
+	if string(after) != string(before) {
+		t.Fatalf("Held changed LOCK: %q -> %q", before, after)
+	}
+	if err := l.Unlock(); err != nil {
+		t.Fatal(err)
+	}
+	if Held(dir) {
+		t.Fatal("Held is true after Unlock")
+	}
+	if l, err = Lock(dir); err != nil {
+		t.Fatalf("Lock after Held probes: %v", err)
+	}
+	l.Unlock()
+}

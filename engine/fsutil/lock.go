@@ -78,3 +78,19 @@ func readPID(f *os.File) int {
 	}
 	return pid
 }
+
+// Held reports whether another process (or another DirLock of this
+// process) holds the lock of dir now. It takes and releases the lock for an
+// instant and writes nothing; a dir without a LOCK file is not held.
+func Held(dir string) bool {
+	f, err := os.Open(filepath.Join(dir, LockFile))
+	if err != nil {
+		return false
+	}
+	defer f.Close()
+	held, err := tryLockFile(f)
+	if err == nil {
+		unlockFile(f)
+	}
+	return held
+}
