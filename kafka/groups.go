@@ -161,7 +161,7 @@ func newMemberID(clientID string) string {
 	return clientID + "-" + hex.EncodeToString(b)
 }
 
-func (c *coordinator) join(r *kmsg.JoinGroupRequest, clientID string) *kmsg.JoinGroupResponse {
+func (c *coordinator) join(r *kmsg.JoinGroupRequest, clientID, clientHost string) *kmsg.JoinGroupResponse {
 	resp := r.ResponseKind().(*kmsg.JoinGroupResponse)
 	resp.Generation = -1
 	fail := func(code int16) *kmsg.JoinGroupResponse {
@@ -220,7 +220,7 @@ func (c *coordinator) join(r *kmsg.JoinGroupRequest, clientID string) *kmsg.Join
 	if len(g.members) == 1 {
 		g.protocolType = r.ProtocolType
 	}
-	m.clientID, m.instanceID = clientID, r.InstanceID
+	m.clientID, m.clientHost, m.instanceID = clientID, clientHost, r.InstanceID
 	m.protocols = r.Protocols
 	m.session, m.rebalance = session, rebalance
 	m.expires = now.Add(session)
