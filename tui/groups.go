@@ -146,7 +146,7 @@ func memberCell(g clusterinfo.Group, id string) string {
 func (s *groupsScreen) View() string {
 	st := s.c.Styles
 	if _, ok := s.c.Src.(GroupLister); !ok {
-		return st.Muted.Render("  consumer groups: " + ErrNotAvailable.Error() + " (a Kafka cluster has them; the engine has consumer cursors, on the partitions screen)")
+		return st.Muted.Render("  consumer groups: " + ErrNotAvailable.Error() + " (a Kafka cluster or Pulse's Kafka listener has them; the engine has consumer cursors, on the partitions screen)")
 	}
 	if s.err != nil {
 		return st.StatusError.Render("  groups: " + s.err.Error())
