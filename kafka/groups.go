@@ -161,7 +161,7 @@ func newMemberID(clientID string) string {
 	return clientID + "-" + hex.EncodeToString(b)
 }
 
-func (c *coordinator) join(r *kmsg.JoinGroupRequest, clientID string) *kmsg.JoinGroupResponse {
+func (c *coordinator) join(r *kmsg.JoinGroupRequest, clientID, clientHost string) *kmsg.JoinGroupResponse {
 	resp := r.ResponseKind().(*kmsg.JoinGroupResponse)
 	resp.Generation = -1
 	fail := func(code int16) *kmsg.JoinGroupResponse {
@@ -220,7 +220,7 @@ func (c *coordinator) join(r *kmsg.JoinGroupRequest, clientID string) *kmsg.Join
 	if len(g.members) == 1 {
 		g.protocolType = r.ProtocolType
 	}
-	m.clientID, m.instanceID = clientID, r.InstanceID
+	m.clientID, m.clientHost, m.instanceID = clientID, clientHost, r.InstanceID
 	m.protocols = r.Protocols
 	m.session, m.rebalance = session, rebalance
 	m.expires = now.Add(session)
@@ -543,6 +543,7 @@ func (c *coordinator) checkMember(groupName, memberID string, generation int32) 
 
 func (c *coordinator) describe(r *kmsg.DescribeGroupsRequest) *kmsg.DescribeGroupsResponse {
 	resp := r.ResponseKind().(*kmsg.DescribeGroupsResponse)
+	committed := c.s.cursors().byGroup
 	c.mu.Lock()
 	defer c.mu.Unlock()
 	for _, name := range r.Groups {
@@ -550,7 +551,12 @@ func (c *coordinator) describe(r *kmsg.DescribeGroupsRequest) *kmsg.DescribeGrou
 		rg.Group = name
 		g := c.groups[name]
 		if g == nil {
+			// A group with committed offsets and no members is Empty,
+			// as Kafka says; one Pulse knows nothing of is Dead.
 			rg.State = stateDead
+			if len(committed[name]) > 0 {
+				rg.State = stateEmpty
+			}
 			resp.Groups = append(resp.Groups, rg)
 			continue
 		}
@@ -581,20 +587,29 @@ func (c *coordinator) list(r *kmsg.ListGroupsRequest) *kmsg.ListGroupsResponse {
 	for _, s := range r.StatesFilter {
 		want[s] = true
 	}
+	committed := c.s.cursors().byGroup
 	c.mu.Lock()
 	defer c.mu.Unlock()
-	names := make([]string, 0, len(c.groups))
+	names := make([]string, 0, len(c.groups)+len(committed))
 	for n := range c.groups {
 		names = append(names, n)
 	}
+	for n := range committed {
+		if c.groups[n] == nil {
+			names = append(names, n) // offsets only: Empty, as in Kafka
+		}
+	}
 	sort.Strings(names)
 	for _, n := range names {
-		g := c.groups[n]
-		if len(want) > 0 && !want[g.state] {
+		state, protocolType := stateEmpty, ""
+		if g := c.groups[n]; g != nil {
+			state, protocolType = g.state, g.protocolType
+		}
+		if len(want) > 0 && !want[state] {
 			continue
 		}
 		lg := kmsg.NewListGroupsResponseGroup()
-		lg.Group, lg.ProtocolType, lg.GroupState = n, g.protocolType, g.state
+		lg.Group, lg.ProtocolType, lg.GroupState = n, protocolType, state
 		resp.Groups = append(resp.Groups, lg)
 	}
 	return resp

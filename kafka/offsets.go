@@ -108,22 +108,14 @@ func (s *Server) offsetFetch(r *kmsg.OffsetFetchRequest) *kmsg.OffsetFetchRespon
 	resp := r.ResponseKind().(*kmsg.OffsetFetchResponse)
 	topics := r.Topics
 	if topics == nil && r.GetVersion() >= 2 {
-		infos, _ := s.eng.Topics()
-		for _, ti := range infos {
-			cs, err := s.eng.Consumers(ti.Name)
-			if err != nil {
-				continue
-			}
-			t := kmsg.NewOffsetFetchRequestTopic()
-			t.Topic = ti.Name
-			for _, c := range cs {
-				if c.Consumer == r.Group {
-					t.Partitions = append(t.Partitions, int32(c.Partition))
-				}
-			}
-			if len(t.Partitions) > 0 {
+		for _, c := range s.cursors().byGroup[r.Group] {
+			if n := len(topics); n == 0 || topics[n-1].Topic != c.Topic {
+				t := kmsg.NewOffsetFetchRequestTopic()
+				t.Topic = c.Topic
 				topics = append(topics, t)
 			}
+			t := &topics[len(topics)-1]
+			t.Partitions = append(t.Partitions, int32(c.Partition))
 		}
 	}
 	for _, t := range topics {

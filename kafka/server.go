@@ -158,6 +158,7 @@ func (s *Server) serveConn(c net.Conn) {
 		c.Close()
 	}()
 	br := bufio.NewReaderSize(c, 64<<10)
+	host := clientHost(c.RemoteAddr())
 	var out []byte
 	var body bytes.Buffer
 	for {
@@ -171,7 +172,7 @@ func (s *Server) serveConn(c net.Conn) {
 			}
 			return
 		}
-		out, err = s.handle(out[:0], req)
+		out, err = s.handle(out[:0], req, host)
 		if err != nil {
 			s.opts.Logger.Warn("kafka: closing connection", "remote", c.RemoteAddr().String(), "err", err)
 			return
@@ -303,10 +304,19 @@ func skipTags(b []byte) ([]byte, error) {
 	return b, nil
 }
 
-// handle answers one request frame, appending the size-prefixed response
-// to out. An empty result means no response (acks=0); an error closes the
-// connection.
-func (s *Server) handle(out []byte, frame []byte) ([]byte, error) {
+// clientHost is a client's address as Kafka's DescribeGroups shows it
+// ("/127.0.0.1").
+func clientHost(a net.Addr) string {
+	if ta, ok := a.(*net.TCPAddr); ok {
+		return "/" + ta.IP.String()
+	}
+	return "/" + a.String()
+}
+
+// handle answers one request frame from the client at host (clientHost),
+// appending the size-prefixed response to out. An empty result means no
+// response (acks=0); an error closes the connection.
+func (s *Server) handle(out []byte, frame []byte, host string) ([]byte, error) {
 	h, req, err := parseRequest(frame)
 	if err != nil {
 		if h.key == int16(kmsg.ApiVersions) && errors.Is(err, errUnsupportedVersion) {
@@ -320,7 +330,7 @@ func (s *Server) handle(out []byte, frame []byte) ([]byte, error) {
 		}
 		return nil, err
 	}
-	resp, err := s.dispatch(h, req)
+	resp, err := s.dispatch(h, req, host)
 	if err != nil {
 		return nil, err
 	}
@@ -348,7 +358,7 @@ func frameResponse(out []byte, h header, resp kmsg.Response) []byte {
 
 // dispatch routes a decoded request to its handler. A nil response with a
 // nil error means no response is sent.
-func (s *Server) dispatch(h header, req kmsg.Request) (kmsg.Response, error) {
+func (s *Server) dispatch(h header, req kmsg.Request, host string) (kmsg.Response, error) {
 	switch r := req.(type) {
 	case *kmsg.ApiVersionsRequest:
 		return s.apiVersions(r), nil
@@ -375,7 +385,7 @@ func (s *Server) dispatch(h header, req kmsg.Request) (kmsg.Response, error) {
 	case *kmsg.FindCoordinatorRequest:
 		return s.findCoordinator(r), nil
 	case *kmsg.JoinGroupRequest:
-		return s.groups.join(r, h.clientID), nil
+		return s.groups.join(r, h.clientID, host), nil
 	case *kmsg.SyncGroupRequest:
 		return s.groups.sync(r), nil
 	case *kmsg.HeartbeatRequest:

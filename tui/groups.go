@@ -106,14 +106,19 @@ func (s *groupsScreen) rebuild() {
 			state = "error: " + g.Err
 		}
 		if len(g.Partitions) == 0 {
-			rows = append(rows, row{Key: g.Name, Cells: []string{g.Name, state, fmt.Sprint(len(g.Members)), "-", "-", "-", "-", "-", "-"}})
+			members := "-"
+			if len(g.Members) > 0 {
+				var ms []string
+				for _, m := range g.Members {
+					ms = append(ms, memberCell(g, m.ID))
+				}
+				members = strings.Join(ms, ", ")
+			}
+			rows = append(rows, row{Key: g.Name, Cells: []string{g.Name, state, fmt.Sprint(len(g.Members)), "-", "-", "-", "-", "-", members}})
 			continue
 		}
 		for _, gp := range g.Partitions {
-			member := "-"
-			if gp.Member != "" {
-				member = gp.Member
-			}
+			member := memberCell(g, gp.Member)
 			rows = append(rows, row{
 				Key: fmt.Sprintf("%s/%s/%d", g.Name, gp.Topic, gp.Partition),
 				Cells: []string{g.Name, state, fmt.Sprint(len(g.Members)), gp.Topic, fmt.Sprint(gp.Partition),
@@ -124,10 +129,24 @@ func (s *groupsScreen) rebuild() {
 	s.table.SetRows(rows)
 }
 
+// memberCell names the member with id in g as "client-id host" (its Kafka
+// client id and address), the id itself when g does not list it, "-" for none.
+func memberCell(g clusterinfo.Group, id string) string {
+	if id == "" {
+		return "-"
+	}
+	for _, m := range g.Members {
+		if m.ID == id {
+			return strings.TrimSpace(m.ClientID + " " + m.Host)
+		}
+	}
+	return id
+}
+
 func (s *groupsScreen) View() string {
 	st := s.c.Styles
 	if _, ok := s.c.Src.(GroupLister); !ok {
-		return st.Muted.Render("  consumer groups: " + ErrNotAvailable.Error() + " (a Kafka cluster has them; the engine has consumer cursors, on the partitions screen)")
+		return st.Muted.Render("  consumer groups: " + ErrNotAvailable.Error() + " (a Kafka cluster or Pulse's Kafka listener has them; the engine has consumer cursors, on the partitions screen)")
 	}
 	if s.err != nil {
 		return st.StatusError.Render("  groups: " + s.err.Error())

@@ -30,24 +30,31 @@ func kafkaFlag(cmd *cobra.Command) func() (string, bool) {
 // error, the default one a warning on warn (Pulse runs without it). stop
 // closes the listener and its connections; it does not close eng.
 func startKafka(eng *engine.Engine, listen string, explicit, noAutoCreate bool, logger *slog.Logger, warn io.Writer) (addr string, stop func(), err error) {
+	addr, _, stop, err = startKafkaServer(eng, listen, explicit, noAutoCreate, logger, warn)
+	return addr, stop, err
+}
+
+// startKafkaServer is startKafka that also returns the listener's server
+// (nil when none was started), for the terminal UI's consumer groups.
+func startKafkaServer(eng *engine.Engine, listen string, explicit, noAutoCreate bool, logger *slog.Logger, warn io.Writer) (addr string, srv *kafka.Server, stop func(), err error) {
 	stop = func() {}
 	if listen == "" || listen == "off" {
-		return "", stop, nil
+		return "", nil, stop, nil
 	}
 	l, err := net.Listen("tcp", listen)
 	if err != nil {
 		if !explicit {
 			fmt.Fprintf(warn, "pulse: warning: Kafka listener not started: %v (use --kafka-listen ADDR, or \"\" to turn it off)\n", err)
-			return "", stop, nil
+			return "", nil, stop, nil
 		}
-		return "", nil, fmt.Errorf("kafka listener on %s: %w", listen, err)
+		return "", nil, nil, fmt.Errorf("kafka listener on %s: %w", listen, err)
 	}
 	opts := kafka.DefaultOptions()
 	opts.AutoCreate = !noAutoCreate
 	if logger != nil {
 		opts.Logger = logger
 	}
-	srv := kafka.New(eng, opts)
+	srv = kafka.New(eng, opts)
 	served := make(chan error, 1)
 	go func() { served <- srv.Serve(l) }()
 	stop = func() {
@@ -56,5 +63,5 @@ func startKafka(eng *engine.Engine, listen string, explicit, noAutoCreate bool, 
 			logger.Error("kafka listener", "err", err)
 		}
 	}
-	return l.Addr().String(), stop, nil
+	return l.Addr().String(), srv, stop, nil
 }

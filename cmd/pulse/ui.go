@@ -12,9 +12,23 @@ import (
 	tea "github.com/charmbracelet/bubbletea"
 	"github.com/spf13/cobra"
 
+	"github.com/pulselog/pulse/engine"
+	"github.com/pulselog/pulse/kafka"
+	"github.com/pulselog/pulse/kafka/cluster/clusterinfo"
 	"github.com/pulselog/pulse/themes"
 	"github.com/pulselog/pulse/tui"
 )
+
+// localSource is the engine plus the consumer groups its Kafka listener
+// coordinates (tui.GroupLister), so that ":groups" shows them, with the
+// websocket consumers' cursors, on a local data dir.
+type localSource struct {
+	*engine.Engine
+	kafka *kafka.Server
+}
+
+// Groups is the Kafka listener's read-only snapshot (kafka.Server.GroupSnapshot).
+func (s localSource) Groups() ([]clusterinfo.Group, error) { return s.kafka.GroupSnapshot(), nil }
 
 // uiConfig is what the bare `pulse` command runs with.
 type uiConfig struct {
@@ -111,11 +125,15 @@ func runUI(ctx context.Context, cfg uiConfig) error {
 		defer stopAPI()
 		listen = addr
 	}
-	kafkaAddr, stopKafka, err := startKafka(e, cfg.kafka, cfg.kafkaSet, false, nil, os.Stderr)
+	kafkaAddr, kafkaSrv, stopKafka, err := startKafkaServer(e, cfg.kafka, cfg.kafkaSet, false, nil, os.Stderr)
 	if err != nil {
 		return err
 	}
 	defer stopKafka()
+	var src tui.Source = e
+	if kafkaSrv != nil {
+		src = localSource{Engine: e, kafka: kafkaSrv}
+	}
 
 	if cfg.demo {
 		if err := seedDemo(ctx, e); err != nil {
@@ -128,7 +146,7 @@ func runUI(ctx context.Context, cfg uiConfig) error {
 	}
 
 	m, err := tui.New(tui.Options{
-		Source:      e,
+		Source:      src,
 		DataDirName: displayPath(dir),
 		Listen:      listen,
 		KafkaListen: kafkaAddr,
