@@ -63,6 +63,7 @@ type Log struct {
 	// wmu guards the written-but-not-durable state shared by writer and syncer.
 	wmu         sync.Mutex
 	written     int64         // offset after the last batch written to the OS
+	committed   int64         // offset after the last write of whole appends: a sync pass exposes no further, so an append cut short by a failure is never visible in part
 	unverified  []pendingSync // batches written since the last fsync
 	syncWaiters []*appendReq  // strict appends waiting for their batches to be durable
 	unsynced    int64         // bytes written since the last fsync
@@ -174,6 +175,7 @@ func Open(dir string, opts Options) (*Log, error) {
 	}
 	l.nextOffset = res.LEO
 	l.written = res.LEO
+	l.committed = res.LEO
 	l.durable.Store(res.LEO)
 	l.hwm.Store(res.HWM)
 	l.logStart.Store(min(l.segs[0].seg.Base(), res.LogStart))
@@ -412,6 +414,7 @@ func (l *Log) rewind() {
 		l.unsynced = 0
 		l.unsyncedAt = time.Time{}
 		l.written = next
+		l.committed = next
 	}
 	l.wmu.Unlock()
 	l.mu.Lock()

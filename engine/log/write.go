@@ -109,6 +109,7 @@ func (w *batchWriter) write(reqs []*appendReq) error {
 		}
 	}
 	l.wmu.Lock()
+	l.committed = l.written // every batch of reqs is written
 	l.syncWaiters = append(l.syncWaiters, w.strict...)
 	needSync := len(l.syncWaiters) > 0 ||
 		(l.unsynced > 0 && (l.unsynced >= l.opts.SyncBytes || time.Since(l.lastSync) >= l.opts.SyncInterval))
@@ -185,6 +186,12 @@ func (l *Log) strayAt(base int64) bool {
 // fsynced and verified; the recovery snapshot is rewritten afterwards.
 // Only the writer goroutine rolls.
 func (l *Log) roll(base int64) (*segState, error) {
+	// The sealed segment is made durable whole, so the batches of an
+	// append that straddles the roll are exposed with it: the one case in
+	// which a later failure of the same append leaves its first part.
+	l.wmu.Lock()
+	l.committed = l.written
+	l.wmu.Unlock()
 	if err := l.syncNow(); err != nil {
 		return nil, err
 	}
@@ -337,13 +344,24 @@ func (l *Log) syncNow() error {
 	l.syncMu.Lock()
 	defer l.syncMu.Unlock()
 	l.wmu.Lock()
-	batches := l.unverified
-	l.unverified = nil
+	// Only the batches of appends written whole: those of a write still
+	// under way wait for the next pass (or go with a rewind).
+	end := l.committed
+	k := 0
+	for k < len(l.unverified) && l.unverified[k].end <= end {
+		k++
+	}
+	batches := l.unverified[:k:k]
+	l.unverified = append([]pendingSync(nil), l.unverified[k:]...)
 	waiters := l.syncWaiters
 	l.syncWaiters = nil
-	end := l.written
 	l.unsynced = 0
-	l.unsyncedAt = time.Time{}
+	for _, b := range l.unverified {
+		l.unsynced += b.len
+	}
+	if l.unsynced == 0 {
+		l.unsyncedAt = time.Time{}
+	}
 	l.lastSync = time.Now()
 	l.wmu.Unlock()
 
