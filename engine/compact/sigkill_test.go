@@ -128,7 +128,7 @@ func TestCompactionSurvivesSIGKILL(t *testing.T) {
 			t.Fatalf("cycle %d: close: %v", c, err)
 		}
 		if rep.Degraded {
-			t.Fatalf("cycle %d: a crash left the log degraded: %s", c, rep.Summary())
+			t.Fatalf("cycle %d: a crash left the log degraded: %s (stray %v, notes %v)", c, rep.Summary(), rep.StraySegments, rep.Notes)
 		}
 		last := map[string]int64{}
 		prev := int64(-1)

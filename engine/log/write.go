@@ -204,15 +204,19 @@ func (l *Log) roll(base int64) (*segState, error) {
 	}
 	// The manifest lists the new segment before its file exists: a crash in
 	// between leaves a listed segment that was never created (nothing lost),
-	// never a file recovery would take for a stray.
-	if err := l.writeManifest(base, -1); err != nil {
+	// never a file recovery would take for a stray. segMu is held from the
+	// manifest to the new segment's place in segs, so that no other
+	// manifest write (retention, compaction) records the segments without it.
+	l.segMu.Lock()
+	if err := l.writeManifestLocked(base, -1); err != nil {
+		l.segMu.Unlock()
 		return nil, fmt.Errorf("partition %s: roll at offset %d: %w", l.dir, base, err)
 	}
 	seg, err := segment.Create(l.dir, base, segment.Options{IndexIntervalBytes: l.opts.IndexIntervalBytes, Pool: l.opts.FilePool})
 	if err != nil {
+		l.segMu.Unlock()
 		return nil, fmt.Errorf("partition %s: roll at offset %d: %w", l.dir, base, err)
 	}
-	l.segMu.Lock()
 	st := l.newSegState(seg)
 	l.segs = append(l.segs, st)
 	l.segMu.Unlock()
