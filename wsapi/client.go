@@ -188,12 +188,14 @@ type envelope struct {
 func (c *Client) readLoop() {
 	defer close(c.done)
 	var err error
+	hint := 512
 	for {
 		var msg []byte
-		_, msg, err = c.ws.ReadMessage()
+		_, msg, err = readMessage(c.ws, hint)
 		if err != nil {
 			break
 		}
+		hint = max(512, len(msg)+len(msg)/8)
 		var env envelope
 		var recs []Record // a push's records, when fastPush read them
 		if !fastAcks(msg, &env) {
