@@ -216,6 +216,10 @@ func (c *conn) readPump() {
 	c.ws.SetReadDeadline(time.Now().Add(pongWait))
 	c.ws.SetPongHandler(func(string) error { return c.ws.SetReadDeadline(time.Now().Add(pongWait)) })
 	hint := 512
+	// The read deadline moves at most once a second (each move is a
+	// system call's worth of work): a peer still has between pongWait-1s
+	// and pongWait after its last message.
+	deadlineSet := time.Now()
 	for {
 		typ, msg, err := readMessage(c.ws, hint)
 		hint = max(512, len(msg)+len(msg)/8)
@@ -232,7 +236,10 @@ func (c *conn) readPump() {
 			}
 			return
 		}
-		c.ws.SetReadDeadline(time.Now().Add(pongWait))
+		if now := time.Now(); now.Sub(deadlineSet) >= time.Second {
+			c.ws.SetReadDeadline(now.Add(pongWait))
+			deadlineSet = now
+		}
 		select {
 		case <-c.closingC:
 			// After the close frame no reply can be sent: a request read
