@@ -188,15 +188,21 @@ type envelope struct {
 func (c *Client) readLoop() {
 	defer close(c.done)
 	var err error
+	hint := 512
 	for {
 		var msg []byte
-		_, msg, err = c.ws.ReadMessage()
+		_, msg, err = readMessage(c.ws, hint)
 		if err != nil {
 			break
 		}
+		hint = max(512, len(msg)+len(msg)/8)
 		var env envelope
-		if !fastAcks(msg, &env) && !fastReply(msg, &env) && json.Unmarshal(msg, &env) != nil {
-			continue
+		var recs []Record // a push's records, when fastPush read them
+		if !fastAcks(msg, &env) {
+			var ok bool
+			if recs, ok = fastPush(msg, &env); !ok && !fastReply(msg, &env) && json.Unmarshal(msg, &env) != nil {
+				continue
+			}
 		}
 		if env.Error != nil && env.Acks != nil {
 			// A produce that failed part-way: null marks a record that
@@ -226,7 +232,7 @@ func (c *Client) readLoop() {
 			s := c.subs[env.Sub]
 			c.mu.Unlock()
 			if s != nil {
-				s.push(env) // may block: backpressure reaches the server
+				s.push(env, recs) // may block: backpressure reaches the server
 			}
 		default:
 			c.mu.Unlock()
@@ -762,9 +768,14 @@ func (s *Subscription) CommitAsync(partition int, offset int64) (*Pending, error
 	return s.c.start(map[string]any{"op": "commit", "sub": s.ID, "partition": partition, "offset": offset})
 }
 
-func (s *Subscription) push(env envelope) {
+// push delivers one push; recs, when not nil, are env.Records already
+// decoded (fastPush).
+func (s *Subscription) push(env envelope, recs []Record) {
 	p := Push{Partition: env.Partition, Next: env.Next, Skipped: env.Skipped, Err: env.Error}
-	for _, raw := range env.Records {
+	if recs != nil {
+		p.Records = recs
+	}
+	for _, raw := range env.Records[len(recs):] {
 		r, err := DecodeRecord(raw)
 		if err != nil {
 			p.Err = errorf(CodeInvalidJSON, "record from server: %v", err)

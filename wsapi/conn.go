@@ -41,6 +41,10 @@ type conn struct {
 	srv  *Server
 	ws   *websocket.Conn
 	mode connMode
+	// bc is ws's connection when Serve accepted it (nil under another
+	// server): the write pump writes the messages it finds queued together
+	// in one system call.
+	bc *batchConn
 
 	// ctx lives as long as the connection; cancel ends it (every
 	// subscription and the produce worker watch it).
@@ -89,6 +93,7 @@ func newConn(s *Server, ws *websocket.Conn, mode connMode) *conn {
 		produceQ: make(chan *produceJob, s.opts.MaxInflight),
 		subs:     make(map[int64]*subscription),
 	}
+	c.bc, _ = ws.NetConn().(*batchConn)
 	c.ctx, c.cancel = context.WithCancel(s.ctx)
 	return c
 }
@@ -211,6 +216,10 @@ func (c *conn) readPump() {
 	c.ws.SetReadDeadline(time.Now().Add(pongWait))
 	c.ws.SetPongHandler(func(string) error { return c.ws.SetReadDeadline(time.Now().Add(pongWait)) })
 	hint := 512
+	// The read deadline moves at most once a second (each move is a
+	// system call's worth of work): a peer still has between pongWait-1s
+	// and pongWait after its last message.
+	deadlineSet := time.Now()
 	for {
 		typ, msg, err := readMessage(c.ws, hint)
 		hint = max(512, len(msg)+len(msg)/8)
@@ -227,7 +236,10 @@ func (c *conn) readPump() {
 			}
 			return
 		}
-		c.ws.SetReadDeadline(time.Now().Add(pongWait))
+		if now := time.Now(); now.Sub(deadlineSet) >= time.Second {
+			c.ws.SetReadDeadline(now.Add(pongWait))
+			deadlineSet = now
+		}
 		select {
 		case <-c.closingC:
 			// After the close frame no reply can be sent: a request read
@@ -296,12 +308,7 @@ func (c *conn) writePump() {
 			c.writeClose(cm)
 			return
 		case msg := <-c.send:
-			// msg counts against the budget until it is written: the
-			// bytes are held until then.
-			c.ws.SetWriteDeadline(time.Now().Add(writeWait))
-			err := c.ws.WriteMessage(websocket.TextMessage, msg)
-			c.taken(len(msg))
-			if err != nil {
+			if !c.writeQueued(msg) {
 				return
 			}
 		case <-ticker.C:
@@ -313,6 +320,44 @@ func (c *conn) writePump() {
 			return
 		}
 	}
+}
+
+// maxWriteMessages bounds the messages the write pump writes in one
+// system call, so that a close request waits for at most that many.
+const maxWriteMessages = 256
+
+// writeQueued writes msg and, when more messages are already queued (and
+// the connection is a batchConn), up to maxWriteMessages of them and
+// maxWriteBatch bytes, all in one system call: a pipelining producer's acks
+// and a subscriber's pushes then cost one write together, not one each.
+// Each message counts against the budget until it is written (its bytes
+// are held until then). It reports whether every write succeeded.
+func (c *conn) writeQueued(msg []byte) bool {
+	c.ws.SetWriteDeadline(time.Now().Add(writeWait))
+	if c.bc == nil || len(c.send) == 0 {
+		err := c.ws.WriteMessage(websocket.TextMessage, msg)
+		c.taken(len(msg))
+		return err == nil
+	}
+	c.bc.hold()
+	n, size := 1, len(msg)
+	err := c.ws.WriteMessage(websocket.TextMessage, msg)
+	for err == nil && n < maxWriteMessages && size < maxWriteBatch {
+		select {
+		case m := <-c.send:
+			err = c.ws.WriteMessage(websocket.TextMessage, m)
+			n++
+			size += len(m)
+			continue
+		default:
+		}
+		break
+	}
+	if ferr := c.bc.flush(); err == nil {
+		err = ferr
+	}
+	c.taken(size)
+	return err == nil
 }
 
 // writeClose writes what is queued (when cm.flush), then the close frame,

@@ -202,9 +202,24 @@ func (p *fastParser) elements(item func() bool) (int, bool) {
 // else reports ok == false, for encoding/json.
 func fastRecord(raw []byte) (r Record, ok bool) {
 	p := fastParser{b: raw}
+	if !p.record(&r) {
+		return Record{}, false
+	}
+	p.ws()
+	if p.i != len(raw) {
+		return Record{}, false
+	}
+	r.Raw = json.RawMessage(raw)
+	return r, true
+}
+
+// record reads one record object at p.i as fastRecord does, leaving p after
+// it; r.Raw is the object's bytes.
+func (p *fastParser) record(r *Record) bool {
+	start := p.i
 	var value []byte
 	var tomb bool
-	ok = p.objectFields(func(key []byte) bool {
+	ok := p.objectFields(func(key []byte) bool {
 		if placed, ok := p.placeField(key, &r.Partition, &r.Offset, &r.Timestamp); placed {
 			return ok
 		}
@@ -227,15 +242,57 @@ func fastRecord(raw []byte) (r Record, ok bool) {
 		}
 		return ok
 	})
-	p.ws()
-	if !ok || p.i != len(raw) {
-		return Record{}, false
+	if !ok {
+		return false
 	}
 	if !tomb {
 		r.Value = value
 	}
-	r.Raw = json.RawMessage(raw)
-	return r, true
+	r.Raw = json.RawMessage(p.b[start:p.i])
+	return true
+}
+
+// fastPush parses a push as the server writes it,
+// {"sub":S,"partition":P,"next":N[,"skipped":K],"records":[...]}, reading
+// each record as fastRecord does in the same pass (so that no record is
+// scanned twice). Anything else, or any record fastRecord would refuse,
+// reports ok == false and leaves env alone, for fastReply.
+func fastPush(msg []byte, env *envelope) (recs []Record, ok bool) {
+	p := fastParser{b: msg}
+	var e envelope
+	ok = p.objectFields(func(key []byte) bool {
+		var ok bool
+		switch string(key) {
+		case "sub":
+			e.Sub, ok = p.integer(64)
+		case "partition":
+			var n int64
+			n, ok = p.integer(strconv.IntSize)
+			e.Partition = int(n)
+		case "next":
+			e.Next, ok = p.integer(64)
+		case "skipped":
+			e.Skipped, ok = p.integer(64)
+		case "records":
+			recs, e.Records = nil, []json.RawMessage{}
+			_, ok = p.elements(func() bool {
+				var r Record
+				if !p.record(&r) {
+					return false
+				}
+				recs = append(recs, r)
+				e.Records = append(e.Records, r.Raw)
+				return true
+			})
+		}
+		return ok // any other key (id, error): not a push
+	})
+	p.ws()
+	if !ok || p.i != len(msg) || e.Sub == 0 || e.Records == nil {
+		return nil, false
+	}
+	*env = e
+	return recs, true
 }
 
 // fastParser is a strict, minimal JSON reader over b.

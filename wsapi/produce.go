@@ -10,6 +10,7 @@ import (
 
 	"github.com/gorilla/websocket"
 	"github.com/pulselog/pulse/engine"
+	"github.com/pulselog/pulse/engine/codec"
 )
 
 // maxRequestRecords caps the records of one produce request, which bounds
@@ -464,10 +465,14 @@ func (c *conn) handlePlainProduce(typ int, msg []byte) {
 		msg = []byte{} // an empty frame is an empty value, not a tombstone
 	}
 	rec := engine.Record{Key: c.plain.key, Value: msg}
-	if typ == websocket.TextMessage && !jsonContainer(msg) {
-		// Text reads back as text: a frame "42" or "null" stays that
-		// string. A JSON object or array still reads back as JSON.
-		rec.Attributes = engine.AttrTextValue
+	if typ == websocket.TextMessage {
+		if jsonContainer(msg) {
+			rec.Attributes = codec.AttrJSONValue // checked: pushes embed it as is
+		} else {
+			// Text reads back as text: a frame "42" or "null" stays that
+			// string. A JSON object or array still reads back as JSON.
+			rec.Attributes = engine.AttrTextValue
+		}
 	}
 	job.units = []produceUnit{{partition: c.plain.partition, recs: []engine.Record{rec}}}
 	c.submit(job)

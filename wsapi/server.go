@@ -113,7 +113,7 @@ func (s *Server) Serve(l net.Listener) error {
 	}
 	s.httpSrv = append(s.httpSrv, hs)
 	s.mu.Unlock()
-	err := hs.Serve(l)
+	err := hs.Serve(batchListener{l})
 	if errors.Is(err, http.ErrServerClosed) {
 		return ErrServerClosed
 	}

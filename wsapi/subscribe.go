@@ -273,6 +273,7 @@ func (s *subscription) run(p int, next int64) {
 	defer s.wg.Done()
 	b, o := s.c.srv.b, s.c.srv.opts
 	want := s.pushReserve()
+	var scratch []byte // the records of a push, reused from push to push
 	for {
 		ch, err := b.NotifyC(s.topic, p)
 		if err != nil {
@@ -299,7 +300,7 @@ func (s *subscription) run(p int, next int64) {
 			return
 		}
 		if len(res.Records) > 0 {
-			n, ok := s.deliver(p, &res, want)
+			n, ok := s.deliver(p, &res, want, &scratch)
 			if !ok {
 				return
 			}
@@ -310,6 +311,7 @@ func (s *subscription) run(p int, next int64) {
 			next = res.Next // skipped over a compacted or corrupt range
 			continue
 		}
+		scratch = nil // a parked subscription holds no buffer
 		select {
 		case <-ch:
 		case <-s.ctx.Done():
@@ -323,8 +325,9 @@ func (s *subscription) run(p int, next int64) {
 // frame per record on the tail endpoint. A push stops at about reserved
 // bytes of JSON (values that need escaping grow), so that what the
 // connection holds stays within its budget; it returns the offset to read
-// next.
-func (s *subscription) deliver(p int, res *engine.ReadResult, reserved int64) (int64, bool) {
+// next. scratch is a buffer of the caller's the records are encoded in
+// before they are copied into the push.
+func (s *subscription) deliver(p int, res *engine.ReadResult, reserved int64, scratch *[]byte) (int64, bool) {
 	if s.plain {
 		frames := make([][]byte, 0, len(res.Records))
 		var n int64
@@ -351,7 +354,7 @@ func (s *subscription) deliver(p int, res *engine.ReadResult, reserved int64) (i
 	}
 	limit := int(reserved)
 	next := res.Next
-	recs := make([]byte, 0, min(limit, 64+len(res.Records)*128))
+	recs := (*scratch)[:0]
 	for i := range res.Records {
 		if i > 0 {
 			if len(recs) >= limit {
@@ -376,6 +379,7 @@ func (s *subscription) deliver(p int, res *engine.ReadResult, reserved int64) (i
 	b = append(b, `,"records":[`...)
 	b = append(b, recs...)
 	b = append(b, "]}"...)
+	*scratch = recs
 	s.c.settle(reserved, int64(len(b)))
 	return next, s.c.enqueueReserved(s.ctx, b)
 }

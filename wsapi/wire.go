@@ -12,6 +12,7 @@ import (
 	"unicode/utf8"
 
 	"github.com/pulselog/pulse/engine"
+	"github.com/pulselog/pulse/engine/codec"
 )
 
 // request is every client message of /v1/ws. Which fields matter depends on
@@ -109,6 +110,9 @@ func (r *RecordIn) toRecord(maxBytes int) (engine.Record, error) {
 		rec.Attributes = engine.AttrTextValue // reads back as this text, "42" as "42"
 	default:
 		rec.Value = r.Value
+		// r.Value is one JSON value: the request it came in was parsed as
+		// JSON. Pushes embed it without checking it again.
+		rec.Attributes = codec.AttrJSONValue
 	}
 	size := len(rec.Key) + len(rec.Value)
 	for k, v := range r.Headers {
@@ -132,8 +136,10 @@ func (r *RecordIn) toRecord(maxBytes int) (engine.Record, error) {
 // appendRecordJSON appends the JSON form of rec (read from partition p) to
 // dst: partition, offset, timestamp, key (key_b64 when not UTF-8), value
 // (a string when it was produced as text, engine.AttrTextValue; else
-// embedded as JSON when the bytes are valid JSON, else a string; value_b64
-// when not UTF-8), tombstone, headers (headers_b64 for non-UTF-8 values).
+// embedded as JSON when it was checked as JSON at produce time,
+// codec.AttrJSONValue, or when the bytes are valid JSON, else a string;
+// value_b64 when not UTF-8), tombstone, headers (headers_b64 for non-UTF-8
+// values).
 func appendRecordJSON(dst []byte, p int, rec *engine.Record) []byte {
 	dst = append(dst, `{"partition":`...)
 	dst = strconv.AppendInt(dst, int64(p), 10)
@@ -154,6 +160,9 @@ func appendRecordJSON(dst []byte, p int, rec *engine.Record) []byte {
 	switch {
 	case rec.Value == nil:
 		dst = append(dst, `,"tombstone":true`...)
+	case rec.Attributes&codec.AttrJSONValue != 0 && len(rec.Value) > 0:
+		dst = append(dst, `,"value":`...)
+		dst = append(dst, rec.Value...)
 	case rec.Attributes&engine.AttrTextValue == 0 && len(rec.Value) > 0 && validJSON(rec.Value):
 		dst = append(dst, `,"value":`...)
 		dst = append(dst, rec.Value...)

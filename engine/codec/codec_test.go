@@ -278,7 +278,7 @@ func TestStructuralChecks(t *testing.T) {
 		{"sparse offsetDelta 1<<31", sparse, func(b []byte) { put(b, 2, bodyOffDelta, 1<<31) }, "sparse bound"},
 		{"sparse offsetDelta decreasing", sparse, func(b []byte) { put(b, 2, bodyOffDelta, 5) }, "not above previous"},
 		{"contiguous flag on sparse batch", sparse, func(b []byte) { binary.BigEndian.PutUint16(b[offFlags:], 0) }, "out of range"},
-		{"attributes", plain, func(b []byte) { b[recordField(t, b, 1, bodyAttr)] = 0x02 }, "attributes"},
+		{"attributes", plain, func(b []byte) { b[recordField(t, b, 1, bodyAttr)] = 0x04 }, "attributes"},
 		{"key length overrun", plain, func(b []byte) { put(b, 0, bodyKeyLen, 1000) }, "overruns"},
 		{"record length too short", plain, func(b []byte) { put(b, 0, -recLenSize, 3) }, "length 3 out of range"},
 		{"record length overrun", plain, func(b []byte) { put(b, 2, -recLenSize, 1000) }, "out of range"},

@@ -49,7 +49,7 @@
 // The records section is recordCount records back to back:
 //
 //	length          u32  byte length of everything after this field
-//	attributes      u8   bit 0 (AttrTextValue, 0x01): value produced as text; bits 1–7 reserved, 0
+//	attributes      u8   bit 0 (AttrTextValue, 0x01): value produced as text; bit 1 (AttrJSONValue, 0x02): value checked as JSON; bits 2–7 reserved, 0
 //	timestampDelta  i32  record timestamp - firstTimestamp (ms)
 //	offsetDelta     u32  record offset - baseOffset
 //	keyLength       u32  0xFFFFFFFF: null key
@@ -67,10 +67,21 @@
 // as a string even when its bytes are valid JSON (42, null, {"a":1}); clear,
 // the producer said nothing (a JSON value that is not a string, raw or
 // binary frames, Kafka clients, every record written before the bit was
-// defined) and the websocket API shows valid JSON as JSON. Any other bit set
-// makes the batch corrupt. (A Pulse from before the bit was defined reports
-// a batch holding a text value as corrupt: such a data dir cannot be opened
-// by an older version without loss.)
+// defined) and the websocket API shows valid JSON as JSON.
+//
+// attributes bit 1 (AttrJSONValue) says the value's bytes were checked to be
+// one valid JSON value when they were produced (a non-string JSON value of a
+// websocket or HTTP produce request, a JSON object or array frame of the
+// plain produce endpoint): a reader may embed them as JSON without checking
+// them again. Clear, nobody checked (binary produce frames, Kafka clients,
+// raw bytes, every record written before the bit was defined) and a reader
+// checks the bytes itself, as before the bit existed. The two bits are never
+// both set. The bit changes nothing about the value's bytes or how they read
+// back; it only saves the check.
+//
+// Any other bit set makes the batch corrupt. (A Pulse from before a bit was
+// defined reports a batch holding a record with that bit as corrupt: such a
+// data dir cannot be opened by an older version without loss.)
 //
 // In an ordinary batch the records hold the contiguous offsets
 // baseOffset .. baseOffset+recordCount-1, so offsetDelta of record i is i

@@ -31,9 +31,17 @@ const (
 	// not say (raw frames, Kafka clients, JSON values that are not strings).
 	AttrTextValue uint8 = 0x01
 
+	// AttrJSONValue says the value's bytes were checked to be one valid
+	// JSON value when they were produced (a JSON value that is not a string
+	// on the websocket API), so that a reader may embed them as JSON without
+	// checking them again. Clear: nobody checked (binary frames, Kafka
+	// clients, records written before the bit was defined); a reader checks
+	// as before. Never set together with AttrTextValue.
+	AttrJSONValue uint8 = 0x02
+
 	// attrKnown is every defined bit; a record with another bit set is
 	// corrupt.
-	attrKnown = AttrTextValue
+	attrKnown = AttrTextValue | AttrJSONValue
 )
 
 // Codec is the compression applied to a batch's records section (flags bits 0–2).
