@@ -144,45 +144,54 @@ func topicConfig(t kmsg.CreateTopicsRequestTopic) (engine.TopicConfig, int16, st
 		if c.Value == nil {
 			continue
 		}
-		v := *c.Value
-		bad := func() (engine.TopicConfig, int16, string) {
-			return cfg, errInvalidConfig, "config " + c.Name + "=" + v + " is invalid"
-		}
-		switch c.Name {
-		case "cleanup.policy":
-			switch v {
-			case "delete":
-				cfg.Cleanup = engine.CleanupDelete
-			case "compact":
-				cfg.Cleanup = engine.CleanupCompact
-			default:
-				return bad()
-			}
-		case "retention.ms":
-			n, err := strconv.ParseInt(v, 10, 64)
-			if err != nil || n < -1 {
-				return bad()
-			}
-			if n > 0 {
-				cfg.RetentionMaxAge = time.Duration(n) * time.Millisecond
-			}
-		case "retention.bytes":
-			n, err := strconv.ParseInt(v, 10, 64)
-			if err != nil || n < -1 {
-				return bad()
-			}
-			if n > 0 {
-				cfg.RetentionMaxBytes = n
-			}
-		case "segment.bytes":
-			n, err := strconv.ParseInt(v, 10, 64)
-			if err != nil || n < engine.MinSegmentMaxBytes || n > engine.MaxSegmentMaxBytes {
-				return bad()
-			}
-			cfg.SegmentMaxBytes = n
+		if code, msg := setTopicConfig(&cfg, c.Name, *c.Value); code != 0 {
+			return cfg, code, msg
 		}
 	}
 	return cfg, 0, ""
+}
+
+// setTopicConfig sets the Kafka-named topic setting name to v in cfg (the
+// names CreateTopics and IncrementalAlterConfigs take; others are ignored,
+// as a broker ignores settings it has no use for). A bad value is
+// INVALID_CONFIG with a message naming it.
+func setTopicConfig(cfg *engine.TopicConfig, name, v string) (int16, string) {
+	bad := func() (int16, string) {
+		return errInvalidConfig, "config " + name + "=" + v + " is invalid"
+	}
+	switch name {
+	case "cleanup.policy":
+		switch v {
+		case "delete":
+			cfg.Cleanup = engine.CleanupDelete
+		case "compact":
+			cfg.Cleanup = engine.CleanupCompact
+		default:
+			return bad()
+		}
+	case "retention.ms":
+		n, err := strconv.ParseInt(v, 10, 64)
+		if err != nil || n < -1 {
+			return bad()
+		}
+		cfg.RetentionMaxAge = 0 // -1 or 0: no limit
+		if n > 0 {
+			cfg.RetentionMaxAge = time.Duration(n) * time.Millisecond
+		}
+	case "retention.bytes":
+		n, err := strconv.ParseInt(v, 10, 64)
+		if err != nil || n < -1 {
+			return bad()
+		}
+		cfg.RetentionMaxBytes = max(n, 0) // -1: no limit
+	case "segment.bytes":
+		n, err := strconv.ParseInt(v, 10, 64)
+		if err != nil || n < engine.MinSegmentMaxBytes || n > engine.MaxSegmentMaxBytes {
+			return bad()
+		}
+		cfg.SegmentMaxBytes = n
+	}
+	return 0, ""
 }
 
 func (s *Server) deleteTopics(r *kmsg.DeleteTopicsRequest) *kmsg.DeleteTopicsResponse {
@@ -263,6 +272,65 @@ func (s *Server) describeConfigs(r *kmsg.DescribeConfigsRequest) *kmsg.DescribeC
 				rc.Source = kmsg.ConfigSourceStaticBrokerConfig
 			}
 			rr.Configs = append(rr.Configs, rc)
+		}
+		resp.Resources = append(resp.Resources, rr)
+	}
+	return resp
+}
+
+// incrementalAlterConfigs changes topic settings (SET and DELETE of
+// cleanup.policy, retention.ms, retention.bytes; engine.AlterTopic says what
+// may change after creation).
+func (s *Server) incrementalAlterConfigs(r *kmsg.IncrementalAlterConfigsRequest) *kmsg.IncrementalAlterConfigsResponse {
+	resp := r.ResponseKind().(*kmsg.IncrementalAlterConfigsResponse)
+	def := engine.DefaultTopicConfig()
+	for _, res := range r.Resources {
+		rr := kmsg.NewIncrementalAlterConfigsResponseResource()
+		rr.ResourceType, rr.ResourceName = res.ResourceType, res.ResourceName
+		code, msg := func() (int16, string) {
+			if res.ResourceType != kmsg.ConfigResourceTypeTopic {
+				return errInvalidRequest, "Pulse alters topic configs only"
+			}
+			info, err := s.eng.Describe(res.ResourceName)
+			if err != nil {
+				return engineErrorCode(err), err.Error()
+			}
+			cfg := info.Config
+			for _, c := range res.Configs {
+				switch c.Op {
+				case kmsg.IncrementalAlterConfigOpSet:
+					if c.Value == nil {
+						return errInvalidConfig, "config " + c.Name + " set without a value"
+					}
+					if code, msg := setTopicConfig(&cfg, c.Name, *c.Value); code != 0 {
+						return code, msg
+					}
+				case kmsg.IncrementalAlterConfigOpDelete: // back to the default
+					switch c.Name {
+					case "cleanup.policy":
+						cfg.Cleanup = def.Cleanup
+					case "retention.ms":
+						cfg.RetentionMaxAge = def.RetentionMaxAge
+					case "retention.bytes":
+						cfg.RetentionMaxBytes = def.RetentionMaxBytes
+					case "segment.bytes":
+						cfg.SegmentMaxBytes = def.SegmentMaxBytes
+					}
+				default:
+					return errInvalidRequest, "config " + c.Name + ": only SET and DELETE apply to a topic's settings"
+				}
+			}
+			if r.ValidateOnly {
+				return 0, ""
+			}
+			if err := s.eng.AlterTopic(res.ResourceName, cfg); err != nil {
+				return engineErrorCode(err), err.Error()
+			}
+			return 0, ""
+		}()
+		rr.ErrorCode = code
+		if msg != "" {
+			rr.ErrorMessage = kmsg.StringPtr(msg)
 		}
 		resp.Resources = append(resp.Resources, rr)
 	}

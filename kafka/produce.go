@@ -117,6 +117,8 @@ func engineErrorCode(err error) int16 {
 		return errTopicAlreadyExists
 	case errors.Is(err, engine.ErrInvalidConfig):
 		return errInvalidConfig
+	case errors.Is(err, engine.ErrTooManyTopics):
+		return errPolicyViolation
 	}
 	return errUnknownServerError
 }

@@ -380,6 +380,8 @@ func (s *Server) dispatch(h header, req kmsg.Request, host string) (kmsg.Respons
 		return s.deleteTopics(r), nil
 	case *kmsg.DescribeConfigsRequest:
 		return s.describeConfigs(r), nil
+	case *kmsg.IncrementalAlterConfigsRequest:
+		return s.incrementalAlterConfigs(r), nil
 	case *kmsg.InitProducerIDRequest:
 		return s.initProducerID(r), nil
 	case *kmsg.FindCoordinatorRequest:

@@ -29,6 +29,8 @@ var servedVersions = map[kmsg.Key]versionRange{
 	kmsg.DeleteTopics:    {0, 5},
 	kmsg.InitProducerID:  {0, 4},
 	kmsg.DescribeConfigs: {0, 4},
+
+	kmsg.IncrementalAlterConfigs: {0, 1},
 }
 
 // served returns the versions Pulse serves of key.
@@ -70,6 +72,7 @@ const (
 	errOutOfOrderSequence          int16 = 45
 	errInvalidProducerEpoch        int16 = 47
 	errInvalidConfig               int16 = 40
+	errPolicyViolation             int16 = 44 // past the data dir's topic or partition cap
 	errUnknownServerError          int16 = -1
 	errMemberIDRequired            int16 = 79
 )

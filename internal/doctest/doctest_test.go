@@ -176,6 +176,10 @@ type env struct {
 type runner struct {
 	t   *testing.T
 	env *env
+	// onCluster serves each block with `pulse serve --kafka` on a Kafka
+	// cluster of its own: Pulse's Kafka listener in a separate `pulse
+	// serve` process with a fresh data dir.
+	onCluster bool
 }
 
 // TestDocs runs every runnable block of the documentation.
@@ -200,6 +204,38 @@ func TestDocs(t *testing.T) {
 	}
 	if ran == 0 {
 		t.Fatal("no documentation block was run")
+	}
+}
+
+// TestWebsocketDocsOnACluster runs the blocks of docs/websocket.md
+// unchanged against `pulse serve --kafka`, on a Kafka cluster of their own
+// for each block: Pulse's own Kafka listener, in a separate `pulse serve`
+// process with its own data dir (the cluster, to the Pulse under test).
+func TestWebsocketDocsOnACluster(t *testing.T) {
+	if testing.Short() {
+		t.Skip("-short: builds and runs two pulse processes")
+	}
+	root := repoRoot(t)
+	blocks, err := extract(root, filepath.Join("docs", "websocket.md"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	e := setup(t, root, blocks)
+	ran := 0
+	for _, b := range blocks {
+		if b.skip != "" {
+			continue
+		}
+		t.Run(fmt.Sprintf("%s:%d", b.file, b.line), func(t *testing.T) {
+			r := &runner{t: t, env: e, onCluster: true}
+			if err := r.run(b); err != nil {
+				t.Fatal(err)
+			}
+		})
+		ran++
+	}
+	if ran == 0 {
+		t.Fatal("no block of docs/websocket.md was run")
 	}
 }
 
@@ -391,6 +427,38 @@ func (r *runner) run(b *block) error {
 	return nil
 }
 
+// broker starts a Kafka broker for a block: `pulse serve` on data with its
+// Kafka listener on a free loopback port (and its websocket API on
+// another), and returns the listener's address once it accepts.
+func (r *runner) broker(data string) (addr string, stop func(), err error) {
+	l, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		return "", nil, err
+	}
+	addr = l.Addr().String()
+	l.Close()
+	cmd := exec.Command(r.env.pulse, "serve", "--data", data, "--listen", "127.0.0.1:0", "--kafka-listen", addr)
+	var log syncBuffer
+	cmd.Stdout, cmd.Stderr = &log, &log
+	if err := cmd.Start(); err != nil {
+		return "", nil, err
+	}
+	stop = func() {
+		cmd.Process.Signal(syscall.SIGTERM)
+		cmd.Wait()
+	}
+	for deadline := time.Now().Add(blockGuard); ; time.Sleep(5 * time.Millisecond) {
+		if c, err := net.Dial("tcp", addr); err == nil {
+			c.Close()
+			return addr, stop, nil
+		}
+		if time.Now().After(deadline) {
+			stop()
+			return "", nil, fmt.Errorf("the broker's pulse serve did not listen on %s:\n%s", addr, log.String())
+		}
+	}
+}
+
 // lockPort serialises the test processes of this machine that use port
 // 7450 (flock on a file in the temp directory).
 func lockPort(t *testing.T) func() {
@@ -419,11 +487,21 @@ func (r *runner) serve(data, home string) (stop func(), err error) {
 		r.t.Skip(msg)
 	}
 	cmd := exec.Command(r.env.pulse, "serve", "--data", data)
+	stopBroker := func() {}
+	if r.onCluster {
+		broker, stopB, err := r.broker(data + "-broker")
+		if err != nil {
+			return nil, err
+		}
+		stopBroker = stopB
+		cmd = exec.Command(r.env.pulse, "serve", "--kafka", broker, "--kafka-client-id", "pulse-doctest")
+	}
 	cmd.Env = append(os.Environ(), "HOME="+home)
 	var log syncBuffer
 	cmd.Stdout, cmd.Stderr = &log, &log
 	cmd.SysProcAttr = &syscall.SysProcAttr{Setpgid: true}
 	if err := cmd.Start(); err != nil {
+		stopBroker()
 		return nil, err
 	}
 	exited := make(chan error, 1)
@@ -434,6 +512,7 @@ func (r *runner) serve(data, home string) (stop func(), err error) {
 			return
 		}
 		stopped = true
+		defer stopBroker()
 		cmd.Process.Signal(syscall.SIGTERM)
 		select {
 		case <-exited:
@@ -452,6 +531,7 @@ func (r *runner) serve(data, home string) (stop func(), err error) {
 		select {
 		case err := <-exited:
 			stopped = true
+			stopBroker()
 			return nil, fmt.Errorf("pulse serve exited before listening: %v\n%s", err, log.String())
 		case <-time.After(5 * time.Millisecond):
 		}

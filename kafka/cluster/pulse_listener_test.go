@@ -28,6 +28,7 @@ var externalBrokerTests = []string{
 	"TestUIShowsClusterWatermarksAndLag",
 	"TestMirrorInProcess",
 	"TestMirrorFromServerInProcess",
+	"TestAlterTopic",
 }
 
 // childTimeout bounds the second test process (a hang guard, not a timing

@@ -386,3 +386,59 @@ func (s *Source) checkPartition(topic string, p int) error {
 	}
 	return nil
 }
+
+// AlterTopic changes a topic's retention and cleanup on the cluster
+// (IncrementalAlterConfigs: SET of what cfg gives, DELETE back to the
+// cluster's default of what it leaves unset). The partition count, codec,
+// segment size and sync mode are not changed here, as on the engine.
+func (s *Source) AlterTopic(name string, cfg engine.TopicConfig) error {
+	if err := engine.ValidateTopicName(name); err != nil {
+		return err
+	}
+	cur, err := s.Describe(name)
+	if err != nil {
+		return err
+	}
+	old := cur.Config
+	if cfg.Partitions != old.Partitions || cfg.SegmentMaxBytes != old.SegmentMaxBytes ||
+		(cfg.SyncMode != "" && cfg.SyncMode != old.SyncMode) || (cfg.Codec != "" && cfg.Codec != old.Codec) {
+		return fmt.Errorf("%w: topic %s: partitions, codec, segment size and sync mode cannot change", engine.ErrInvalidConfig, name)
+	}
+	set := func(k, v string) kadm.AlterConfig {
+		return kadm.AlterConfig{Op: kadm.SetConfig, Name: k, Value: &v}
+	}
+	del := func(k string) kadm.AlterConfig { return kadm.AlterConfig{Op: kadm.DeleteConfig, Name: k} }
+	var alter []kadm.AlterConfig
+	switch cfg.Cleanup {
+	case engine.CleanupCompact:
+		alter = append(alter, set("cleanup.policy", "compact"))
+	case "", engine.CleanupDelete:
+		alter = append(alter, set("cleanup.policy", "delete"))
+	default:
+		return fmt.Errorf("%w: cleanup %q", engine.ErrInvalidConfig, cfg.Cleanup)
+	}
+	if cfg.RetentionMaxAge > 0 {
+		alter = append(alter, set("retention.ms", strconv.FormatInt(cfg.RetentionMaxAge.Milliseconds(), 10)))
+	} else {
+		alter = append(alter, del("retention.ms"))
+	}
+	if cfg.RetentionMaxBytes > 0 {
+		alter = append(alter, set("retention.bytes", strconv.FormatInt(cfg.RetentionMaxBytes, 10)))
+	} else {
+		alter = append(alter, del("retention.bytes"))
+	}
+	ctx, cancel := s.opCtx()
+	defer cancel()
+	resp, err := s.adm.AlterTopicConfigs(ctx, alter, name)
+	if err == nil {
+		var r kadm.AlterConfigsResponse
+		if r, err = resp.On(name, nil); err == nil {
+			err = r.Err
+		}
+	}
+	s.forget(name)
+	if err != nil {
+		return mapErr(fmt.Sprintf("alter topic %q", name), err)
+	}
+	return nil
+}

@@ -1,0 +1,95 @@
+package kafka
+
+import (
+	"context"
+	"testing"
+	"time"
+
+	"github.com/twmb/franz-go/pkg/kadm"
+
+	"github.com/pulselog/pulse/engine"
+)
+
+// TestIncrementalAlterConfigs: kadm's AlterTopicConfigs changes a topic's
+// retention and cleanup (SET and DELETE), the engine applies it and
+// DescribeConfigs reads it back; a bad value, a setting fixed at creation
+// and a missing topic are refused with Kafka's codes and change nothing.
+func TestIncrementalAlterConfigs(t *testing.T) {
+	p := startPulse(t, "", DefaultOptions())
+	if err := p.eng.CreateTopic("cfg", engine.TopicConfig{Partitions: 2}); err != nil {
+		t.Fatal(err)
+	}
+	adm := kadm.NewClient(kgoClient(t, p.addr))
+	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
+	defer cancel()
+	str := func(s string) *string { return &s }
+	alter := func(cs ...kadm.AlterConfig) error {
+		t.Helper()
+		resp, err := adm.AlterTopicConfigs(ctx, cs, "cfg")
+		if err != nil {
+			t.Fatal(err)
+		}
+		r, err := resp.On("cfg", nil)
+		if err != nil {
+			t.Fatal(err)
+		}
+		return r.Err
+	}
+	if err := alter(
+		kadm.AlterConfig{Op: kadm.SetConfig, Name: "retention.ms", Value: str("3600000")},
+		kadm.AlterConfig{Op: kadm.SetConfig, Name: "retention.bytes", Value: str("1048576")},
+		kadm.AlterConfig{Op: kadm.SetConfig, Name: "cleanup.policy", Value: str("compact")},
+	); err != nil {
+		t.Fatalf("alter: %v", err)
+	}
+	info, err := p.eng.Describe("cfg")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if c := info.Config; c.RetentionMaxAge != time.Hour || c.RetentionMaxBytes != 1<<20 || c.Cleanup != engine.CleanupCompact {
+		t.Fatalf("engine config after alter: %+v", c)
+	}
+	rc, err := adm.DescribeTopicConfigs(ctx, "cfg")
+	if err != nil {
+		t.Fatal(err)
+	}
+	got := map[string]string{}
+	r, err := rc.On("cfg", nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, c := range r.Configs {
+		if c.Value != nil {
+			got[c.Key] = *c.Value
+		}
+	}
+	if got["retention.ms"] != "3600000" || got["retention.bytes"] != "1048576" || got["cleanup.policy"] != "compact" {
+		t.Fatalf("DescribeConfigs after alter: %v", got)
+	}
+	if err := alter(kadm.AlterConfig{Op: kadm.DeleteConfig, Name: "retention.ms"}); err != nil {
+		t.Fatalf("delete retention.ms: %v", err)
+	}
+	if info, _ = p.eng.Describe("cfg"); info.Config.RetentionMaxAge != 0 || info.Config.RetentionMaxBytes != 1<<20 {
+		t.Fatalf("after DELETE retention.ms: %+v", info.Config)
+	}
+	before := info.Config
+	for _, c := range []kadm.AlterConfig{
+		{Op: kadm.SetConfig, Name: "retention.ms", Value: str("soon")},
+		{Op: kadm.SetConfig, Name: "segment.bytes", Value: str("2097152")}, // fixed at creation
+		{Op: kadm.AppendConfig, Name: "cleanup.policy", Value: str("delete")},
+	} {
+		if err := alter(c); err == nil {
+			t.Errorf("%s %s accepted", c.Name, *c.Value)
+		}
+	}
+	if info, _ = p.eng.Describe("cfg"); info.Config != before {
+		t.Fatalf("a refused alter changed the config: %+v, was %+v", info.Config, before)
+	}
+	resp, err := adm.AlterTopicConfigs(ctx, []kadm.AlterConfig{{Op: kadm.SetConfig, Name: "retention.ms", Value: str("1")}}, "nope")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if r, _ := resp.On("nope", nil); r.Err == nil {
+		t.Fatal("altering a missing topic succeeded")
+	}
+}
