@@ -266,7 +266,7 @@ func (s *Server) describeConfigs(r *kmsg.DescribeConfigsRequest) *kmsg.DescribeC
 			}
 			rc := kmsg.NewDescribeConfigsResponseResourceConfig()
 			rc.Name, rc.Value = e[0], kmsg.StringPtr(e[1])
-			rc.ReadOnly = true
+			rc.ReadOnly = res.ResourceType != kmsg.ConfigResourceTypeTopic || !alterable[e[0]]
 			rc.Source = kmsg.ConfigSourceDynamicTopicConfig
 			if res.ResourceType == kmsg.ConfigResourceTypeBroker {
 				rc.Source = kmsg.ConfigSourceStaticBrokerConfig
@@ -277,6 +277,9 @@ func (s *Server) describeConfigs(r *kmsg.DescribeConfigsRequest) *kmsg.DescribeC
 	}
 	return resp
 }
+
+// alterable is the topic settings IncrementalAlterConfigs changes.
+var alterable = map[string]bool{"cleanup.policy": true, "retention.ms": true, "retention.bytes": true}
 
 // incrementalAlterConfigs changes topic settings (SET and DELETE of
 // cleanup.policy, retention.ms, retention.bytes; engine.AlterTopic says what
