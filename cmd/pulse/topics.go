@@ -121,7 +121,7 @@ func printTopicList(w io.Writer, ts []wsapi.TopicInfo) {
 			}
 		}
 		fmt.Fprintf(tw, "%s\t%d\t%d\t%s\t%s\t%s\t%s\t%s\n", t.Name, len(t.Partitions), span, naIfNegative(bytes),
-			t.Config.Codec, t.Config.SyncMode, t.Config.Cleanup, retention(t.Config))
+			orNA(t.Config.Codec), orNA(t.Config.SyncMode), t.Config.Cleanup, retention(t.Config))
 	}
 	tw.Flush()
 }
@@ -173,7 +173,7 @@ func printTopic(w io.Writer, t wsapi.TopicInfo) {
 		fmt.Fprintf(w, "  created     %s\n", time.UnixMilli(t.CreatedAt).UTC().Format(time.RFC3339))
 	}
 	fmt.Fprintf(w, "  partitions  %d\n  codec       %s\n  segment     %s (%d bytes)\n  sync mode   %s\n  cleanup     %s\n  retention   %s\n",
-		c.Partitions, c.Codec, units.FormatBytes(c.SegmentBytes), c.SegmentBytes, c.SyncMode, c.Cleanup, retention(c))
+		c.Partitions, orNA(c.Codec), units.FormatBytes(c.SegmentBytes), c.SegmentBytes, orNA(c.SyncMode), c.Cleanup, retention(c))
 	tw := tabwriter.NewWriter(w, 0, 4, 2, ' ', 0)
 	fmt.Fprintln(tw, "PARTITION\tLOG-START\tHWM\tLEO\tSEGMENTS\tBYTES\tSTATUS")
 	for _, p := range t.Partitions {
@@ -215,7 +215,7 @@ func newTopicsCreateCmd() *cobra.Command {
 			if err != nil {
 				return fmt.Errorf("creating topic %q: %w", args[0], err)
 			}
-			fmt.Fprintf(cmd.OutOrStdout(), "created topic %s (%s, %s, %s)\n", t.Name, countOf(int64(len(t.Partitions)), "partition", "partitions"), t.Config.Codec, t.Config.SyncMode)
+			fmt.Fprintf(cmd.OutOrStdout(), "created topic %s (%s, %s, %s)\n", t.Name, countOf(int64(len(t.Partitions)), "partition", "partitions"), orNA(t.Config.Codec), orNA(t.Config.SyncMode))
 			return nil
 		})
 	}
@@ -322,4 +322,13 @@ func naIfNegative(n int64) string {
 		return "n/a"
 	}
 	return strconv.FormatInt(n, 10)
+}
+
+// orNA is s, or "n/a" when the server does not have the setting (a Kafka
+// cluster has no Pulse codec or sync mode).
+func orNA(s string) string {
+	if s == "" {
+		return "n/a"
+	}
+	return s
 }
