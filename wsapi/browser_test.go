@@ -1,3 +1,5 @@
+//go:build unix
+
 package wsapi
 
 import (
@@ -12,6 +14,7 @@ import (
 	"os/exec"
 	"strings"
 	"sync"
+	"syscall"
 	"testing"
 
 	"github.com/pulselog/pulse/engine"
@@ -73,12 +76,11 @@ func TestEventSourceResumesAfterRestart(t *testing.T) {
 	cmd := exec.Command(chromium, append(chromiumFlags, "--user-data-dir="+t.TempDir(), page.URL+"/")...)
 	var stderr strings.Builder
 	cmd.Stderr = &stderr
-	if err := cmd.Start(); err != nil {
+	if err := startChromium(cmd); err != nil {
 		t.Fatal(err)
 	}
 	defer func() {
-		cmd.Process.Kill()
-		cmd.Wait()
+		stopChromium(cmd)
 		if t.Failed() {
 			t.Logf("chromium stderr:\n%s", stderr.String())
 		}
@@ -170,10 +172,10 @@ func TestBrowserCrossSitePostRefused(t *testing.T) {
 		t.Helper()
 		cmd := exec.Command(chromium, append(chromiumFlags, "--user-data-dir="+t.TempDir(),
 			"--host-resolver-rules=MAP evil.test 127.0.0.1", url)...)
-		if err := cmd.Start(); err != nil {
+		if err := startChromium(cmd); err != nil {
 			t.Fatal(err)
 		}
-		defer func() { cmd.Process.Kill(); cmd.Wait() }()
+		defer stopChromium(cmd)
 		select {
 		case r := <-reports:
 			return r
@@ -198,4 +200,19 @@ func TestBrowserCrossSitePostRefused(t *testing.T) {
 	if err != nil || len(res.Records) != 1 || string(res.Records[0].Value) != "from a page" {
 		t.Fatalf("the loopback page's record: %+v, %v", res.Records, err)
 	}
+}
+
+// startChromium starts cmd in a process group of its own, so that
+// stopChromium ends its helper processes too (they write into the
+// --user-data-dir, which the test removes after).
+func startChromium(cmd *exec.Cmd) error {
+	cmd.SysProcAttr = &syscall.SysProcAttr{Setpgid: true}
+	return cmd.Start()
+}
+
+// stopChromium kills the whole process group of a browser startChromium
+// started and waits for the browser.
+func stopChromium(cmd *exec.Cmd) {
+	syscall.Kill(-cmd.Process.Pid, syscall.SIGKILL)
+	cmd.Wait()
 }
