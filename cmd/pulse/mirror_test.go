@@ -8,6 +8,7 @@ import (
 	"path/filepath"
 	"strconv"
 	"strings"
+	"sync"
 	"syscall"
 	"testing"
 	"time"
@@ -79,8 +80,8 @@ func TestMirrorSurvivesSIGKILL(t *testing.T) {
 		})
 		return n
 	}
-	start := func() (*exec.Cmd, *bytes.Buffer) {
-		var out bytes.Buffer
+	start := func() (*exec.Cmd, *lockedBuffer) {
+		var out lockedBuffer
 		cmd := exec.Command(bin, "mirror", "orders", "--data", data, "--to", addr, "--to-topic", "orders-copy", "--batch", "100")
 		cmd.Stdout, cmd.Stderr = &out, &out
 		if err := cmd.Start(); err != nil {
@@ -182,4 +183,23 @@ func TestMirrorSurvivesSIGKILL(t *testing.T) {
 	if n := total(); n != int64(mirrorRecords+dups) {
 		t.Fatalf("cluster holds %d records, want %d copied + %d duplicates", n, mirrorRecords, dups)
 	}
+}
+
+// lockedBuffer is a bytes.Buffer a child process writes to while the test
+// reads it.
+type lockedBuffer struct {
+	mu sync.Mutex
+	b  bytes.Buffer
+}
+
+func (l *lockedBuffer) Write(p []byte) (int, error) {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	return l.b.Write(p)
+}
+
+func (l *lockedBuffer) String() string {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	return l.b.String()
 }
