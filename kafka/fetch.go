@@ -89,7 +89,7 @@ func (s *Server) fetchOnce(r *kmsg.FetchRequest, maxBytes int) (*kmsg.FetchRespo
 func (s *Server) fetchPartition(topic string, partition int32, from int64, budget int, first bool, rp *kmsg.FetchResponseTopicPartition) (int, int16) {
 	// Records take at least 16 bytes (approxSize), so budget/16 records is
 	// never the bound that stops the read before budget bytes.
-	res, err := s.eng.Read(topic, int(partition), from, max(budget/16, 1), max(budget, 1))
+	res, err := s.records.Read(topic, int(partition), from, max(budget/16, 1), max(budget, 1))
 	if err != nil {
 		code := engineErrorCode(err)
 		if code == errOffsetOutOfRange {

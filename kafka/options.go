@@ -1,8 +1,11 @@
 package kafka
 
 import (
+	"context"
 	"log/slog"
 	"time"
+
+	"github.com/pulselog/pulse/engine"
 )
 
 // Options configure a Server. DefaultOptions documents every default.
@@ -32,6 +35,12 @@ type Options struct {
 	// rest of a frame once its size arrived, and writing a response.
 	IdleTimeout  time.Duration // default 10m
 	FrameTimeout time.Duration // default 1m
+
+	// Records, when set, is what produces and fetches go through instead
+	// of the engine itself: the engine wrapped by something that counts
+	// them (internal/metrics's Backend), so that /metrics counts Kafka
+	// traffic like the websocket API's.
+	Records RecordPath
 
 	// MaxFetchWait caps a Fetch request's max_wait_ms.
 	MaxFetchWait time.Duration // default 30s
@@ -77,4 +86,11 @@ func (o Options) withDefaults() Options {
 		o.Logger = slog.New(slog.DiscardHandler)
 	}
 	return o
+}
+
+// RecordPath is the engine's produce and read, as Options.Records wraps
+// them.
+type RecordPath interface {
+	Produce(ctx context.Context, topic string, partition int, recs []engine.Record) ([]engine.Ack, error)
+	Read(topic string, partition int, from int64, maxRecords, maxBytes int) (engine.ReadResult, error)
 }

@@ -89,7 +89,7 @@ func (s *Server) producePartition(topic string, partition int32, records []byte,
 func (s *Server) appendRecords(topic string, partition int32, recs []engine.Record) (int64, int64, int16) {
 	// Not the server's context: once accepted, a produce runs to its ack,
 	// and the records' bytes stay valid until it returns.
-	acks, err := s.eng.Produce(context.Background(), topic, int(partition), recs)
+	acks, err := s.records.Produce(context.Background(), topic, int(partition), recs)
 	if err != nil {
 		code := engineErrorCode(err)
 		if code == errUnknownServerError {

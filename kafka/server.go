@@ -23,10 +23,11 @@ const nodeID = 0
 
 // Server serves the Kafka protocol for one engine. Create it with New.
 type Server struct {
-	eng    *engine.Engine
-	opts   Options
-	groups *coordinator
-	pids   *producers
+	eng     *engine.Engine
+	records RecordPath // produce and fetch reads: Options.Records, else eng
+	opts    Options
+	groups  *coordinator
+	pids    *producers
 
 	ctx    context.Context // cancelled by Close: ends long-polls and joins
 	cancel context.CancelFunc
@@ -45,7 +46,10 @@ type Server struct {
 // New returns a server for eng; nothing is served until Serve.
 func New(eng *engine.Engine, opts Options) *Server {
 	ctx, cancel := context.WithCancel(context.Background())
-	s := &Server{eng: eng, opts: opts.withDefaults(), pids: newProducers(), ctx: ctx, cancel: cancel, conns: map[net.Conn]struct{}{}}
+	s := &Server{eng: eng, records: opts.Records, opts: opts.withDefaults(), pids: newProducers(), ctx: ctx, cancel: cancel, conns: map[net.Conn]struct{}{}}
+	if s.records == nil {
+		s.records = eng
+	}
 	s.groups = newCoordinator(s)
 	return s
 }

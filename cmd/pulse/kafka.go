@@ -25,18 +25,19 @@ func kafkaFlag(cmd *cobra.Command) func() (string, bool) {
 	return func() (string, bool) { return listen, cmd.Flags().Changed("kafka-listen") }
 }
 
-// startKafka serves the Kafka protocol of eng on listen. An empty listen
-// disables it. When the address is taken, an explicit --kafka-listen is an
+// startKafka serves the Kafka protocol of eng on listen, its produces and
+// fetches going through records when it is not nil (the metered engine).
+// An empty listen disables it. When the address is taken, an explicit --kafka-listen is an
 // error, the default one a warning on warn (Pulse runs without it). stop
 // closes the listener and its connections; it does not close eng.
-func startKafka(eng *engine.Engine, listen string, explicit, noAutoCreate bool, logger *slog.Logger, warn io.Writer) (addr string, stop func(), err error) {
-	addr, _, stop, err = startKafkaServer(eng, listen, explicit, noAutoCreate, logger, warn)
+func startKafka(eng *engine.Engine, records kafka.RecordPath, listen string, explicit, noAutoCreate bool, logger *slog.Logger, warn io.Writer) (addr string, stop func(), err error) {
+	addr, _, stop, err = startKafkaServer(eng, records, listen, explicit, noAutoCreate, logger, warn)
 	return addr, stop, err
 }
 
 // startKafkaServer is startKafka that also returns the listener's server
 // (nil when none was started), for the terminal UI's consumer groups.
-func startKafkaServer(eng *engine.Engine, listen string, explicit, noAutoCreate bool, logger *slog.Logger, warn io.Writer) (addr string, srv *kafka.Server, stop func(), err error) {
+func startKafkaServer(eng *engine.Engine, records kafka.RecordPath, listen string, explicit, noAutoCreate bool, logger *slog.Logger, warn io.Writer) (addr string, srv *kafka.Server, stop func(), err error) {
 	stop = func() {}
 	if listen == "" || listen == "off" {
 		return "", nil, stop, nil
@@ -51,6 +52,7 @@ func startKafkaServer(eng *engine.Engine, listen string, explicit, noAutoCreate 
 	}
 	opts := kafka.DefaultOptions()
 	opts.AutoCreate = !noAutoCreate
+	opts.Records = records
 	if logger != nil {
 		opts.Logger = logger
 	}

@@ -25,20 +25,20 @@ func TestKafkaListenTaken(t *testing.T) {
 	taken := l.Addr().String()
 
 	var warn bytes.Buffer
-	addr, stop, err := startKafka(e, taken, false, false, nil, &warn)
+	addr, stop, err := startKafka(e, nil, taken, false, false, nil, &warn)
 	if err != nil || addr != "" || !strings.Contains(warn.String(), "Kafka listener not started") {
 		t.Fatalf("taken default: addr %q, err %v, warning %q", addr, err, warn.String())
 	}
 	stop()
-	if _, _, err := startKafka(e, taken, true, false, nil, &warn); err == nil || !strings.Contains(err.Error(), taken) {
+	if _, _, err := startKafka(e, nil, taken, true, false, nil, &warn); err == nil || !strings.Contains(err.Error(), taken) {
 		t.Fatalf("taken explicit address: %v", err)
 	}
-	if addr, stop, err := startKafka(e, "", true, false, nil, &warn); err != nil || addr != "" {
+	if addr, stop, err := startKafka(e, nil, "", true, false, nil, &warn); err != nil || addr != "" {
 		t.Fatalf(`--kafka-listen "": %q %v`, addr, err)
 	} else {
 		stop()
 	}
-	addr, stop, err = startKafka(e, "127.0.0.1:0", true, false, nil, &warn)
+	addr, stop, err = startKafka(e, nil, "127.0.0.1:0", true, false, nil, &warn)
 	if err != nil || addr == "" {
 		t.Fatalf("free port: %q %v", addr, err)
 	}

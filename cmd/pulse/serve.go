@@ -198,7 +198,7 @@ func runServe(cmd *cobra.Command, dir string, cfg apiConfig) error {
 		eng.Close()
 		return err
 	}
-	kafkaAddr, stopKafka, err := startKafka(eng, cfg.KafkaListen, cfg.KafkaSet, cfg.NoAutoCreate, cfg.Logger, cmd.ErrOrStderr())
+	kafkaAddr, stopKafka, err := startKafka(eng, m.Wrap(eng), cfg.KafkaListen, cfg.KafkaSet, cfg.NoAutoCreate, cfg.Logger, cmd.ErrOrStderr())
 	if err != nil {
 		stop()
 		eng.Close()

@@ -125,7 +125,7 @@ func runUI(ctx context.Context, cfg uiConfig) error {
 		defer stopAPI()
 		listen = addr
 	}
-	kafkaAddr, kafkaSrv, stopKafka, err := startKafkaServer(e, cfg.kafka, cfg.kafkaSet, false, nil, os.Stderr)
+	kafkaAddr, kafkaSrv, stopKafka, err := startKafkaServer(e, met.Wrap(e), cfg.kafka, cfg.kafkaSet, false, nil, os.Stderr)
 	if err != nil {
 		return err
 	}
