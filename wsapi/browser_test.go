@@ -13,11 +13,11 @@ import (
 	"net/http/httptest"
 	"os/exec"
 	"strings"
-	"sync"
 	"syscall"
 	"testing"
 
 	"github.com/pulselog/pulse/engine"
+	"github.com/pulselog/pulse/internal/syncbuf"
 )
 
 // chromiumFlags run Debian's chromium headless, isolated from the network
@@ -116,24 +116,6 @@ func TestEventSourceResumesAfterRestart(t *testing.T) {
 	}
 }
 
-// lockedBuffer is a log sink the server writes from its goroutines.
-type lockedBuffer struct {
-	mu sync.Mutex
-	b  strings.Builder
-}
-
-func (l *lockedBuffer) Write(p []byte) (int, error) {
-	l.mu.Lock()
-	defer l.mu.Unlock()
-	return l.b.Write(p)
-}
-
-func (l *lockedBuffer) String() string {
-	l.mu.Lock()
-	defer l.mu.Unlock()
-	return l.b.String()
-}
-
 // postPage posts one record with a "simple" request (text/plain, no-cors:
 // no CORS preflight protects it) and reports when the browser is done.
 const postPage = `<!doctype html>
@@ -150,7 +132,7 @@ fetch("http://%s/v1/topics/%s/records", {method: "POST", mode: "no-cors",
 // page on a loopback origin stores its record.
 func TestBrowserCrossSitePostRefused(t *testing.T) {
 	chromium := needTool(t, "chromium", "the cross-site request test (Debian package chromium)")
-	logs := &lockedBuffer{}
+	logs := &syncbuf.Buffer{}
 	opts := DefaultOptions()
 	opts.Logger = slog.New(slog.NewTextHandler(logs, nil))
 	ts := startServer(t, opts)

@@ -1,19 +1,18 @@
 package main
 
 import (
-	"bytes"
 	"context"
 	"fmt"
 	"os/exec"
 	"path/filepath"
 	"strconv"
 	"strings"
-	"sync"
 	"syscall"
 	"testing"
 	"time"
 
 	"github.com/pulselog/pulse/engine"
+	"github.com/pulselog/pulse/internal/syncbuf"
 	"github.com/pulselog/pulse/kafka/cluster"
 	"github.com/twmb/franz-go/pkg/kadm"
 	"github.com/twmb/franz-go/pkg/kgo"
@@ -80,8 +79,8 @@ func TestMirrorSurvivesSIGKILL(t *testing.T) {
 		})
 		return n
 	}
-	start := func() (*exec.Cmd, *lockedBuffer) {
-		var out lockedBuffer
+	start := func() (*exec.Cmd, *syncbuf.Buffer) {
+		var out syncbuf.Buffer
 		cmd := exec.Command(bin, "mirror", "orders", "--data", data, "--to", addr, "--to-topic", "orders-copy", "--batch", "100")
 		cmd.Stdout, cmd.Stderr = &out, &out
 		if err := cmd.Start(); err != nil {
@@ -183,23 +182,4 @@ func TestMirrorSurvivesSIGKILL(t *testing.T) {
 	if n := total(); n != int64(mirrorRecords+dups) {
 		t.Fatalf("cluster holds %d records, want %d copied + %d duplicates", n, mirrorRecords, dups)
 	}
-}
-
-// lockedBuffer is a bytes.Buffer a child process writes to while the test
-// reads it.
-type lockedBuffer struct {
-	mu sync.Mutex
-	b  bytes.Buffer
-}
-
-func (l *lockedBuffer) Write(p []byte) (int, error) {
-	l.mu.Lock()
-	defer l.mu.Unlock()
-	return l.b.Write(p)
-}
-
-func (l *lockedBuffer) String() string {
-	l.mu.Lock()
-	defer l.mu.Unlock()
-	return l.b.String()
 }
