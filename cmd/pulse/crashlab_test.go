@@ -150,7 +150,7 @@ func TestTerminalCrashLab(t *testing.T) {
 	before := checksums(t, part)
 
 	x := tmux{t: t, sock: filepath.Join(tmp, "tmux.sock")}
-	cmd := fmt.Sprintf("NO_COLOR=1 TMPDIR=%s %s --data %s --listen off --theme dark; echo pulse-exited-$?; sleep 600", tmp, bin, data)
+	cmd := fmt.Sprintf("NO_COLOR=1 TMPDIR=%s %s --data %s --listen off --kafka-listen off --theme dark; echo pulse-exited-$?; sleep 600", tmp, bin, data)
 	x.must("new-session", "-d", "-s", "ui", "-x", "140", "-y", "40", cmd)
 	t.Cleanup(func() { x.run("kill-server") })
 

@@ -60,7 +60,7 @@ func TestMirrorThroughServerShownInUI(t *testing.T) {
 
 	x := tmux{t: t, sock: filepath.Join(tmp, "tmux.sock")}
 	x.must("new-session", "-d", "-s", "ui", "-x", "130", "-y", "34",
-		fmt.Sprintf("NO_COLOR=1 %s --data %s --listen 127.0.0.1:0 --topic orders; echo pulse-exited-$?; sleep 600", bin, data))
+		fmt.Sprintf("NO_COLOR=1 %s --data %s --listen 127.0.0.1:0 --kafka-listen off --topic orders; echo pulse-exited-$?; sleep 600", bin, data))
 	t.Cleanup(func() { x.run("kill-server") })
 	screen := x.waitScreen("Topics / orders", "ws 127.0.0.1:")
 	m := regexp.MustCompile(`ws (127\.0\.0\.1:\d+)`).FindStringSubmatch(screen)

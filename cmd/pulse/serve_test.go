@@ -51,7 +51,9 @@ var bannerRE = regexp.MustCompile(`^pulse: serving (.+) on ws://([^/]+)/v1/ws`)
 func startServe(t *testing.T, dir string, extra ...string) *served {
 	t.Helper()
 	bin := pulseBinary(t)
-	cmd := exec.Command(bin, append([]string{"serve", "--data", dir, "--listen", "127.0.0.1:0"}, extra...)...)
+	// The Kafka listener on a free port, never the default 9092 (the
+	// documentation tests use it); extra may name another.
+	cmd := exec.Command(bin, append([]string{"serve", "--data", dir, "--listen", "127.0.0.1:0", "--kafka-listen", "127.0.0.1:0"}, extra...)...)
 	stdout, err := cmd.StdoutPipe()
 	if err != nil {
 		t.Fatal(err)
@@ -289,7 +291,7 @@ func TestServeTokenAndSecondInstance(t *testing.T) {
 	}
 	mustPulse(t, "", "topics", "list", "--server", s.addr, "--token", "s3cret")
 	// The data directory is locked: a second serve on it fails clearly.
-	_, errOut, err := pulse(t, "", "serve", "--data", dir, "--listen", "127.0.0.1:0")
+	_, errOut, err := pulse(t, "", "serve", "--data", dir, "--listen", "127.0.0.1:0", "--kafka-listen", "127.0.0.1:0")
 	if err == nil || !strings.Contains(errOut, "locked") {
 		t.Fatalf("second serve on the same data dir: %v %s", err, errOut)
 	}

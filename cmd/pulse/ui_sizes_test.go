@@ -45,7 +45,7 @@ func TestTerminalUISizes(t *testing.T) {
 	for _, size := range []struct{ w, h int }{{80, 24}, {160, 45}} {
 		t.Run(fmt.Sprintf("%dx%d", size.w, size.h), func(t *testing.T) {
 			x := tmux{t: t, sock: filepath.Join(tmp, fmt.Sprintf("tmux-%d.sock", size.w))}
-			cmd := fmt.Sprintf("NO_COLOR=1 %s --data %s --listen 127.0.0.1:0 --theme dark; echo pulse-exited-$?; sleep 600", bin, data)
+			cmd := fmt.Sprintf("NO_COLOR=1 %s --data %s --listen 127.0.0.1:0 --kafka-listen off --theme dark; echo pulse-exited-$?; sleep 600", bin, data)
 			x.must("new-session", "-d", "-s", "ui", "-x", fmt.Sprint(size.w), "-y", fmt.Sprint(size.h), cmd)
 			defer x.run("kill-server")
 

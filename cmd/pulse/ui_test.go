@@ -131,7 +131,7 @@ func TestTerminalUI(t *testing.T) {
 	}
 
 	x := tmux{t: t, sock: filepath.Join(tmp, "tmux.sock")}
-	cmd := fmt.Sprintf("NO_COLOR=1 %s --data %s --listen 127.0.0.1:0 --theme dark; echo pulse-exited-$?; sleep 600", bin, data)
+	cmd := fmt.Sprintf("NO_COLOR=1 %s --data %s --listen 127.0.0.1:0 --kafka-listen off --theme dark; echo pulse-exited-$?; sleep 600", bin, data)
 	x.must("new-session", "-d", "-s", "ui", "-x", "120", "-y", "32", cmd)
 	t.Cleanup(func() { x.run("kill-server") })
 

@@ -524,8 +524,18 @@ func (r *runner) serve(data, home string) (stop func(), err error) {
 	}
 	deadline := time.Now().Add(blockGuard)
 	for {
+		// The banner comes once the Kafka listener is up too (or was not
+		// started).
+		up := false
 		if c, err := net.Dial("tcp", pulseAddr); err == nil {
 			c.Close()
+			up = strings.Contains(log.String(), "pulse: serving")
+		}
+		if up {
+			if !r.onCluster && strings.Contains(log.String(), "Kafka listener not started") {
+				stop()
+				return nil, fmt.Errorf("pulse serve could not take the Kafka port the examples use (another process holds it):\n%s", log.String())
+			}
 			return stop, nil
 		}
 		select {
