@@ -4,7 +4,7 @@
 //
 // # Key space
 //
-// One bucket per namespace of SPEC.md §7 (seed 002 §6). Keys are text so that
+// One bucket per namespace (docs/architecture.md, "meta"). Keys are text so that
 // `pulse meta dump` is readable; topic names, consumer names and report kinds
 // never contain '/', so '/' separates key parts unambiguously and a prefix scan
 // finds every key of one consumer, topic or kind.

@@ -55,7 +55,7 @@ const (
 
 const offsetLen = 8 // cursor value and schema version: int64 big-endian
 
-// ValidateTopicName checks name against the rule of SPEC.md §2 (Kafka's):
+// ValidateTopicName checks name against Pulse's topic-name rule (Kafka's):
 // 1–249 characters of [a-zA-Z0-9._-], not "." or "..". It is the one
 // implementation of the rule; engine.ValidateTopicName calls it.
 func ValidateTopicName(name string) error {

@@ -36,7 +36,7 @@ type hexMsg struct {
 }
 
 // hexScreen is the annotated hex view of one batch: the 52 header bytes
-// coloured and labelled field by field (SPEC §3) with their decoded values,
+// coloured and labelled field by field (the layout of engine/codec/doc.go) with their decoded values,
 // then the records, field by field (for zstd, the decompressed bytes), with
 // the bytes that make a corrupt batch bad marked.
 type hexScreen struct {
@@ -273,7 +273,7 @@ func renderBatchHex(c *Common, fr frame, raw []byte) string {
 		spans = append(spans, span{from: f.Offset, to: f.Offset + f.Len, style: i, bad: isBad})
 	}
 	hdr := raw[:min(len(raw), codec.HeaderLen)]
-	add(st.PanelTitle.Render(fmt.Sprintf("  HEADER (%d bytes, SPEC §3)", codec.HeaderLen)))
+	add(st.PanelTitle.Render(fmt.Sprintf("  HEADER (%d bytes, layout in engine/codec/doc.go)", codec.HeaderLen)))
 	add(annotatedHex(st, hdr, fr.Pos, spans)...)
 	add("")
 	for i, f := range fields {

@@ -1,5 +1,5 @@
 // Package codec encodes and decodes Pulse record batches, the unit written to
-// segment files (SPEC.md §3).
+// segment files. This comment is the reference for their byte layout.
 //
 // # Batch
 //

@@ -5,7 +5,7 @@ import (
 	"hash/crc32"
 )
 
-// Batch header layout (SPEC.md §3). Every field access goes through these.
+// Batch header layout (doc.go). Every field access goes through these.
 const (
 	offMagic         = 0  // u8
 	offVersion       = 1  // u8

@@ -21,7 +21,7 @@ var (
 			// instead of 4.1 (BenchmarkEncode/zstd).
 			zstd.WithEncoderLevel(zstd.SpeedFastest),
 			// Always single-segment, so every frame header declares
-			// its content size (SPEC §3), however small the section.
+			// its content size (doc.go), however small the section.
 			zstd.WithSingleSegment(true),
 		)
 	})

@@ -1,5 +1,5 @@
 // Package compact is log compaction for topics with cleanup "compact"
-// (SPEC.md §6, seed 002 §8): older records of a key are dropped so that the
+// (docs/architecture.md, "engine/retention and engine/compact"): older records of a key are dropped so that the
 // log converges to the newest value of every key, keeping every surviving
 // record at its offset.
 //

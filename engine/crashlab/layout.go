@@ -173,7 +173,7 @@ func baseList(segs []SegmentLayout) string {
 }
 
 // PartitionDir is where partition p of topic keeps its files in the data
-// directory data (SPEC §2: topics/<topic>/p00003).
+// directory data (topics/<topic>/p00003, docs/architecture.md).
 func PartitionDir(data, topic string, p int) string {
 	return filepath.Join(data, "topics", topic, fmt.Sprintf("p%05d", p))
 }

@@ -8,7 +8,7 @@ import (
 	"github.com/pulselog/pulse/engine/segment"
 )
 
-// SyncMode says when an append is acknowledged (SPEC §4).
+// SyncMode says when an append is acknowledged (docs/architecture.md, "engine/log").
 type SyncMode string
 
 const (

@@ -1,4 +1,4 @@
-// Package recovery opens a partition directory after any crash (SPEC §5)
+// Package recovery opens a partition directory after any crash
 // and says what it found.
 //
 // Run is the whole procedure, in this order:

@@ -27,7 +27,7 @@ const maxManifestBytes = 1 << 20
 // 8 hex digits) of every byte before that line.
 const manifestTrailer = "crc32c "
 
-// Manifest is the durable set of segments of one partition (SPEC §5 step 3),
+// Manifest is the durable set of segments of one partition (docs/architecture.md, "What recovery promises"),
 // rewritten atomically (temp file, fsync, rename, directory fsync) before a
 // roll creates a segment and before retention or compaction deletes one, so
 // recovery can tell a missing, renamed or stray segment from the log's own.

@@ -68,7 +68,7 @@ type runner struct {
 	missingActive int64           // the listed active segment when its file is gone, else -1
 }
 
-// Run recovers the partition directory dir (SPEC §5): deletes temp files,
+// Run recovers the partition directory dir (doc.go): deletes temp files,
 // restores from the snapshot when it matches the disk or scans every segment,
 // truncates a torn tail, reports mid-file corruption without truncating it,
 // rebuilds bad indexes and settles the high-watermark. With opts.ReadOnly it

@@ -1,5 +1,5 @@
 // Package retention deletes whole sealed segments of a partition log by age
-// and by total size (SPEC.md §6, seed 002 §8).
+// and by total size (docs/architecture.md, "engine/retention and engine/compact").
 //
 // A sealed segment is deleted by age when its newest record is older than
 // Policy.MaxAge; sealed segments are deleted by size while the whole log,

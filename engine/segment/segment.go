@@ -1,6 +1,6 @@
 // Package segment manages one segment of a partition log: a .log file of
 // batches (engine/codec) and its sparse .index, both named by the segment's
-// base offset zero-padded to 20 digits (SPEC.md §2, §4).
+// base offset zero-padded to 20 digits (docs/architecture.md, "engine/segment").
 //
 // The index holds one 8-byte entry (relativeOffset u32, relativePosition
 // u32, big-endian) for the first batch of the segment and then for a batch
