@@ -113,22 +113,13 @@ func (s *alterTopicScreen) View() string {
 	st := s.c.Styles
 	fixed := fmt.Sprintf("  fixed at creation: %s · codec %s · segments up to %s · sync %s",
 		plural(int64(s.cfg.Partitions), "partition", "partitions"), s.cfg.Codec, humanBytes(s.cfg.SegmentMaxBytes), s.cfg.SyncMode)
-	out := st.PanelTitle.Render("  Edit topic "+s.name) + "\n" + st.Muted.Render(truncate(fixed, max(s.c.Width, 20))) + "\n\n" + s.form.view() + "\n"
-	if s.errText != "" {
-		return out + st.StatusError.Render("  ✗ "+s.errText)
-	}
-	return out + st.FormHint.Render("  enter saves (durable in meta.db); esc cancels")
+	head := st.PanelTitle.Render("  Edit topic "+s.name) + "\n" + st.Muted.Render(truncate(fixed, max(s.c.Width, 20))) + "\n\n"
+	return formScreenView(s.c, head, s.form, s.errText, "  enter saves (durable in meta.db); esc cancels")
 }
 
-func (s *alterTopicScreen) ShortHelp() []key.Binding {
-	k := s.c.Keys
-	return []key.Binding{k.NextField, k.PrevField, k.Submit, k.Back}
-}
+func (s *alterTopicScreen) ShortHelp() []key.Binding { return formKeys(s.c.Keys) }
 
-func (s *alterTopicScreen) FullHelp() [][]key.Binding {
-	k := s.c.Keys
-	return [][]key.Binding{{k.NextField, k.PrevField, k.Submit, k.Back}}
-}
+func (s *alterTopicScreen) FullHelp() [][]key.Binding { return [][]key.Binding{formKeys(s.c.Keys)} }
 
 // parseCleanup reads a cleanup policy.
 func parseCleanup(v string) (engine.Cleanup, error) {

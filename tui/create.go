@@ -134,20 +134,25 @@ func (s *createTopicScreen) Update(msg tea.Msg) tea.Cmd {
 }
 
 func (s *createTopicScreen) View() string {
-	st := s.c.Styles
-	out := st.PanelTitle.Render("  New topic") + "\n\n" + s.form.view() + "\n"
-	if s.errText != "" {
-		return out + st.StatusError.Render("  ✗ "+s.errText)
+	return formScreenView(s.c, s.c.Styles.PanelTitle.Render("  New topic")+"\n\n", s.form, s.errText, "  enter creates the topic; esc cancels")
+}
+
+func (s *createTopicScreen) ShortHelp() []key.Binding { return formKeys(s.c.Keys) }
+
+func (s *createTopicScreen) FullHelp() [][]key.Binding { return [][]key.Binding{formKeys(s.c.Keys)} }
+
+// formScreenView is a form screen: head, the form, then the last error or
+// the hint.
+func formScreenView(c *Common, head string, f *form, errText, hint string) string {
+	st := c.Styles
+	out := head + f.view() + "\n"
+	if errText != "" {
+		return out + st.StatusError.Render("  ✗ "+errText)
 	}
-	return out + st.FormHint.Render("  enter creates the topic; esc cancels")
+	return out + st.FormHint.Render(hint)
 }
 
-func (s *createTopicScreen) ShortHelp() []key.Binding {
-	k := s.c.Keys
+// formKeys are the keys of a form screen.
+func formKeys(k KeyMap) []key.Binding {
 	return []key.Binding{k.NextField, k.PrevField, k.Submit, k.Back}
-}
-
-func (s *createTopicScreen) FullHelp() [][]key.Binding {
-	k := s.c.Keys
-	return [][]key.Binding{{k.NextField, k.PrevField, k.Submit, k.Back}}
 }
