@@ -191,10 +191,11 @@ func (c *conn) slowConsumer() {
 // the calling goroutine, and returns once every goroutine of the connection
 // has ended.
 func (c *conn) run(r *http.Request, topic string) {
-	var wg sync.WaitGroup
-	wg.Add(2)
-	go func() { defer wg.Done(); c.writePump() }()
-	go func() { defer wg.Done(); c.produceWorker() }()
+	var writer, worker sync.WaitGroup
+	writer.Add(1)
+	go func() { defer writer.Done(); c.writePump() }()
+	worker.Add(1)
+	go func() { defer worker.Done(); c.produceWorker() }()
 	switch c.mode {
 	case modeProduce:
 		c.startPlainProduce(r, topic)
@@ -203,8 +204,11 @@ func (c *conn) run(r *http.Request, topic string) {
 	}
 	c.readPump()
 	c.cancel()
+	// The worker runs subscribe requests: once it has ended no
+	// subscription can start, so stopSubs stops them all.
+	worker.Wait()
 	c.stopSubs()
-	wg.Wait()
+	writer.Wait()
 }
 
 // readPump reads messages until the peer goes away or the connection is
