@@ -127,13 +127,7 @@ func TestCrashlabCommandBadInput(t *testing.T) {
 func TestTerminalCrashLab(t *testing.T) {
 	tmp, bin := tmuxAndBinary(t)
 	data := filepath.Join(tmp, "data")
-	e, err := engine.Open(engine.DefaultOptions(data))
-	if err != nil {
-		t.Fatal(err)
-	}
-	if err := e.CreateTopic("orders", engine.DefaultTopicConfig()); err != nil {
-		t.Fatal(err)
-	}
+	e := openWithTopic(t, data, "orders", engine.DefaultTopicConfig().Partitions)
 	for b := 0; b < 3; b++ {
 		var recs []engine.Record
 		for i := 0; i < 10; i++ {

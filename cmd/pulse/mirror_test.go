@@ -29,15 +29,7 @@ const mirrorRecords = 100_000
 func TestMirrorSurvivesSIGKILL(t *testing.T) {
 	bin := pulseBinary(t)
 	data := filepath.Join(t.TempDir(), "data")
-	e, err := engine.Open(engine.DefaultOptions(data))
-	if err != nil {
-		t.Fatal(err)
-	}
-	cfg := engine.DefaultTopicConfig()
-	cfg.Partitions = 4
-	if err := e.CreateTopic("orders", cfg); err != nil {
-		t.Fatal(err)
-	}
+	e := openWithTopic(t, data, "orders", 4)
 	type pos struct {
 		p   int
 		off int64

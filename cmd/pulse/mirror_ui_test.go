@@ -35,15 +35,7 @@ func commas(n int64) string {
 func TestMirrorThroughServerShownInUI(t *testing.T) {
 	tmp, bin := tmuxAndBinary(t)
 	data := filepath.Join(tmp, "data")
-	e, err := engine.Open(engine.DefaultOptions(data))
-	if err != nil {
-		t.Fatal(err)
-	}
-	cfg := engine.DefaultTopicConfig()
-	cfg.Partitions = 2
-	if err := e.CreateTopic("orders", cfg); err != nil {
-		t.Fatal(err)
-	}
+	e := openWithTopic(t, data, "orders", 2)
 	for p := range 2 {
 		var recs []engine.Record
 		for i := range 2500 {

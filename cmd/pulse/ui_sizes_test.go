@@ -21,15 +21,7 @@ var tailRow = regexp.MustCompile(`(?m)^[▸ ] +(\d+) +(\d[\d,]*) `)
 func TestTerminalUISizes(t *testing.T) {
 	tmp, bin := tmuxAndBinary(t)
 	data := filepath.Join(tmp, "data")
-	e, err := engine.Open(engine.DefaultOptions(data))
-	if err != nil {
-		t.Fatal(err)
-	}
-	cfg := engine.DefaultTopicConfig()
-	cfg.Partitions = 3
-	if err := e.CreateTopic("orders", cfg); err != nil {
-		t.Fatal(err)
-	}
+	e := openWithTopic(t, data, "orders", 3)
 	// One record at a time round-robin: commit-time order interleaves
 	// the partitions.
 	for i := 0; i < 60; i++ {

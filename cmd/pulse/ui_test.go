@@ -110,15 +110,7 @@ func TestTerminalUI(t *testing.T) {
 	tmp, bin := tmuxAndBinary(t)
 
 	data := filepath.Join(tmp, "data")
-	e, err := engine.Open(engine.DefaultOptions(data))
-	if err != nil {
-		t.Fatal(err)
-	}
-	cfg := engine.DefaultTopicConfig()
-	cfg.Partitions = 2
-	if err := e.CreateTopic("orders", cfg); err != nil {
-		t.Fatal(err)
-	}
+	e := openWithTopic(t, data, "orders", 2)
 	var recs []engine.Record
 	for i := 0; i < 20; i++ {
 		recs = append(recs, engine.Record{Key: []byte(fmt.Sprintf("k%d", i)), Value: []byte(fmt.Sprintf(`{"order":%d}`, i))})
@@ -232,4 +224,22 @@ func TestDisplayPath(t *testing.T) {
 			t.Errorf("displayPath(%q) = %q, want %q", in, got, want)
 		}
 	}
+}
+
+// openWithTopic opens the engine on data (created if needed) and creates
+// topic with the default configuration and partitions partitions; the
+// caller closes the engine before handing the dir to a pulse process.
+func openWithTopic(t *testing.T, data, topic string, partitions int) *engine.Engine {
+	t.Helper()
+	e, err := engine.Open(engine.DefaultOptions(data))
+	if err != nil {
+		t.Fatal(err)
+	}
+	cfg := engine.DefaultTopicConfig()
+	cfg.Partitions = partitions
+	if err := e.CreateTopic(topic, cfg); err != nil {
+		e.Close()
+		t.Fatal(err)
+	}
+	return e
 }
