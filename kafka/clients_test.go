@@ -41,14 +41,23 @@ func need(t testing.TB, tool string, check ...string) string {
 func python(t testing.TB, args ...string) []rec {
 	t.Helper()
 	py := need(t, "/usr/bin/python3", "-c", "import confluent_kafka, kafka")
+	return clientRecords(t, "", py, "testdata/clients.py", args...)
+}
+
+// clientRecords runs a client script (in dir, "" for the package's) with
+// args and parses what it prints: one JSON record a line, key, value and
+// header values in hex.
+func clientRecords(t testing.TB, dir, interp, script string, args ...string) []rec {
+	t.Helper()
 	ctx, cancel := context.WithTimeout(context.Background(), 2*time.Minute)
 	defer cancel()
-	cmd := exec.CommandContext(ctx, py, append([]string{"testdata/clients.py"}, args...)...)
+	cmd := exec.CommandContext(ctx, interp, append([]string{script}, args...)...)
+	cmd.Dir = dir
 	var stderr bytes.Buffer
 	cmd.Stderr = &stderr
 	out, err := cmd.Output()
 	if err != nil {
-		t.Fatalf("clients.py %v: %v\n%s", args, err, stderr.String())
+		t.Fatalf("%s %v: %v\n%s", script, args, err, stderr.String())
 	}
 	var rs []rec
 	for _, line := range bytes.Split(bytes.TrimSpace(out), []byte("\n")) {
@@ -63,7 +72,7 @@ func python(t testing.TB, args ...string) []rec {
 			Headers   [][]string `json:"headers"`
 		}
 		if err := json.Unmarshal(line, &j); err != nil {
-			t.Fatalf("clients.py output %q: %v", line, err)
+			t.Fatalf("%s output %q: %v", script, line, err)
 		}
 		k, _ := hex.DecodeString(j.Key)
 		v, _ := hex.DecodeString(j.Value)

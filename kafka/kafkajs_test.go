@@ -1,16 +1,11 @@
 package kafka
 
 import (
-	"bytes"
-	"context"
-	"encoding/hex"
-	"encoding/json"
 	"fmt"
 	"os"
 	"os/exec"
 	"path/filepath"
 	"testing"
-	"time"
 
 	"github.com/twmb/franz-go/pkg/kgo"
 )
@@ -29,41 +24,7 @@ func kafkajs(t testing.TB, args ...string) []rec {
 			t.Fatalf("npm install in %s: %v\n%s", dir, err, out)
 		}
 	}
-	ctx, cancel := context.WithTimeout(context.Background(), 2*time.Minute)
-	defer cancel()
-	cmd := exec.CommandContext(ctx, node, append([]string{"kafkajs.js"}, args...)...)
-	cmd.Dir = dir
-	var stderr bytes.Buffer
-	cmd.Stderr = &stderr
-	out, err := cmd.Output()
-	if err != nil {
-		t.Fatalf("kafkajs.js %v: %v\n%s", args, err, stderr.String())
-	}
-	var rs []rec
-	for _, line := range bytes.Split(bytes.TrimSpace(out), []byte("\n")) {
-		if len(line) == 0 {
-			continue
-		}
-		var j struct {
-			Topic     string     `json:"topic"`
-			Partition int32      `json:"partition"`
-			Key       string     `json:"key"`
-			Value     string     `json:"value"`
-			Headers   [][]string `json:"headers"`
-		}
-		if err := json.Unmarshal(line, &j); err != nil {
-			t.Fatalf("kafkajs.js output %q: %v", line, err)
-		}
-		k, _ := hex.DecodeString(j.Key)
-		v, _ := hex.DecodeString(j.Value)
-		var hs [][2][]byte
-		for _, h := range j.Headers {
-			hv, _ := hex.DecodeString(h[1])
-			hs = append(hs, [2][]byte{[]byte(h[0]), hv})
-		}
-		rs = append(rs, rec{Topic: j.Topic, Partition: j.Partition, Key: string(k), Value: string(v), Headers: headerString(hs...)})
-	}
-	return rs
+	return clientRecords(t, dir, node, "kafkajs.js", args...)
 }
 
 // TestKafkajs: the kafkajs admin creates a topic, its idempotent producer
