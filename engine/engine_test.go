@@ -22,6 +22,10 @@ func TestMain(m *testing.M) {
 		churnChild(dir)
 		return
 	}
+	if dir := os.Getenv(growChildEnv); dir != "" {
+		growChild(dir)
+		return
+	}
 	goleak.VerifyTestMain(m)
 }
 

@@ -4,6 +4,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"io/fs"
 	"os"
 	"path/filepath"
 	"sort"
@@ -174,33 +175,143 @@ func (e *Engine) finishDelete(name string) error {
 	return nil
 }
 
-// AlterTopic changes a topic's retention, cleanup and tombstone settings.
-// The partition count, codec, segment size and sync mode are fixed at
-// creation (as the partition count is in Kafka): changing them is
-// ErrInvalidConfig.
+// AlterTopic changes a topic's configuration; the change is stored in
+// meta.db (one synced commit) before it applies, and applies live:
+// retention, cleanup and tombstone retention from the next maintenance pass,
+// the segment size from the next batch written (an active segment already
+// past the new size rolls before it), the sync mode from the next append
+// (appends already made keep the promise they were made under). The
+// partition count may grow, never shrink: the new partitions are recorded
+// and opened at once, and serve produces and reads as soon as AlterTopic
+// returns. The codec is fixed at creation. Whatever is refused
+// (ErrInvalidConfig, ErrTooManyTopics past Options.MaxPartitions) changes
+// nothing.
 func (e *Engine) AlterTopic(name string, cfg TopicConfig) error {
-	t, err := e.topic(name)
-	if err != nil {
+	if err := ValidateTopicName(name); err != nil {
 		return err
 	}
-	cfg, err = normalize(cfg)
+	cfg, err := normalize(cfg)
 	if err != nil {
 		return fmt.Errorf("topic %s: %w", name, err)
 	}
-	t.cfgMu.Lock()
-	defer t.cfgMu.Unlock()
-	old := t.cfg
-	if cfg.Partitions != old.Partitions || cfg.Codec != old.Codec || cfg.SegmentMaxBytes != old.SegmentMaxBytes || cfg.SyncMode != old.SyncMode {
-		return fmt.Errorf("%w: topic %s: partitions, codec, segment size and sync mode cannot change", ErrInvalidConfig, name)
+	// e.mu is held for writing throughout: alters are rare, and growing
+	// replaces the topic in e.topics (its partition slice is never changed
+	// in place, so readers holding the old one stay consistent).
+	e.mu.Lock()
+	defer e.mu.Unlock()
+	if e.closed {
+		return ErrClosed
+	}
+	t, ok := e.topics[name]
+	if !ok {
+		return fmt.Errorf("%w: %s", ErrTopicNotFound, name)
+	}
+	old := t.config()
+	have := len(t.parts)
+	switch {
+	case cfg.Codec != old.Codec:
+		return fmt.Errorf("%w: topic %s: the codec is fixed at creation (%s)", ErrInvalidConfig, name, old.Codec)
+	case cfg.Partitions < have:
+		return fmt.Errorf("%w: topic %s: partitions can grow, never shrink (it has %d, asked for %d)", ErrInvalidConfig, name, have, cfg.Partitions)
+	}
+	if cfg.Partitions > have {
+		if err := e.checkGrowLocked(name, cfg.Partitions-have); err != nil {
+			return err
+		}
+		if err := e.prepareGrowLocked(name, have, cfg.Partitions); err != nil {
+			return err
+		}
 	}
 	raw, err := json.Marshal(cfg)
 	if err != nil {
 		return fmt.Errorf("topic %s: %w", name, err)
 	}
-	if err := e.meta.UpdateTopicConfig(name, raw); err != nil {
+	if cfg.Partitions > have {
+		err = e.meta.GrowTopic(name, cfg.Partitions, raw)
+	} else {
+		err = e.meta.UpdateTopicConfig(name, raw)
+	}
+	if err != nil {
 		return fmt.Errorf("topic %s: %w", name, mapMetaErr(err))
 	}
-	t.cfg = cfg
+	// Stored: from here on the change is what the next open applies too.
+	for _, l := range t.parts {
+		if err := applyLive(l, cfg); err != nil {
+			return fmt.Errorf("topic %s: %w", name, err)
+		}
+	}
+	if cfg.Partitions == have {
+		t.cfgMu.Lock()
+		t.cfg = cfg
+		t.cfgMu.Unlock()
+		return nil
+	}
+	parts := append(make([]*plog.Log, 0, cfg.Partitions), t.parts...)
+	for p := have; p < cfg.Partitions; p++ {
+		l, err := e.openPartition(name, p, cfg)
+		if err != nil {
+			// meta.db has the new count: the next open retries these.
+			for _, o := range parts[have:] {
+				o.Close()
+			}
+			t.cfgMu.Lock()
+			t.cfg = cfg
+			t.cfg.Partitions = have // the rest of the change applies
+			t.cfgMu.Unlock()
+			return fmt.Errorf("topic %s: grow to %d partitions: %w", name, cfg.Partitions, err)
+		}
+		parts = append(parts, l)
+		r := l.Report()
+		e.reports[r.Name()] = r
+	}
+	e.topics[name] = &topic{name: name, createdAt: t.createdAt, parts: parts, cfg: cfg}
+	return nil
+}
+
+// applyLive sets the live options of one open partition to cfg's.
+func applyLive(l *plog.Log, cfg TopicConfig) error {
+	if err := l.SetSegmentMaxBytes(cfg.SegmentMaxBytes); err != nil {
+		return err
+	}
+	return l.SetSyncMode(plog.SyncMode(cfg.SyncMode))
+}
+
+// checkGrowLocked refuses adding n partitions to topic name past
+// Options.MaxPartitions. The caller holds e.mu.
+func (e *Engine) checkGrowLocked(name string, n int) error {
+	parts := 0
+	for _, t := range e.topics {
+		parts += len(t.parts)
+	}
+	if m := e.opts.MaxPartitions; m >= 0 && parts+n > m {
+		return fmt.Errorf("%w: topic %s grows by %d partitions to %d in all, the limit is %d (engine MaxPartitions)", ErrTooManyTopics, name, n, parts+n, m)
+	}
+	return nil
+}
+
+// prepareGrowLocked makes the directories of partitions from..to-1 of topic
+// name before meta.db records them (as CreateTopic does): a crash before
+// that commit leaves empty directories beyond the recorded count, which the
+// next open reports and does not serve, and which a later grow reuses. A
+// directory there that holds anything is not Pulse's to adopt: refused.
+func (e *Engine) prepareGrowLocked(name string, from, to int) error {
+	for p := from; p < to; p++ {
+		dir := e.partitionDir(name, p)
+		ents, err := os.ReadDir(dir)
+		switch {
+		case errors.Is(err, fs.ErrNotExist):
+		case err != nil:
+			return fmt.Errorf("topic %s partition %d: %w", name, p, err)
+		case len(ents) > 0:
+			return fmt.Errorf("%w: topic %s: partition directory %s already holds %d files that meta.db does not record; move it away first", ErrInvalidConfig, name, dir, len(ents))
+		}
+		if err := os.MkdirAll(dir, 0o755); err != nil {
+			return fmt.Errorf("topic %s partition %d: %w", name, p, err)
+		}
+	}
+	if err := fsutil.SyncDir(filepath.Join(e.opts.Dir, topicsDir, name)); err != nil {
+		return fmt.Errorf("topic %s: %w", name, err)
+	}
 	return nil
 }
 

@@ -342,6 +342,45 @@ func (s *Store) UpdateTopicConfig(name string, config json.RawMessage) error {
 	return nil
 }
 
+// GrowTopic raises an active topic's partition count to partitions and
+// stores config with it, in one synced commit: the topic record and a
+// partition record for each new partition. A count below the current one is
+// ErrInvalidPartition (partitions never shrink); the same count only
+// replaces the config.
+func (s *Store) GrowTopic(name string, partitions int, config json.RawMessage) error {
+	if err := ValidateTopicName(name); err != nil {
+		return err
+	}
+	if !json.Valid(config) {
+		return fmt.Errorf("%w: topic %s: config is not valid JSON", ErrInvalidConfig, name)
+	}
+	err := s.update(func(tx *bolt.Tx) error {
+		t, err := activeTopic(tx, name, -1)
+		if err != nil {
+			return err
+		}
+		if partitions < t.Partitions {
+			return fmt.Errorf("%w: topic %s has %d partitions, cannot shrink to %d", ErrInvalidPartition, name, t.Partitions, partitions)
+		}
+		parts, err := bucket(tx, BucketPartitions)
+		if err != nil {
+			return err
+		}
+		now := s.opts.Now().UTC()
+		for p := t.Partitions; p < partitions; p++ {
+			if err := putJSON(parts, string(partitionKey(name, p)), Partition{Topic: name, Partition: p, CreatedAt: now}); err != nil {
+				return err
+			}
+		}
+		t.Partitions, t.Config = partitions, config
+		return putTopic(tx, t)
+	})
+	if err != nil {
+		return fmt.Errorf("meta: grow topic %s to %d partitions: %w", name, partitions, err)
+	}
+	return nil
+}
+
 func putTopic(tx *bolt.Tx, t Topic) error {
 	data, err := encodeTopic(t)
 	if err != nil {

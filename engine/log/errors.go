@@ -15,6 +15,9 @@ var (
 	// ErrVerify marks a batch whose re-read after fsync did not match.
 	ErrVerify = errors.New("written batch failed verification")
 
+	// Changing options while the log runs (SetSegmentMaxBytes, SetSyncMode).
+	ErrInvalidOption = errors.New("invalid option")
+
 	// Reading.
 	ErrOffsetOutOfRange = errors.New("offset out of range")
 

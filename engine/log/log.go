@@ -103,6 +103,8 @@ type Log struct {
 	degraded atomic.Bool
 
 	maint maintState // retention and compaction passes, see maintenance.go
+
+	live liveOptions // the options that change while the log runs, see options.go
 }
 
 // segState is one segment and what the log tracks about it.
@@ -157,6 +159,7 @@ func Open(dir string, opts Options) (*Log, error) {
 		cache:      newReadCache(opts.CacheBytes),
 		lastSync:   time.Now(),
 	}
+	l.live.init(opts)
 	for _, s := range res.Segments {
 		st := l.newSegState(s)
 		st.durable.Store(s.Size())
@@ -229,8 +232,13 @@ func (l *Log) CorruptRanges() []recovery.CorruptRange { return l.corrupt.list() 
 // Report is the recovery report of the open that produced l.
 func (l *Log) Report() recovery.Report { return l.report }
 
-// Options returns the options l runs with.
-func (l *Log) Options() Options { return l.opts }
+// Options returns the options l runs with, as SetSegmentMaxBytes and
+// SetSyncMode last changed them.
+func (l *Log) Options() Options {
+	o := l.opts
+	o.SegmentMaxBytes, o.SyncMode = l.segmentMaxBytes(), l.syncMode()
+	return o
+}
 
 // NotifyC returns a channel that is closed at the next HWM advance, or when
 // the log closes. Take it before reading, then wait on it if the read came
@@ -243,7 +251,7 @@ func (l *Log) NotifyC() <-chan struct{} {
 		l.watched = true
 		// In interval mode a waiting reader makes the syncer fsync what
 		// was written, so it becomes visible without waiting for the timer.
-		if l.opts.SyncMode == SyncInterval {
+		if l.syncMode() == SyncInterval {
 			l.kick(l.wakeSyncer)
 		}
 	}
@@ -580,7 +588,7 @@ func (l *Log) Append(ctx context.Context, recs []codec.Record) (base int64, ts i
 	if len(recs) == 0 {
 		return 0, 0, fmt.Errorf("%w: no records", ErrInvalid)
 	}
-	req, err := l.enqueue(recs, l.opts.SyncMode == SyncEveryWrite)
+	req, err := l.enqueue(recs, l.syncMode() == SyncEveryWrite)
 	if err != nil {
 		return 0, 0, err
 	}

@@ -1,7 +1,9 @@
 package log
 
 import (
+	"fmt"
 	"log/slog"
+	"sync/atomic"
 	"time"
 
 	"github.com/pulselog/pulse/engine/codec"
@@ -33,7 +35,7 @@ type Options struct {
 	Codec codec.Codec // default zstd
 
 	// SegmentMaxBytes rolls the active segment once a batch would take it
-	// past this size.
+	// past this size. SetSegmentMaxBytes changes it while the log runs.
 	SegmentMaxBytes int64 // default 64 MiB
 
 	// IndexIntervalBytes is the spacing of sparse index entries.
@@ -49,7 +51,7 @@ type Options struct {
 	// work: interval-mode fsync and hwm persistence.
 	FlushInterval time.Duration // default 100ms
 
-	SyncMode     SyncMode      // default every-write
+	SyncMode     SyncMode      // default every-write; SetSyncMode changes it while the log runs
 	SyncInterval time.Duration // interval mode: fsync at least this often; default 1s
 	SyncBytes    int64         // interval mode: fsync once this much is unsynced; default 8 MiB
 
@@ -143,4 +145,59 @@ func orDefault[T int | int64 | time.Duration](v *T, d T) {
 	if *v <= 0 {
 		*v = d
 	}
+}
+
+// liveOptions are the options a running log lets its owner change
+// (SetSegmentMaxBytes, SetSyncMode). The writer and syncer read them at
+// each decision, so a change takes effect at the next one.
+type liveOptions struct {
+	segmentMaxBytes atomic.Int64
+	interval        atomic.Bool // sync mode interval; false: every-write
+}
+
+func (lo *liveOptions) init(o Options) {
+	lo.segmentMaxBytes.Store(o.SegmentMaxBytes)
+	lo.interval.Store(o.SyncMode == SyncInterval)
+}
+
+// syncMode is the log's current sync mode.
+func (l *Log) syncMode() SyncMode {
+	if l.live.interval.Load() {
+		return SyncInterval
+	}
+	return SyncEveryWrite
+}
+
+// segmentMaxBytes is the log's current segment size limit.
+func (l *Log) segmentMaxBytes() int64 { return l.live.segmentMaxBytes.Load() }
+
+// SetSegmentMaxBytes changes the size past which the active segment rolls.
+// It applies from the next batch written: a segment already larger than n
+// rolls before that batch, a smaller one grows to the new limit. n must be
+// positive (the engine bounds it further).
+func (l *Log) SetSegmentMaxBytes(n int64) error {
+	if n <= 0 {
+		return fmt.Errorf("%w: segment size %d bytes", ErrInvalidOption, n)
+	}
+	l.live.segmentMaxBytes.Store(n)
+	return nil
+}
+
+// SetSyncMode changes when appends are acknowledged. It applies to the
+// appends made from now on; an append already made keeps the promise it was
+// made under (a strict one is acked only once fsynced and verified, a lax
+// one once written). Visibility does not change with the mode: readers see
+// only fsynced, verified records in both. Switching to every-write also
+// starts a sync pass, so what interval mode left unsynced becomes durable
+// without waiting for the interval.
+func (l *Log) SetSyncMode(m SyncMode) error {
+	switch m {
+	case SyncEveryWrite, SyncInterval:
+	default:
+		return fmt.Errorf("%w: sync mode %q, want %q or %q", ErrInvalidOption, m, SyncEveryWrite, SyncInterval)
+	}
+	if was := l.live.interval.Swap(m == SyncInterval); was && m == SyncEveryWrite {
+		l.kick(l.wakeSyncer)
+	}
+	return nil
 }

@@ -122,7 +122,7 @@ func (w *batchWriter) write(reqs []*appendReq) error {
 	for _, r := range w.lax {
 		r.done <- nil
 	}
-	if needSync || l.watching() || (l.opts.SyncMode == SyncInterval && l.opts.VisibleWithin > 0) {
+	if needSync || l.watching() || (l.syncMode() == SyncInterval && l.opts.VisibleWithin > 0) {
 		l.kick(l.wakeSyncer) // interval mode: the syncer holds the fsync for the visibility window
 	} else {
 		l.kick(l.wakeTimer) // unsynced data: the syncer's timer must be armed
@@ -148,7 +148,7 @@ func (w *batchWriter) writeBatch() error {
 	l.segMu.RLock()
 	active := l.segs[len(l.segs)-1]
 	l.segMu.RUnlock()
-	if size := active.seg.Size(); size > 0 && size+int64(len(w.buf)) > l.opts.SegmentMaxBytes {
+	if size := active.seg.Size(); size > 0 && size+int64(len(w.buf)) > l.segmentMaxBytes() {
 		if l.strayAt(base) {
 			// A file Pulse did not write holds the new segment's name: it
 			// is left alone, and this batch goes to the active segment,
@@ -282,7 +282,7 @@ func (l *Log) timedWorkPending() bool {
 // unsynced), it sleeps until VisibleWithin after the first unsynced write,
 // so every write of the window shares one fsync and none waits longer.
 func (l *Log) awaitVisibilityWindow() {
-	if l.opts.SyncMode != SyncInterval || l.opts.VisibleWithin <= 0 {
+	if l.syncMode() != SyncInterval || l.opts.VisibleWithin <= 0 {
 		return
 	}
 	l.wmu.Lock()
