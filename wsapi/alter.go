@@ -9,9 +9,12 @@ import (
 )
 
 // TopicAlter is the change of an alter_topic request: each field set is
-// changed, each left out keeps its value. Retention and cleanup change
-// live; the engine refuses to change the partition count, segment size
-// or sync mode (invalid_config), and nothing changes then.
+// changed, each left out keeps its value, and every change applies live
+// (engine.AlterTopic): retention and cleanup from the next maintenance
+// pass, segment_bytes from the next batch written, sync_mode from the next
+// produce, and partitions grow at once (never shrink). A refused change
+// (invalid_config, too_many_topics past the server's partition cap)
+// changes nothing.
 type TopicAlter struct {
 	RetentionMs    *int64  `json:"retention_ms,omitempty"`    // 0: no age limit
 	RetentionBytes *int64  `json:"retention_bytes,omitempty"` // 0: no size limit
@@ -61,6 +64,9 @@ func (a *TopicAlter) apply(cfg engine.TopicConfig) (engine.TopicConfig, *Error) 
 		cfg.Partitions = *a.Partitions
 	}
 	if a.SegmentBytes != nil {
+		if n := *a.SegmentBytes; n < engine.MinSegmentMaxBytes || n > engine.MaxSegmentMaxBytes {
+			return cfg, errorf(CodeInvalidConfig, "segment_bytes %d: want %d..%d (1 MiB..1 GiB)", n, engine.MinSegmentMaxBytes, engine.MaxSegmentMaxBytes)
+		}
 		cfg.SegmentMaxBytes = *a.SegmentBytes
 	}
 	if a.SyncMode != nil {

@@ -6,8 +6,8 @@ import (
 	"time"
 )
 
-// alter_topic changes what it names, refuses what is fixed at creation
-// with invalid_config and then changes nothing; consumers and
+// alter_topic changes what it names, refuses what is invalid with
+// invalid_config and then changes nothing; consumers and
 // offset_for_time answer, and bad requests name what is missing.
 func TestAlterConsumersOffsetForTime(t *testing.T) {
 	s := startServer(t, Options{})
@@ -26,8 +26,10 @@ func TestAlterConsumersOffsetForTime(t *testing.T) {
 		says  string
 	}{
 		{map[string]any{"partitions": 1}, CodeInvalidConfig, "never shrink"},
-		{map[string]any{"partitions": 3}, CodeInvalidConfig, "cannot change"},
-		{map[string]any{"sync_mode": "interval", "retention_ms": 0}, CodeInvalidConfig, "cannot change"},
+		{map[string]any{"partitions": 2000000}, CodeInvalidConfig, "partitions 2000000"},
+		{map[string]any{"sync_mode": "sometimes", "retention_ms": 0}, CodeInvalidConfig, `sync_mode "sometimes"`},
+		{map[string]any{"segment_bytes": 0}, CodeInvalidConfig, "segment_bytes 0"},
+		{map[string]any{"segment_bytes": 1 << 31, "retention_ms": 0}, CodeInvalidConfig, "segment_bytes 2147483648"},
 		{map[string]any{"cleanup": "shred"}, CodeInvalidConfig, `cleanup "shred"`},
 		{map[string]any{"retention_bytes": -1}, CodeInvalidConfig, "must not be negative"},
 	} {
@@ -74,5 +76,37 @@ func TestAlterConsumersOffsetForTime(t *testing.T) {
 	}
 	if r := c.call(36, map[string]any{"op": "consumers", "topic": "nosuch"}); errCode(r) != CodeTopicNotFound {
 		t.Fatalf("consumers of a missing topic: %v", r)
+	}
+}
+
+// alter_topic grows partitions, changes the segment size and the sync
+// mode live: the reply and describe show them, and the new partition takes
+// produces and serves a subscription at once.
+func TestAlterTopicGrowsAndChangesLive(t *testing.T) {
+	s := startServer(t, Options{})
+	c := dialRaw(t, s.addr, "/v1/ws", nil)
+	if r := c.call(1, map[string]any{"op": "create_topic", "topic": "orders", "config": map[string]any{"partitions": 2}}); errCode(r) != "" {
+		t.Fatalf("create: %v", r)
+	}
+	r := c.call(2, map[string]any{"op": "alter_topic", "topic": "orders", "alter": map[string]any{"partitions": 3, "segment_bytes": 1 << 20, "sync_mode": "interval"}})
+	top, _ := r["topic"].(map[string]any)
+	cfg, _ := top["config"].(map[string]any)
+	parts, _ := top["partitions"].([]any)
+	if errCode(r) != "" || cfg["partitions"] != float64(3) || len(parts) != 3 || cfg["segment_bytes"] != float64(1<<20) || cfg["sync_mode"] != "interval" {
+		t.Fatalf("alter: %v", r)
+	}
+	r = c.call(3, map[string]any{"op": "produce", "topic": "orders", "partition": 2, "value": "on the new partition"})
+	if errCode(r) != "" || r["partition"] != float64(2) || r["offset"] != float64(0) {
+		t.Fatalf("produce to the new partition: %v", r)
+	}
+	c.call(4, map[string]any{"op": "subscribe", "topic": "orders", "partition": 2, "from": "earliest"})
+	got := c.waitFor(func(m map[string]any) bool { return m["records"] != nil })
+	recs, _ := got["records"].([]any)
+	if len(recs) != 1 || recs[0].(map[string]any)["value"] != "on the new partition" {
+		t.Fatalf("subscription to the new partition: %v", got)
+	}
+	info, err := s.eng.Describe("orders")
+	if err != nil || len(info.Partitions) != 3 || info.Config.SegmentMaxBytes != 1<<20 || info.Config.SyncMode != "interval" {
+		t.Fatalf("engine after alter: %+v %v", info.Config, err)
 	}
 }

@@ -167,20 +167,33 @@ func TestTopicsCreateHumanUnits(t *testing.T) {
 	}
 }
 
-// A topic's retention and cleanup change after creation, durably; what
-// cannot change is refused and changes nothing.
+// A topic's retention, cleanup, segment size, sync mode and partition
+// count change after creation, durably; what is invalid is refused and
+// changes nothing.
 func TestTopicsAlter(t *testing.T) {
 	dir := filepath.Join(t.TempDir(), "data")
 	s := startServe(t, dir)
 	mustPulse(t, "", "topics", "create", "orders", "--partitions", "2", "--retention", "1h", "--server", s.addr)
 	out := mustPulse(t, "", "topics", "alter", "orders", "--retention", "7d", "--retention-bytes", "1GiB", "--cleanup", "compact", "--server", s.addr)
-	if out != "altered topic orders: cleanup compact, retention 7d, 1.0 GiB\n" {
+	if out != "altered topic orders: 2 partitions, segment 64.0 MiB, sync every-write, cleanup compact, retention 7d, 1.0 GiB\n" {
+		t.Errorf("alter printed %q", out)
+	}
+	out = mustPulse(t, "", "topics", "alter", "orders", "--partitions", "3", "--segment", "16MiB", "--server", s.addr)
+	if out != "altered topic orders: 3 partitions, segment 16.0 MiB, sync every-write, cleanup compact, retention 7d, 1.0 GiB\n" {
+		t.Errorf("alter printed %q", out)
+	}
+	mustPulse(t, "on p2\n", "produce", "orders", "--partition", "2", "--server", s.addr)
+	if out := mustPulse(t, "", "tail", "orders", "-e", "-o", "beginning", "-f", "%p %o %s\n", "--server", s.addr); out != "2 0 on p2\n" {
+		t.Errorf("tail after the grow printed %q", out)
+	}
+	out = mustPulse(t, "", "topics", "alter", "orders", "--sync", "interval", "--server", s.addr)
+	if out != "altered topic orders: 3 partitions, segment 16.0 MiB, sync interval, cleanup compact, retention 7d, 1.0 GiB\n" {
 		t.Errorf("alter printed %q", out)
 	}
 	for _, bad := range [][]string{
-		{"--partitions", "1"},
-		{"--segment", "16MiB"},
-		{"--sync-mode", "interval"},
+		{"--partitions", "2"},
+		{"--segment", "16KiB"},
+		{"--sync-mode", "sometimes"},
 		{"--cleanup", "shred"},
 		{"--retention", "7x"},
 	} {
@@ -202,7 +215,7 @@ func TestTopicsAlter(t *testing.T) {
 	if err := json.Unmarshal([]byte(mustPulse(t, "", "topics", "describe", "orders", "--json", "--server", s.addr)), &ti); err != nil {
 		t.Fatal(err)
 	}
-	if c := ti.Config; c.RetentionMs != 0 || c.RetentionBytes != 1<<30 || c.Cleanup != "compact" || c.Partitions != 2 || c.SegmentBytes != 64<<20 || c.SyncMode != "every-write" {
+	if c := ti.Config; c.RetentionMs != 0 || c.RetentionBytes != 1<<30 || c.Cleanup != "compact" || c.Partitions != 3 || len(ti.Partitions) != 3 || c.SegmentBytes != 16<<20 || c.SyncMode != "interval" {
 		t.Fatalf("after alter and restart: %+v", c)
 	}
 }

@@ -230,11 +230,13 @@ func addTopicConfigFlags(cmd *cobra.Command, cfg *wsapi.TopicConfig) {
 	f.Var(sizeFlag{&cfg.SegmentBytes}, "segment", "segment size before rolling, e.g. 16MiB (at least 1 MiB)")
 	f.Var(sizeFlag{&cfg.SegmentBytes}, "segment-bytes", "the same as --segment")
 	f.StringVar(&cfg.SyncMode, "sync-mode", "every-write", "every-write (ack after fsync) or interval (ack after write, fsync every second)")
+	f.StringVar(&cfg.SyncMode, "sync", "every-write", "the same as --sync-mode")
 	f.Var(msDurationFlag{&cfg.RetentionMs}, "retention", "delete sealed segments whose newest record is older, e.g. 7d, 12h (0: keep)")
 	f.Var(rawMsFlag{&cfg.RetentionMs}, "retention-ms", "the same as --retention, in milliseconds")
 	f.Var(sizeFlag{&cfg.RetentionBytes}, "retention-bytes", "delete the oldest sealed segments past this size per partition, e.g. 1GiB (0: keep)")
 	f.StringVar(&cfg.Cleanup, "cleanup", "delete", "delete or compact (keep the latest record per key)")
 	f.MarkHidden("segment-bytes")
+	f.MarkHidden("sync")
 	f.MarkHidden("retention-ms")
 }
 
@@ -242,17 +244,20 @@ func newTopicsAlterCmd() *cobra.Command {
 	var cfg wsapi.TopicConfig
 	cmd := &cobra.Command{
 		Use:   "alter TOPIC",
-		Short: "Change a topic's retention or cleanup",
-		Long: `Changes the settings given as flags and leaves the others as they are; the
-change is stored in meta.db and applies from the next retention or
-compaction pass. --retention 0 and --retention-bytes 0 remove a limit.
-The partition count, segment size and sync mode are fixed at creation: the
-server refuses to change them, and nothing changes.`,
+		Short: "Change a topic's partitions, segment size, sync mode, retention or cleanup",
+		Long: `Changes the settings given as flags and leaves the others as they are. The
+change is stored in meta.db and applies live: --retention, --retention-bytes
+and --cleanup from the next retention or compaction pass, --segment from the
+next batch written (an active segment already larger rolls then),
+--sync-mode from the next produce, and --partitions at once (partitions grow,
+never shrink; new ones start empty and keyed records hash over the new
+count from then on). --retention 0 and --retention-bytes 0 remove a limit.
+The codec is fixed at creation. A refused change changes nothing.`,
 		Args: cobra.ExactArgs(1),
 	}
 	cf := addClientFlags(cmd)
 	addTopicConfigFlags(cmd, &cfg)
-	cmd.Flags().IntVar(&cfg.Partitions, "partitions", 0, "number of partitions (refused: fixed at creation)")
+	cmd.Flags().IntVar(&cfg.Partitions, "partitions", 0, "grow the topic to this many partitions (never fewer than it has)")
 	cmd.RunE = func(cmd *cobra.Command, args []string) error {
 		f := cmd.Flags()
 		var a wsapi.TopicAlter
@@ -268,21 +273,23 @@ server refuses to change them, and nothing changes.`,
 		if f.Changed("segment") || f.Changed("segment-bytes") {
 			a.SegmentBytes = &cfg.SegmentBytes
 		}
-		if f.Changed("sync-mode") {
+		if f.Changed("sync-mode") || f.Changed("sync") {
 			a.SyncMode = &cfg.SyncMode
 		}
 		if f.Changed("partitions") {
 			a.Partitions = &cfg.Partitions
 		}
 		if a == (wsapi.TopicAlter{}) {
-			return fmt.Errorf("alter %s: nothing to change (give --retention, --retention-bytes or --cleanup)", args[0])
+			return fmt.Errorf("alter %s: nothing to change (give --partitions, --segment, --sync-mode, --retention, --retention-bytes or --cleanup)", args[0])
 		}
 		return cf.withClient(cmd, func(ctx context.Context, c *wsapi.Client) error {
 			t, err := c.AlterTopic(ctx, args[0], a)
 			if err != nil {
 				return fmt.Errorf("altering topic %q: %w", args[0], err)
 			}
-			fmt.Fprintf(cmd.OutOrStdout(), "altered topic %s: cleanup %s, retention %s\n", t.Name, t.Config.Cleanup, retention(t.Config))
+			fmt.Fprintf(cmd.OutOrStdout(), "altered topic %s: %s, segment %s, sync %s, cleanup %s, retention %s\n",
+				t.Name, countOf(int64(len(t.Partitions)), "partition", "partitions"), units.FormatBytes(t.Config.SegmentBytes),
+				orNA(t.Config.SyncMode), t.Config.Cleanup, retention(t.Config))
 			return nil
 		})
 	}
