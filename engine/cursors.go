@@ -1,8 +1,12 @@
 package engine
 
 import (
+	"errors"
 	"fmt"
 	"sort"
+	"sync"
+
+	"github.com/pulselog/pulse/meta"
 )
 
 // ConsumerInfo is one consumer's cursor on one partition, with its lag.
@@ -69,4 +73,156 @@ func (e *Engine) Consumers(topic string) ([]ConsumerInfo, error) {
 		return out[i].Partition < out[j].Partition
 	})
 	return out, nil
+}
+
+// ConsumerMember is one live member of a consumer: a client of a protocol
+// listener that coordinates the consumer as a group (a Kafka group member).
+type ConsumerMember struct {
+	ID       string `json:"id"`
+	ClientID string `json:"client_id,omitempty"`
+	Host     string `json:"host,omitempty"`
+}
+
+// MemberSource reports the live members of the consumers a listener
+// coordinates (the Kafka listener's groups). ConsumerMembers must be quick
+// and must not call back into the engine.
+type MemberSource interface {
+	ConsumerMembers(consumer string) []ConsumerMember
+}
+
+// memberSources is the set of registered MemberSources.
+type memberSources struct {
+	mu   sync.Mutex // guards srcs and next
+	srcs map[int]MemberSource
+	next int
+}
+
+// AddMemberSource registers src, whose members then show in
+// ConsumerMembers and keep DeleteConsumer from deleting their cursors;
+// remove unregisters it (a listener calls it when it stops).
+func (e *Engine) AddMemberSource(src MemberSource) (remove func()) {
+	m := &e.members
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	if m.srcs == nil {
+		m.srcs = map[int]MemberSource{}
+	}
+	id := m.next
+	m.next++
+	m.srcs[id] = src
+	return func() {
+		m.mu.Lock()
+		defer m.mu.Unlock()
+		delete(m.srcs, id)
+	}
+}
+
+// ConsumerMembers returns the live members every registered MemberSource
+// reports for consumer, sorted by id; none for a websocket consumer (its
+// cursor is all there is of it).
+func (e *Engine) ConsumerMembers(consumer string) []ConsumerMember {
+	m := &e.members
+	m.mu.Lock()
+	srcs := make([]MemberSource, 0, len(m.srcs))
+	for _, s := range m.srcs {
+		srcs = append(srcs, s)
+	}
+	m.mu.Unlock()
+	var out []ConsumerMember
+	for _, s := range srcs {
+		out = append(out, s.ConsumerMembers(consumer)...)
+	}
+	sort.Slice(out, func(i, j int) bool { return out[i].ID < out[j].ID })
+	return out
+}
+
+// DeleteConsumer deletes consumer's cursors on topic ("" every topic) in
+// one synced meta.db commit and returns them with their lag as they were;
+// with dryRun it only returns them. A consumer with live members is
+// ErrConsumerActive, one without a matching cursor ErrConsumerNotFound, and
+// nothing changes then. A subscription of the consumer that is running
+// keeps its position; its next commit creates the cursor again.
+func (e *Engine) DeleteConsumer(consumer, topic string, dryRun bool) ([]ConsumerInfo, error) {
+	if err := meta.ValidateConsumerName(consumer); err != nil {
+		return nil, err
+	}
+	if topic != "" {
+		if _, err := e.topic(topic); err != nil {
+			return nil, err
+		}
+	}
+	if ms := e.ConsumerMembers(consumer); len(ms) > 0 {
+		return nil, fmt.Errorf("%w: consumer %s has %d live members (%s first): stop them before deleting it", ErrConsumerActive, consumer, len(ms), ms[0].ID)
+	}
+	var infos []ConsumerInfo
+	if dryRun {
+		var topics []string
+		if topic != "" {
+			topics = []string{topic}
+		} else {
+			ts, err := e.Topics()
+			if err != nil {
+				return nil, err
+			}
+			for _, t := range ts {
+				topics = append(topics, t.Name)
+			}
+		}
+		for _, t := range topics {
+			cs, err := e.Consumers(t)
+			if err != nil && !errors.Is(err, ErrTopicNotFound) {
+				return nil, err
+			}
+			for _, c := range cs {
+				if c.Consumer == consumer {
+					infos = append(infos, c)
+				}
+			}
+		}
+		if len(infos) == 0 {
+			return nil, fmt.Errorf("%w: %q has no cursor%s", ErrConsumerNotFound, consumer, onTopic(topic))
+		}
+		return infos, nil
+	}
+	gone, err := e.meta.DeleteCursors(consumer, topic, nil)
+	if err != nil {
+		return nil, fmt.Errorf("consumer %s: %w", consumer, mapMetaErr(err))
+	}
+	for _, c := range gone {
+		ci := ConsumerInfo{Consumer: c.Consumer, Topic: c.Topic, Partition: c.Partition, Offset: c.Offset}
+		if l, err := e.partition(c.Topic, c.Partition); err == nil {
+			ci.Lag = max(0, l.HWM()-c.Offset)
+		}
+		infos = append(infos, ci)
+	}
+	return infos, nil
+}
+
+// DeleteCursors deletes consumer's cursors on the given partitions (nil:
+// all) of topic ("" every topic) without the live-member check: it is for
+// the listener that coordinates the consumer and has checked its members
+// itself (Kafka's DeleteGroups and OffsetDelete). ErrConsumerNotFound when
+// none of them exists.
+func (e *Engine) DeleteCursors(consumer, topic string, partitions []int) ([]ConsumerInfo, error) {
+	if topic != "" {
+		if _, err := e.topic(topic); err != nil {
+			return nil, err
+		}
+	}
+	gone, err := e.meta.DeleteCursors(consumer, topic, partitions)
+	if err != nil {
+		return nil, fmt.Errorf("consumer %s: %w", consumer, mapMetaErr(err))
+	}
+	infos := make([]ConsumerInfo, 0, len(gone))
+	for _, c := range gone {
+		infos = append(infos, ConsumerInfo{Consumer: c.Consumer, Topic: c.Topic, Partition: c.Partition, Offset: c.Offset})
+	}
+	return infos, nil
+}
+
+func onTopic(topic string) string {
+	if topic == "" {
+		return ""
+	}
+	return " on topic " + topic
 }

@@ -46,6 +46,8 @@ type Engine struct {
 	bg sync.WaitGroup // background work that Close waits for
 
 	maint maintainer // retention and compaction sweeper and status, see maintenance.go
+
+	members memberSources // who reports consumers' live members, see cursors.go
 }
 
 // topic is one open topic.

@@ -22,6 +22,12 @@ var (
 	// would pass Options.MaxTopics or Options.MaxPartitions.
 	ErrTooManyTopics = errors.New("too many topics")
 
+	// Consumers (cursors).
+	ErrConsumerNotFound = meta.ErrConsumerNotFound // DeleteConsumer of cursors that do not exist
+	// ErrConsumerActive: DeleteConsumer of a consumer with live members (a
+	// Kafka group whose members are connected; Kafka's NON_EMPTY_GROUP).
+	ErrConsumerActive = errors.New("consumer has live members")
+
 	// Produce and read.
 	ErrRecordTooLarge   = errors.New("record too large")
 	ErrOffsetOutOfRange = errors.New("offset out of range")

@@ -172,22 +172,75 @@ func decodeCursor(k, v []byte) (Cursor, error) {
 // DeleteConsumer removes every cursor of consumer in one synced commit.
 // ErrConsumerNotFound when it has none.
 func (s *Store) DeleteConsumer(consumer string) error {
+	_, err := s.DeleteCursors(consumer, "", nil)
+	return err
+}
+
+// DeleteCursors removes consumer's cursors in one synced commit and returns
+// them, sorted by topic and partition: on topic only ("" every topic), and
+// on the given partitions only (nil every partition). ErrConsumerNotFound
+// when none matches; nothing changes then.
+func (s *Store) DeleteCursors(consumer, topic string, partitions []int) ([]Cursor, error) {
 	if err := ValidateConsumerName(consumer); err != nil {
-		return err
+		return nil, err
 	}
+	if topic != "" {
+		if err := ValidateTopicName(topic); err != nil {
+			return nil, err
+		}
+	}
+	want := map[int]bool{}
+	for _, p := range partitions {
+		if err := validatePartition(p); err != nil {
+			return nil, err
+		}
+		want[p] = true
+	}
+	var gone []Cursor
 	err := s.update(func(tx *bolt.Tx) error {
 		b, err := bucket(tx, BucketCursors)
 		if err != nil {
 			return err
 		}
 		prefix := []byte(consumer + "/")
-		if k, _ := b.Cursor().Seek(prefix); !bytes.HasPrefix(k, prefix) {
-			return fmt.Errorf("%w: %q", ErrConsumerNotFound, consumer)
+		if topic != "" {
+			prefix = []byte(consumer + "/" + topic + "/")
 		}
-		return deletePrefix(b, prefix)
+		var doomed [][]byte
+		if err := forEachPrefix(b, prefix, func(k, v []byte) error {
+			c, err := decodeCursor(k, v)
+			if err != nil {
+				return err
+			}
+			if c.Consumer != consumer || (topic != "" && c.Topic != topic) || (partitions != nil && !want[c.Partition]) {
+				return nil // a longer consumer or topic name sharing the prefix
+			}
+			gone = append(gone, c)
+			doomed = append(doomed, bytes.Clone(k))
+			return nil
+		}); err != nil {
+			return err
+		}
+		if len(gone) == 0 {
+			what := fmt.Sprintf("%q has no cursor", consumer)
+			if topic != "" {
+				what += " on topic " + topic
+			}
+			if partitions != nil {
+				what += fmt.Sprintf(" partitions %v", partitions)
+			}
+			return fmt.Errorf("%w: %s", ErrConsumerNotFound, what)
+		}
+		return deleteKeys(b, doomed)
 	})
 	if err != nil {
-		return fmt.Errorf("meta: delete consumer %q: %w", consumer, err)
+		return nil, fmt.Errorf("meta: delete cursors of consumer %q: %w", consumer, err)
 	}
-	return nil
+	sort.Slice(gone, func(i, j int) bool {
+		if gone[i].Topic != gone[j].Topic {
+			return gone[i].Topic < gone[j].Topic
+		}
+		return gone[i].Partition < gone[j].Partition
+	})
+	return gone, nil
 }

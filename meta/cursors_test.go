@@ -272,3 +272,49 @@ func TestConcurrentUse(t *testing.T) {
 	}
 	mustClean(t, s)
 }
+
+// DeleteCursors removes only what it names (topic, partitions), returns
+// what it removed, and changes nothing when nothing matches; a topic
+// whose name extends another's is another topic.
+func TestDeleteCursorsByTopicAndPartition(t *testing.T) {
+	dir := t.TempDir()
+	s := openStore(t, dir)
+	for _, tp := range []Topic{{Name: "orders", Partitions: 3}, {Name: "orders2", Partitions: 1}, {Name: "users", Partitions: 1}} {
+		if err := s.PutTopic(tp); err != nil {
+			t.Fatal(err)
+		}
+	}
+	for _, c := range []Cursor{
+		{"g", "orders", 0, 1}, {"g", "orders", 1, 2}, {"g", "orders", 2, 3},
+		{"g", "orders2", 0, 4}, {"g", "users", 0, 5}, {"h", "orders", 0, 6},
+	} {
+		if err := s.CommitCursor(c.Consumer, c.Topic, c.Partition, c.Offset); err != nil {
+			t.Fatal(err)
+		}
+	}
+	gone, err := s.DeleteCursors("g", "orders", []int{2, 0})
+	if want := []Cursor{{"g", "orders", 0, 1}, {"g", "orders", 2, 3}}; err != nil || !reflect.DeepEqual(gone, want) {
+		t.Fatalf("delete g/orders/{0,2}: %+v %v, want %+v", gone, err, want)
+	}
+	if _, err := s.DeleteCursors("g", "orders", []int{2}); !errors.Is(err, ErrConsumerNotFound) {
+		t.Fatalf("deleting it again: %v, want ErrConsumerNotFound", err)
+	}
+	gone, err = s.DeleteCursors("g", "orders", nil)
+	if want := []Cursor{{"g", "orders", 1, 2}}; err != nil || !reflect.DeepEqual(gone, want) {
+		t.Fatalf("delete g/orders: %+v %v, want %+v (orders2 is another topic)", gone, err, want)
+	}
+	if _, err := s.DeleteCursors("g", "bad/topic", nil); err == nil {
+		t.Fatal("a bad topic name was accepted")
+	}
+	s.Close()
+	s = openStore(t, dir)
+	all, _ := s.ListCursors("")
+	want := []Cursor{{"h", "orders", 0, 6}, {"g", "orders2", 0, 4}, {"g", "users", 0, 5}}
+	if !reflect.DeepEqual(all, want) {
+		t.Fatalf("after the deletes and a reopen: %+v, want %+v", all, want)
+	}
+	gone, err = s.DeleteCursors("g", "", nil)
+	if err != nil || len(gone) != 2 || gone[0].Topic != "orders2" || gone[1].Topic != "users" {
+		t.Fatalf("delete every cursor of g: %+v %v", gone, err)
+	}
+}
