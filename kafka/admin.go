@@ -190,8 +190,35 @@ func setTopicConfig(cfg *engine.TopicConfig, name, v string) (int16, string) {
 			return bad()
 		}
 		cfg.SegmentMaxBytes = n
+	case "pulse.sync.mode":
+		switch m := engine.SyncMode(v); m {
+		case engine.SyncEveryWrite, engine.SyncInterval:
+			cfg.SyncMode = m
+		default:
+			return bad()
+		}
+	case "flush.messages":
+		// Kafka fsyncs every flush.messages messages: 1 is every write,
+		// more (its default is Long.MAX_VALUE) leaves it to the interval.
+		n, err := strconv.ParseInt(v, 10, 64)
+		switch {
+		case err != nil || n < 1:
+			return bad()
+		case n == 1:
+			cfg.SyncMode = engine.SyncEveryWrite
+		default:
+			cfg.SyncMode = engine.SyncInterval
+		}
 	}
 	return 0, ""
+}
+
+// flushMessages is the flush.messages value that means sync mode m.
+func flushMessages(m engine.SyncMode) string {
+	if m == engine.SyncEveryWrite {
+		return "1"
+	}
+	return "9223372036854775807" // Kafka's default: no fsync by message count
 }
 
 func (s *Server) deleteTopics(r *kmsg.DeleteTopicsRequest) *kmsg.DeleteTopicsResponse {
@@ -244,6 +271,7 @@ func (s *Server) describeConfigs(r *kmsg.DescribeConfigsRequest) *kmsg.DescribeC
 				{"min.insync.replicas", "1"},
 				{"pulse.codec", c.Codec},
 				{"pulse.sync.mode", string(c.SyncMode)},
+				{"flush.messages", flushMessages(c.SyncMode)},
 			}
 		case kmsg.ConfigResourceTypeBroker:
 			kv = [][2]string{
@@ -279,11 +307,14 @@ func (s *Server) describeConfigs(r *kmsg.DescribeConfigsRequest) *kmsg.DescribeC
 }
 
 // alterable is the topic settings IncrementalAlterConfigs changes.
-var alterable = map[string]bool{"cleanup.policy": true, "retention.ms": true, "retention.bytes": true}
+var alterable = map[string]bool{
+	"cleanup.policy": true, "retention.ms": true, "retention.bytes": true,
+	"segment.bytes": true, "pulse.sync.mode": true, "flush.messages": true,
+}
 
-// incrementalAlterConfigs changes topic settings (SET and DELETE of
-// cleanup.policy, retention.ms, retention.bytes; engine.AlterTopic says what
-// may change after creation).
+// incrementalAlterConfigs changes topic settings (SET and DELETE of the
+// alterable ones, each applied live by engine.AlterTopic; the partition
+// count grows through CreatePartitions).
 func (s *Server) incrementalAlterConfigs(r *kmsg.IncrementalAlterConfigsRequest) *kmsg.IncrementalAlterConfigsResponse {
 	resp := r.ResponseKind().(*kmsg.IncrementalAlterConfigsResponse)
 	def := engine.DefaultTopicConfig()
@@ -318,6 +349,8 @@ func (s *Server) incrementalAlterConfigs(r *kmsg.IncrementalAlterConfigsRequest)
 						cfg.RetentionMaxBytes = def.RetentionMaxBytes
 					case "segment.bytes":
 						cfg.SegmentMaxBytes = def.SegmentMaxBytes
+					case "pulse.sync.mode", "flush.messages":
+						cfg.SyncMode = def.SyncMode
 					}
 				default:
 					return errInvalidRequest, "config " + c.Name + ": only SET and DELETE apply to a topic's settings"

@@ -12,8 +12,8 @@ import (
 
 // TestIncrementalAlterConfigs: kadm's AlterTopicConfigs changes a topic's
 // retention and cleanup (SET and DELETE), the engine applies it and
-// DescribeConfigs reads it back; a bad value, a setting fixed at creation
-// and a missing topic are refused with Kafka's codes and change nothing.
+// DescribeConfigs reads it back; a bad value, an unsupported op and a
+// missing topic are refused with Kafka's codes and change nothing.
 func TestIncrementalAlterConfigs(t *testing.T) {
 	p := startPulse(t, "", DefaultOptions())
 	if err := p.eng.CreateTopic("cfg", engine.TopicConfig{Partitions: 2}); err != nil {
@@ -75,7 +75,9 @@ func TestIncrementalAlterConfigs(t *testing.T) {
 	before := info.Config
 	for _, c := range []kadm.AlterConfig{
 		{Op: kadm.SetConfig, Name: "retention.ms", Value: str("soon")},
-		{Op: kadm.SetConfig, Name: "segment.bytes", Value: str("2097152")}, // fixed at creation
+		{Op: kadm.SetConfig, Name: "segment.bytes", Value: str("1000")}, // below 1 MiB
+		{Op: kadm.SetConfig, Name: "pulse.sync.mode", Value: str("sometimes")},
+		{Op: kadm.SetConfig, Name: "flush.messages", Value: str("0")},
 		{Op: kadm.AppendConfig, Name: "cleanup.policy", Value: str("delete")},
 	} {
 		if err := alter(c); err == nil {

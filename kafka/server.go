@@ -41,6 +41,8 @@ type Server struct {
 	closed    bool
 
 	wg sync.WaitGroup // connection goroutines
+
+	unregister func() // removes the server from the engine's member sources (Close)
 }
 
 // New returns a server for eng; nothing is served until Serve.
@@ -51,6 +53,9 @@ func New(eng *engine.Engine, opts Options) *Server {
 		s.records = eng
 	}
 	s.groups = newCoordinator(s)
+	// The engine shows the groups' live members and refuses to delete a
+	// group's cursors under them (engine.DeleteConsumer).
+	s.unregister = eng.AddMemberSource(s)
 	return s
 }
 
@@ -133,6 +138,7 @@ func (s *Server) Close() error {
 	s.cancel()
 	s.wg.Wait()
 	s.groups.stop()
+	s.unregister()
 	return nil
 }
 
@@ -386,6 +392,12 @@ func (s *Server) dispatch(h header, req kmsg.Request, host string) (kmsg.Respons
 		return s.describeConfigs(r), nil
 	case *kmsg.IncrementalAlterConfigsRequest:
 		return s.incrementalAlterConfigs(r), nil
+	case *kmsg.CreatePartitionsRequest:
+		return s.createPartitions(r), nil
+	case *kmsg.DeleteGroupsRequest:
+		return s.deleteGroups(r), nil
+	case *kmsg.OffsetDeleteRequest:
+		return s.offsetDelete(r), nil
 	case *kmsg.InitProducerIDRequest:
 		return s.initProducerID(r), nil
 	case *kmsg.FindCoordinatorRequest:

@@ -31,6 +31,9 @@ var servedVersions = map[kmsg.Key]versionRange{
 	kmsg.DescribeConfigs: {0, 4},
 
 	kmsg.IncrementalAlterConfigs: {0, 1},
+	kmsg.CreatePartitions:        {0, 3},
+	kmsg.DeleteGroups:            {0, 2},
+	kmsg.OffsetDelete:            {0, 0},
 }
 
 // served returns the versions Pulse serves of key.
@@ -72,6 +75,7 @@ const (
 	errOutOfOrderSequence          int16 = 45
 	errInvalidProducerEpoch        int16 = 47
 	errInvalidConfig               int16 = 40
+	errInvalidReplicaAssignment    int16 = 39
 	errPolicyViolation             int16 = 44 // past the data dir's topic or partition cap
 	errUnknownServerError          int16 = -1
 	errMemberIDRequired            int16 = 79

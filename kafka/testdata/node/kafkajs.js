@@ -1,6 +1,8 @@
 // kafkajs driven by kafka/kafkajs_test.go:
 //   node kafkajs.js produce ADDR TOPIC TAG N     (admin creates TOPIC with 3 partitions first)
 //   node kafkajs.js consume ADDR TOPIC GROUP N
+//   node kafkajs.js grow ADDR TOPIC _ N          (admin.createPartitions to N; one line per partition after)
+//   node kafkajs.js deletegroup ADDR _ GROUP _   (admin.deleteGroups; one line, value = the error type or "ok")
 // Records are printed as JSON lines with hex-encoded key, value and headers.
 const { Kafka, CompressionTypes, logLevel, Partitioners } = require('kafkajs')
 
@@ -61,7 +63,30 @@ async function consume () {
   await consumer.disconnect()
 }
 
-(mode === 'produce' ? produce() : consume()).then(() => process.exit(0), (e) => {
+async function grow () {
+  const admin = kafka.admin()
+  await admin.connect()
+  await admin.createPartitions({ topicPartitions: [{ topic, count: n }] })
+  const md = await admin.fetchTopicMetadata({ topics: [topic] })
+  for (const p of md.topics[0].partitions) process.stdout.write(line(topic, p.partitionId, null, null, {}) + '\n')
+  await admin.disconnect()
+}
+
+async function deleteGroup () {
+  const admin = kafka.admin()
+  await admin.connect()
+  let outcome = 'ok'
+  try {
+    await admin.deleteGroups([arg])
+  } catch (e) {
+    outcome = (e.groups && e.groups[0] && e.groups[0].error && e.groups[0].error.type) || String(e)
+  }
+  process.stdout.write(line('', 0, null, Buffer.from(outcome), {}) + '\n')
+  await admin.disconnect()
+}
+
+const modes = { produce, consume, grow, deletegroup: deleteGroup }
+modes[mode]().then(() => process.exit(0), (e) => {
   process.stderr.write(String(e && e.stack || e) + '\n')
   process.exit(1)
 })
