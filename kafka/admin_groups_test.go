@@ -3,6 +3,7 @@ package kafka
 import (
 	"context"
 	"errors"
+	"net"
 	"testing"
 	"time"
 
@@ -11,6 +12,7 @@ import (
 	"github.com/twmb/franz-go/pkg/kgo"
 
 	"github.com/pulselog/pulse/engine"
+	"github.com/pulselog/pulse/wsapi"
 )
 
 func adminCtx(t *testing.T) context.Context {
@@ -170,6 +172,28 @@ func TestDeleteGroups(t *testing.T) {
 	}
 	if _, err := p.eng.DeleteConsumer("billing", "", false); !errors.Is(err, engine.ErrConsumerActive) {
 		t.Fatalf("engine DeleteConsumer with a live member: %v", err)
+	}
+	// The websocket API on the same engine shows the member and refuses
+	// delete_consumer with consumer_active.
+	l, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	ws := wsapi.New(p.eng, wsapi.DefaultOptions())
+	go ws.Serve(l)
+	t.Cleanup(func() { ws.Close() })
+	wc, err := wsapi.Dial(ctx, l.Addr().String(), wsapi.DialOptions{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer wc.Close()
+	tc, err := wc.ConsumerOn(ctx, "dg", "billing")
+	if err != nil || len(tc.Consumers) != 2 || len(tc.Members["billing"]) != 1 || tc.Members["billing"][0].ID != ms[0].ID {
+		t.Fatalf("websocket consumers of dg, billing: %+v %v", tc, err)
+	}
+	var we *wsapi.Error
+	if _, err := wc.DeleteConsumer(ctx, "billing", "", false); !errors.As(err, &we) || we.Code != wsapi.CodeConsumerActive {
+		t.Fatalf("websocket delete_consumer with a live member: %v", err)
 	}
 	dr, err := adm.DeleteGroups(ctx, "billing", "nobody")
 	if err != nil {

@@ -110,3 +110,69 @@ func TestAlterTopicGrowsAndChangesLive(t *testing.T) {
 		t.Fatalf("engine after alter: %+v %v", info.Config, err)
 	}
 }
+
+// delete_consumer deletes a consumer's cursors on one topic or all, a dry
+// run lists them and changes nothing, a second delete is
+// consumer_not_found; consumers with "consumer" lists only that one.
+func TestDeleteConsumer(t *testing.T) {
+	s := startServer(t, Options{})
+	c := dialRaw(t, s.addr, "/v1/ws", nil)
+	for i, tp := range []string{"orders", "users"} {
+		if r := c.call(1+i, map[string]any{"op": "create_topic", "topic": tp, "config": map[string]any{"partitions": 2}}); errCode(r) != "" {
+			t.Fatalf("create: %v", r)
+		}
+		if r := c.call(3+i, map[string]any{"op": "produce", "topic": tp, "partition": 1, "records": []any{map[string]any{"value": "a"}, map[string]any{"value": "b"}}}); errCode(r) != "" {
+			t.Fatalf("produce: %v", r)
+		}
+	}
+	for i, cm := range []map[string]any{
+		{"consumer": "billing", "topic": "orders", "partition": 1, "offset": 1},
+		{"consumer": "billing", "topic": "users", "partition": 1, "offset": 2},
+		{"consumer": "audit", "topic": "orders", "partition": 1, "offset": 0},
+	} {
+		cm["op"] = "commit"
+		if r := c.call(10+i, cm); errCode(r) != "" {
+			t.Fatalf("commit %v: %v", cm, r)
+		}
+	}
+	r := c.call(20, map[string]any{"op": "delete_consumer", "consumer": "billing", "topic": "orders", "dry_run": true})
+	dc, _ := r["consumer"].(map[string]any)
+	cur, _ := dc["cursors"].([]any)
+	if errCode(r) != "" || dc["dry_run"] != true || len(cur) != 1 || cur[0].(map[string]any)["lag"] != float64(1) {
+		t.Fatalf("dry run: %v", r)
+	}
+	r = c.call(21, map[string]any{"op": "consumers", "topic": "orders", "consumer": "billing"})
+	if cs, _ := r["topic"].(map[string]any)["consumers"].([]any); len(cs) != 1 {
+		t.Fatalf("billing on orders after the dry run: %v", r)
+	}
+	r = c.call(22, map[string]any{"op": "delete_consumer", "consumer": "billing"})
+	dc, _ = r["consumer"].(map[string]any)
+	cur, _ = dc["cursors"].([]any)
+	if errCode(r) != "" || dc["dry_run"] != false || len(cur) != 2 {
+		t.Fatalf("delete billing everywhere: %v", r)
+	}
+	r = c.call(23, map[string]any{"op": "consumers", "topic": "orders"})
+	cs, _ := r["topic"].(map[string]any)["consumers"].([]any)
+	if len(cs) != 1 || cs[0].(map[string]any)["consumer"] != "audit" {
+		t.Fatalf("orders after the delete: %v", r)
+	}
+	for i, bad := range []struct {
+		req  map[string]any
+		code string
+	}{
+		{map[string]any{"consumer": "billing"}, CodeConsumerNotFound},
+		{map[string]any{"consumer": "audit", "topic": "users"}, CodeConsumerNotFound},
+		{map[string]any{"consumer": "audit", "topic": "nosuch"}, CodeTopicNotFound},
+		{map[string]any{}, CodeInvalidRequest},
+		{map[string]any{"consumer": "a/b"}, CodeInvalidRequest},
+		{map[string]any{"consumer": "audit", "dry_run": "yes"}, CodeInvalidRequest},
+	} {
+		bad.req["op"] = "delete_consumer"
+		if r := c.call(30+i, bad.req); errCode(r) != bad.code {
+			t.Errorf("delete_consumer %v: %v, want %s", bad.req, r, bad.code)
+		}
+	}
+	if cs, _ := s.eng.Consumers("orders"); len(cs) != 1 {
+		t.Fatalf("refused deletes changed cursors: %+v", cs)
+	}
+}

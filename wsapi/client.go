@@ -179,6 +179,7 @@ type envelope struct {
 	Acks       []engine.Ack      `json:"acks"`
 	Topics     []TopicInfo       `json:"topics"`
 	Topic      json.RawMessage   `json:"topic"`
+	Consumer   json.RawMessage   `json:"consumer"` // delete_consumer
 	Partitions []StartPos        `json:"partitions"`
 	Next       int64             `json:"next"`
 	Skipped    int64             `json:"skipped"`

@@ -585,6 +585,8 @@ func (c *conn) handle(msg []byte) {
 		op = func(r *request) { c.opAlterTopic(r, msg) }
 	case "consumers":
 		op = c.opConsumers
+	case "delete_consumer":
+		op = func(r *request) { c.opDeleteConsumer(r, msg) }
 	case "offset_for_time":
 		op = func(r *request) { c.opOffsetForTime(r, msg) }
 	case "":

@@ -3,8 +3,16 @@ package wsapi
 import (
 	"bytes"
 	"encoding/json"
+	"errors"
 
 	"github.com/pulselog/pulse/engine"
+	"github.com/pulselog/pulse/meta"
+)
+
+// Error codes of the consumer operations (docs/websocket.md).
+const (
+	CodeConsumerNotFound = "consumer_not_found" // delete_consumer of a consumer without a cursor (on the topic named)
+	CodeConsumerActive   = "consumer_active"    // delete_consumer of a Kafka group with live members (Kafka's NON_EMPTY_GROUP)
 )
 
 // ConsumerCursor is one consumer's committed cursor on one partition.
@@ -17,14 +25,38 @@ type ConsumerCursor struct {
 
 // TopicConsumers is the reply of a consumers request:
 // {"op":"consumers","topic":"orders"} → {"topic":{"name":..,"consumers":[..]}}.
+// With "consumer", only that consumer's cursors are listed. Members lists,
+// by consumer, the live members of the listed consumers (and of the one
+// named) that have any: Kafka groups' members, which a running server with
+// a Kafka listener reports; websocket consumers have none.
 type TopicConsumers struct {
-	Name      string           `json:"name"`
-	Consumers []ConsumerCursor `json:"consumers"`
+	Name      string                             `json:"name"`
+	Consumers []ConsumerCursor                   `json:"consumers"`
+	Members   map[string][]engine.ConsumerMember `json:"members,omitempty"`
+}
+
+// DeletedConsumer is the reply of a delete_consumer request:
+// {"consumer":{"name":..,"dry_run":..,"cursors":[..]}}, the cursors deleted
+// (or, with dry_run, that would be), with their lag as they were.
+type DeletedConsumer struct {
+	Name    string                `json:"name"`
+	DryRun  bool                  `json:"dry_run"`
+	Cursors []engine.ConsumerInfo `json:"cursors"`
 }
 
 // consumerLister is the backend's Consumers (*engine.Engine has it).
 type consumerLister interface {
 	Consumers(topic string) ([]engine.ConsumerInfo, error)
+}
+
+// memberLister is the backend's ConsumerMembers (*engine.Engine has it).
+type memberLister interface {
+	ConsumerMembers(consumer string) []engine.ConsumerMember
+}
+
+// consumerDeleter is the backend's DeleteConsumer (*engine.Engine has it).
+type consumerDeleter interface {
+	DeleteConsumer(consumer, topic string, dryRun bool) ([]engine.ConsumerInfo, error)
 }
 
 func (c *conn) opConsumers(req *request) {
@@ -43,10 +75,72 @@ func (c *conn) opConsumers(req *request) {
 		return
 	}
 	out := TopicConsumers{Name: req.Topic, Consumers: make([]ConsumerCursor, 0, len(cs))}
+	names := map[string]bool{}
+	if req.Consumer != "" {
+		names[req.Consumer] = true
+	}
 	for _, ci := range cs {
+		if req.Consumer != "" && ci.Consumer != req.Consumer {
+			continue
+		}
+		names[ci.Consumer] = true
 		out.Consumers = append(out.Consumers, ConsumerCursor{Consumer: ci.Consumer, Partition: ci.Partition, Offset: ci.Offset, Lag: ci.Lag})
 	}
+	if ml, ok := c.srv.b.(memberLister); ok {
+		for n := range names {
+			if ms := ml.ConsumerMembers(n); len(ms) > 0 {
+				if out.Members == nil {
+					out.Members = map[string][]engine.ConsumerMember{}
+				}
+				out.Members[n] = ms
+			}
+		}
+	}
 	c.replyJSON(req.ID, "topic", out)
+}
+
+// opDeleteConsumer deletes a consumer's cursors:
+// {"op":"delete_consumer","consumer":"billing","topic":"orders","dry_run":true};
+// topic is optional (every topic), dry_run lists without deleting.
+func (c *conn) opDeleteConsumer(req *request, msg []byte) {
+	if req.Consumer == "" {
+		c.reply(req.ID, nil, errorf(CodeInvalidRequest, `delete_consumer needs "consumer"`))
+		return
+	}
+	if req.Topic != "" {
+		if e := validTopic(req.Topic); e != nil {
+			c.reply(req.ID, nil, e)
+			return
+		}
+	}
+	del, ok := c.srv.b.(consumerDeleter)
+	if !ok {
+		c.reply(req.ID, nil, errorf(CodeUnknownOp, "delete_consumer: this server cannot delete consumers"))
+		return
+	}
+	var body struct {
+		DryRun bool `json:"dry_run"`
+	}
+	if err := json.NewDecoder(bytes.NewReader(msg)).Decode(&body); err != nil {
+		c.reply(req.ID, nil, errorf(CodeInvalidRequest, "delete_consumer: dry_run: %v", err))
+		return
+	}
+	cs, err := del.DeleteConsumer(req.Consumer, req.Topic, body.DryRun)
+	switch {
+	case errors.Is(err, engine.ErrConsumerNotFound):
+		c.reply(req.ID, nil, &Error{Code: CodeConsumerNotFound, Message: err.Error()})
+		return
+	case errors.Is(err, engine.ErrConsumerActive):
+		c.reply(req.ID, nil, &Error{Code: CodeConsumerActive, Message: err.Error()})
+		return
+	case errors.Is(err, meta.ErrInvalidConsumer):
+		c.reply(req.ID, nil, errorf(CodeInvalidRequest, "consumer name: %v", err))
+		return
+	case err != nil:
+		c.reply(req.ID, nil, toError(err))
+		return
+	}
+	c.replyJSON(req.ID, "consumer", DeletedConsumer{Name: req.Consumer, DryRun: body.DryRun, Cursors: cs})
 }
 
 // opOffsetForTime answers {"op":"offset_for_time","topic":..,"partition":..,

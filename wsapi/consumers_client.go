@@ -5,14 +5,40 @@ import (
 	"encoding/json"
 )
 
-// Consumers lists the committed cursors of topic, with their lag.
+// Consumers lists the committed cursors of topic, with their lag and the
+// live members of the consumers listed.
 func (c *Client) Consumers(ctx context.Context, topic string) (TopicConsumers, error) {
-	env, err := c.call(ctx, map[string]any{"op": "consumers", "topic": topic})
+	return c.ConsumerOn(ctx, topic, "")
+}
+
+// ConsumerOn lists consumer's cursors on topic ("" consumer: every
+// consumer's) and its live members, even when it has no cursor there.
+func (c *Client) ConsumerOn(ctx context.Context, topic, consumer string) (TopicConsumers, error) {
+	req := map[string]any{"op": "consumers", "topic": topic}
+	if consumer != "" {
+		req["consumer"] = consumer
+	}
+	env, err := c.call(ctx, req)
 	if err != nil {
 		return TopicConsumers{}, err
 	}
 	var tc TopicConsumers
 	return tc, json.Unmarshal(env.Topic, &tc)
+}
+
+// DeleteConsumer deletes consumer's cursors on topic ("" every topic), or
+// with dryRun lists those it would delete.
+func (c *Client) DeleteConsumer(ctx context.Context, consumer, topic string, dryRun bool) (DeletedConsumer, error) {
+	req := map[string]any{"op": "delete_consumer", "consumer": consumer, "dry_run": dryRun}
+	if topic != "" {
+		req["topic"] = topic
+	}
+	env, err := c.call(ctx, req)
+	if err != nil {
+		return DeletedConsumer{}, err
+	}
+	var dc DeletedConsumer
+	return dc, json.Unmarshal(env.Consumer, &dc)
 }
 
 // OffsetForTime returns the first offset of a partition committed at or
