@@ -8,6 +8,7 @@ import (
 
 	"github.com/spf13/cobra"
 
+	"github.com/pulselog/pulse/engine"
 	"github.com/pulselog/pulse/wsapi"
 )
 
@@ -16,12 +17,14 @@ func init() { register(newConsumersCmd) }
 func newConsumersCmd() *cobra.Command {
 	cmd := &cobra.Command{
 		Use:   "consumers",
-		Short: "List, describe and reset the consumers (committed cursors) of a running pulse",
+		Short: "List, describe, reset and delete the consumers (committed cursors) of a running pulse",
 		Long: `Websocket consumers are named cursors: a subscribe with "consumer" resumes
-from them and commit moves them (docs/websocket.md). These commands show
-them with their lag and move them.`,
+from them and commit moves them (docs/websocket.md). A Kafka consumer
+group's committed offsets are the cursors of the consumer of the same name
+(docs/kafka.md). These commands show them with their lag (and a Kafka
+group's live members), move them and delete them.`,
 	}
-	cmd.AddCommand(newConsumersListCmd(), newConsumersDescribeCmd(), newConsumersResetCmd())
+	cmd.AddCommand(newConsumersListCmd(), newConsumersDescribeCmd(), newConsumersResetCmd(), newConsumersDeleteCmd())
 	return cmd
 }
 
@@ -33,17 +36,9 @@ type consumerRow struct {
 
 // allCursors lists the cursors of topic, or of every topic when topic is "".
 func allCursors(ctx context.Context, c *wsapi.Client, topic string) ([]consumerRow, error) {
-	var names []string
-	if topic != "" {
-		names = []string{topic}
-	} else {
-		ts, err := c.Topics(ctx)
-		if err != nil {
-			return nil, err
-		}
-		for _, t := range ts {
-			names = append(names, t.Name)
-		}
+	names, err := topicNames(ctx, c, topic)
+	if err != nil {
+		return nil, err
 	}
 	var rows []consumerRow
 	for _, n := range names {
@@ -99,32 +94,110 @@ func newConsumersDescribeCmd() *cobra.Command {
 	var topic string
 	cmd := &cobra.Command{
 		Use:   "describe CONSUMER",
-		Short: "A consumer's cursor and lag on every partition",
+		Short: "A consumer's cursor and lag on every partition, and a Kafka group's live members",
 		Args:  cobra.ExactArgs(1),
 	}
 	cf := addClientFlags(cmd)
 	cmd.Flags().StringVar(&topic, "topic", "", "only this topic")
 	cmd.RunE = func(cmd *cobra.Command, args []string) error {
 		return cf.withClient(cmd, func(ctx context.Context, c *wsapi.Client) error {
-			rows, err := allCursors(ctx, c, topic)
+			names, err := topicNames(ctx, c, topic)
 			if err != nil {
 				return err
 			}
-			var mine []consumerRow
-			for _, r := range rows {
-				if r.Consumer == args[0] {
-					mine = append(mine, r)
+			var (
+				mine    []consumerRow
+				members []engine.ConsumerMember
+			)
+			for _, n := range names {
+				tc, err := c.ConsumerOn(ctx, n, args[0])
+				if err != nil {
+					return fmt.Errorf("consumers of %q: %w", n, err)
+				}
+				for _, cc := range tc.Consumers {
+					mine = append(mine, consumerRow{n, cc})
+				}
+				if ms := tc.Members[args[0]]; len(ms) > 0 {
+					members = ms // the same on every topic
 				}
 			}
-			if len(mine) == 0 {
+			if len(mine) == 0 && len(members) == 0 {
 				return fmt.Errorf("consumer %q has no cursor (it never committed)", args[0])
 			}
-			tw := tabwriter.NewWriter(cmd.OutOrStdout(), 0, 4, 2, ' ', 0)
-			fmt.Fprintln(tw, "TOPIC\tPARTITION\tCURSOR\tLAG")
-			for _, r := range mine {
-				fmt.Fprintf(tw, "%s\t%d\t%d\t%d\n", r.topic, r.Partition, r.Offset, r.Lag)
+			w := cmd.OutOrStdout()
+			tw := tabwriter.NewWriter(w, 0, 4, 2, ' ', 0)
+			if len(mine) > 0 {
+				fmt.Fprintln(tw, "TOPIC\tPARTITION\tCURSOR\tLAG")
+				for _, r := range mine {
+					fmt.Fprintf(tw, "%s\t%d\t%d\t%d\n", r.topic, r.Partition, r.Offset, r.Lag)
+				}
+			} else {
+				fmt.Fprintln(tw, "no committed cursor yet")
+			}
+			if len(members) > 0 {
+				fmt.Fprintf(tw, "\n%s\n", countOf(int64(len(members)), "live member", "live members"))
+				fmt.Fprintln(tw, "MEMBER\tCLIENT-ID\tHOST")
+				for _, m := range members {
+					fmt.Fprintf(tw, "%s\t%s\t%s\n", m.ID, orNA(m.ClientID), orNA(m.Host))
+				}
 			}
 			return tw.Flush()
+		})
+	}
+	return cmd
+}
+
+// topicNames is topic alone, or every topic's name when topic is "".
+func topicNames(ctx context.Context, c *wsapi.Client, topic string) ([]string, error) {
+	if topic != "" {
+		return []string{topic}, nil
+	}
+	ts, err := c.Topics(ctx)
+	if err != nil {
+		return nil, err
+	}
+	names := make([]string, 0, len(ts))
+	for _, t := range ts {
+		names = append(names, t.Name)
+	}
+	return names, nil
+}
+
+func newConsumersDeleteCmd() *cobra.Command {
+	var (
+		topic  string
+		dryRun bool
+	)
+	cmd := &cobra.Command{
+		Use:   "delete CONSUMER",
+		Short: "Delete a consumer's cursors (every topic, or --topic)",
+		Long: `Deletes the consumer's committed cursors on every topic (or on --topic
+only), in one synced meta.db commit, and prints each one deleted. A
+subscription of the consumer that is running keeps reading; its next
+commit creates the cursor again. A Kafka group with live members is
+refused (as Kafka's NON_EMPTY_GROUP): stop its consumers first.
+--dry-run prints what would be deleted and changes nothing.`,
+		Args: cobra.ExactArgs(1),
+	}
+	cf := addClientFlags(cmd)
+	f := cmd.Flags()
+	f.StringVar(&topic, "topic", "", "only the cursors on this topic")
+	f.BoolVar(&dryRun, "dry-run", false, "print what would be deleted, change nothing")
+	cmd.RunE = func(cmd *cobra.Command, args []string) error {
+		return cf.withClient(cmd, func(ctx context.Context, c *wsapi.Client) error {
+			dc, err := c.DeleteConsumer(ctx, args[0], topic, dryRun)
+			if err != nil {
+				return fmt.Errorf("deleting consumer %q: %w", args[0], err)
+			}
+			verb := "deleted"
+			if dryRun {
+				verb = "would delete"
+			}
+			w := cmd.OutOrStdout()
+			for _, ci := range dc.Cursors {
+				fmt.Fprintf(w, "%s %s cursor on %s partition %d: offset %d, lag %d\n", verb, ci.Consumer, ci.Topic, ci.Partition, ci.Offset, ci.Lag)
+			}
+			return nil
 		})
 	}
 	return cmd

@@ -1,9 +1,14 @@
 package main
 
 import (
+	"context"
+	"net"
 	"path/filepath"
 	"strings"
 	"testing"
+	"time"
+
+	"github.com/twmb/franz-go/pkg/kgo"
 )
 
 // pulse consumers list, describe and reset against a running pulse serve,
@@ -68,5 +73,80 @@ func TestConsumersCommands(t *testing.T) {
 	}
 	if _, errOut, err := pulse(t, "", "consumers", "lst"); err == nil || !strings.Contains(errOut, `did you mean "pulse consumers list"?`) {
 		t.Errorf("pulse consumers lst: %v %q", err, errOut)
+	}
+}
+
+// pulse consumers delete removes a consumer's cursors (on --topic, or
+// everywhere) with exact output, --dry-run changes nothing, a second
+// delete says there is nothing; a Kafka group with a live member shows it
+// in describe and is refused, then deleted once the member left.
+func TestConsumersDelete(t *testing.T) {
+	dir := filepath.Join(t.TempDir(), "data")
+	kl, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	kafkaAddr := kl.Addr().String()
+	kl.Close()
+	s := startServe(t, dir, "--kafka-listen", kafkaAddr)
+	srv := []string{"--server", s.addr}
+	run := func(args ...string) string {
+		t.Helper()
+		return mustPulse(t, "", append(args, srv...)...)
+	}
+	run("topics", "create", "orders", "--partitions", "2")
+	run("topics", "create", "users")
+	mustPulse(t, "a\nb\nc\n", append([]string{"produce", "orders", "-p", "0"}, srv...)...)
+	mustPulse(t, "d\n", append([]string{"produce", "users"}, srv...)...)
+	run("consumers", "reset", "billing", "--topic", "orders", "--to-offset", "1")
+	run("consumers", "reset", "billing", "--topic", "users", "--to-earliest")
+	run("consumers", "reset", "audit", "--topic", "orders", "--partition", "0", "--to-latest")
+
+	if got, want := run("consumers", "delete", "billing", "--dry-run"),
+		"would delete billing cursor on orders partition 0: offset 1, lag 2\n"+
+			"would delete billing cursor on orders partition 1: offset 0, lag 0\n"+
+			"would delete billing cursor on users partition 0: offset 0, lag 1\n"; got != want {
+		t.Errorf("delete --dry-run:\n%s\nwant\n%s", got, want)
+	}
+	if got, want := run("consumers", "delete", "billing", "--topic", "orders"),
+		"deleted billing cursor on orders partition 0: offset 1, lag 2\n"+
+			"deleted billing cursor on orders partition 1: offset 0, lag 0\n"; got != want {
+		t.Errorf("delete --topic orders:\n%s\nwant\n%s", got, want)
+	}
+	if got, want := run("consumers", "list"), "CONSUMER  TOPIC   PARTITIONS  LAG\naudit     orders  1           0\nbilling   users   1           1\n"; got != want {
+		t.Errorf("consumers list after the delete:\n%s\nwant\n%s", got, want)
+	}
+	if _, errOut, err := pulse(t, "", append([]string{"consumers", "delete", "billing", "--topic", "orders"}, srv...)...); err == nil || !strings.Contains(errOut, "consumer_not_found") {
+		t.Errorf("second delete: %v %q", err, errOut)
+	}
+
+	// A Kafka group with a live member.
+	ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
+	defer cancel()
+	cl, err := kgo.NewClient(kgo.SeedBrokers(kafkaAddr), kgo.ClientID("cli-test"), kgo.ConsumerGroup("kgroup"),
+		kgo.ConsumeTopics("orders"), kgo.ConsumeResetOffset(kgo.NewOffset().AtStart()))
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer cl.Close()
+	for n := 0; n < 3; n += cl.PollFetches(ctx).NumRecords() {
+		if ctx.Err() != nil {
+			t.Fatal(ctx.Err())
+		}
+	}
+	if err := cl.CommitUncommittedOffsets(ctx); err != nil {
+		t.Fatal(err)
+	}
+	desc := run("consumers", "describe", "kgroup")
+	if !strings.HasPrefix(desc, "TOPIC   PARTITION  CURSOR  LAG\norders  0          3       0\n") ||
+		!strings.Contains(desc, "\n1 live member\nMEMBER") || !strings.Contains(desc, "  cli-test  ") {
+		t.Errorf("describe of a live Kafka group:\n%s", desc)
+	}
+	if _, errOut, err := pulse(t, "", append([]string{"consumers", "delete", "kgroup"}, srv...)...); err == nil || !strings.Contains(errOut, "consumer_active") {
+		t.Errorf("delete of a live Kafka group: %v %q", err, errOut)
+	}
+	cl.Close() // leaves the group
+	if got, want := run("consumers", "delete", "kgroup"), "deleted kgroup cursor on orders partition 0: offset 3, lag 0\n"; !strings.HasPrefix(got, want) {
+		t.Errorf("delete after the member left:\n%s\nwant\n%s", got, want)
 	}
 }
