@@ -2,6 +2,7 @@ package tui
 
 import (
 	"fmt"
+	"strconv"
 	"strings"
 
 	"github.com/charmbracelet/bubbles/key"
@@ -17,14 +18,15 @@ type alteredMsg struct {
 	err  error
 }
 
-// alterTopicScreen is the form that changes a topic's retention and
-// cleanup. The partition count, segment size, codec and sync mode are
-// shown but fixed at creation.
+// alterTopicScreen is the form that changes a topic's retention, cleanup,
+// segment size, sync mode and partition count (which only grows); the
+// engine applies each live. The codec is shown, fixed at creation.
 type alterTopicScreen struct {
 	c       *Common
 	id      int
 	name    string
 	cfg     engine.TopicConfig // as it was when the form opened
+	parts   int                // partitions when the form opened
 	form    *form
 	sending bool
 	errText string
@@ -40,11 +42,14 @@ func newAlterTopicScreen(c *Common, info engine.TopicInfo) *alterTopicScreen {
 	if cfg.RetentionMaxBytes > 0 {
 		size = humanBytes(cfg.RetentionMaxBytes)
 	}
-	s := &alterTopicScreen{c: c, id: c.newID(), name: info.Name, cfg: cfg}
+	s := &alterTopicScreen{c: c, id: c.newID(), name: info.Name, cfg: cfg, parts: len(info.Partitions)}
 	s.form = &form{c: c, fields: []*field{
 		{label: "cleanup", line: newLine("", string(cfg.Cleanup)), hint: "delete or compact"},
 		{label: "max age", line: newLine("forever", age), hint: "e.g. 1h, 7d; empty keeps forever"},
 		{label: "max bytes", line: newLine("unlimited", size), hint: "per partition, e.g. 1GiB; empty: no size limit"},
+		{label: "segment", line: newLine("", humanBytes(cfg.SegmentMaxBytes)), hint: "e.g. 16MiB; from the next batch"},
+		{label: "sync mode", line: newLine("", string(cfg.SyncMode)), hint: "every-write or interval; from the next produce"},
+		{label: "partitions", line: newLine("", strconv.Itoa(len(info.Partitions))), hint: "grows, never shrinks"},
 	}}
 	return s
 }
@@ -72,6 +77,20 @@ func (s *alterTopicScreen) config() (engine.TopicConfig, error) {
 			return cfg, err
 		}
 	}
+	if cfg.SegmentMaxBytes, err = parseBytes(f[3].value()); err != nil {
+		return cfg, err
+	}
+	if cfg.SyncMode, err = parseSyncMode(f[4].value()); err != nil {
+		return cfg, err
+	}
+	n, err := strconv.Atoi(strings.TrimSpace(f[5].value()))
+	if err != nil || n < 1 {
+		return cfg, fmt.Errorf("%w: partitions %q (want a number ≥ 1)", ErrBadInput, f[5].value())
+	}
+	if n < s.parts {
+		return cfg, fmt.Errorf("%w: partitions %d: a topic's partitions grow, never shrink (it has %d)", ErrBadInput, n, s.parts)
+	}
+	cfg.Partitions = n
 	return cfg, nil
 }
 
@@ -83,7 +102,8 @@ func (s *alterTopicScreen) Update(msg tea.Msg) tea.Cmd {
 			s.errText = msg.err.Error()
 			return errStatus(fmt.Errorf("alter %s: %w", msg.name, msg.err))
 		}
-		return tea.Sequence(pop, status("%s: cleanup %s, retention %s (applies from the next pass)", msg.name, msg.cfg.Cleanup, retention(msg.cfg)))
+		return tea.Sequence(pop, status("%s: cleanup %s, retention %s, segment %s, sync %s, %s (applied live)", msg.name, msg.cfg.Cleanup, retention(msg.cfg),
+			humanBytes(msg.cfg.SegmentMaxBytes), msg.cfg.SyncMode, plural(int64(msg.cfg.Partitions), "partition", "partitions")))
 	case tea.KeyMsg:
 		if s.sending {
 			return nil
@@ -111,8 +131,7 @@ func (s *alterTopicScreen) Update(msg tea.Msg) tea.Cmd {
 
 func (s *alterTopicScreen) View() string {
 	st := s.c.Styles
-	fixed := fmt.Sprintf("  fixed at creation: %s · codec %s · segments up to %s · sync %s",
-		plural(int64(s.cfg.Partitions), "partition", "partitions"), s.cfg.Codec, humanBytes(s.cfg.SegmentMaxBytes), s.cfg.SyncMode)
+	fixed := fmt.Sprintf("  fixed at creation: codec %s · every change applies live", s.cfg.Codec)
 	head := st.PanelTitle.Render("  Edit topic "+s.name) + "\n" + st.Muted.Render(truncate(fixed, max(s.c.Width, 20))) + "\n\n"
 	return formScreenView(s.c, head, s.form, s.errText, "  enter saves (durable in meta.db); esc cancels")
 }

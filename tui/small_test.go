@@ -1,6 +1,7 @@
 package tui
 
 import (
+	"context"
 	"errors"
 	"strings"
 	"testing"
@@ -154,7 +155,7 @@ func TestEditTopicConfig(t *testing.T) {
 	waitFor(t, tm, "orders")
 	tm.Send(down) // orders
 	tm.Send(keys("e"))
-	waitFor(t, tm, "Edit topic orders", "fixed at creation: 3 partitions")
+	waitFor(t, tm, "Edit topic orders", "fixed at creation: codec")
 	tm.Send(tab) // max age
 	tm.Type("7x")
 	tm.Send(enter)
@@ -207,4 +208,50 @@ func TestCreateFormSyncMode(t *testing.T) {
 	if _, _, err := s.config(); !errors.Is(err, ErrBadInput) || !strings.Contains(err.Error(), `sync mode "sometimes"`) {
 		t.Fatalf("sync mode sometimes: %v", err)
 	}
+}
+
+// The edit form changes the segment size and sync mode and grows the
+// partitions; the engine applies them at once (the partitions screen and a
+// produce to the new partition see them); fewer partitions is refused in
+// the form and nothing changes.
+func TestEditTopicGrowsAndChangesLive(t *testing.T) {
+	e := openEngine(t)
+	seed(t, e)
+	tm := startUI(t, testOptions(e))
+	waitFor(t, tm, "orders")
+	tm.Send(down) // orders
+	tm.Send(keys("e"))
+	waitFor(t, tm, "Edit topic orders", "grows, never shrinks")
+	clear, shiftTab := tea.KeyMsg{Type: tea.KeyCtrlU}, tea.KeyMsg{Type: tea.KeyShiftTab}
+	for range 5 { // partitions
+		tm.Send(tab)
+	}
+	tm.Send(clear)
+	tm.Type("2")
+	tm.Send(enter)
+	waitFor(t, tm, "partitions 2: a topic's partitions grow, never shrink (it has 3)")
+	if info, _ := e.Describe("orders"); len(info.Partitions) != 3 {
+		t.Fatalf("the refused edit changed the partitions to %d", len(info.Partitions))
+	}
+	tm.Send(clear)
+	tm.Type("5")
+	tm.Send(shiftTab) // sync mode
+	tm.Send(clear)
+	tm.Type("interval")
+	tm.Send(shiftTab) // segment
+	tm.Send(clear)
+	tm.Type("16MiB")
+	tm.Send(enter)
+	waitFor(t, tm, "segment 16.0 MiB, sync interval, 5 partitions (applied live)")
+	info, err := e.Describe("orders")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if c := info.Config; len(info.Partitions) != 5 || c.SegmentMaxBytes != 16<<20 || c.SyncMode != engine.SyncInterval {
+		t.Fatalf("after the edit the engine has %d partitions, %+v", len(info.Partitions), c)
+	}
+	if acks, err := e.Produce(context.Background(), "orders", 4, []engine.Record{{Value: []byte("new")}}); err != nil || acks[0].Partition != 4 {
+		t.Fatalf("produce to the new partition 4: %+v %v", acks, err)
+	}
+	finish(t, tm)
 }
