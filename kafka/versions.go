@@ -32,7 +32,7 @@ var servedVersions = map[kmsg.Key]versionRange{
 
 	kmsg.IncrementalAlterConfigs: {0, 1},
 	kmsg.CreatePartitions:        {0, 3},
-	kmsg.DeleteGroups:            {0, 2},
+	kmsg.DeleteGroups:            {0, 3},
 	kmsg.OffsetDelete:            {0, 0},
 }
 
