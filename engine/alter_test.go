@@ -189,9 +189,21 @@ func TestAlterGrowsPartitions(t *testing.T) {
 	produceN(t, e, "orders", 0, 3, 10)
 	produceN(t, e, "orders", 1, 2, 10)
 
+	changed, err := e.PartitionsChangedC("orders")
+	if err != nil {
+		t.Fatal(err)
+	}
 	cfg.Partitions = 4
 	if err := e.AlterTopic("orders", cfg); err != nil {
 		t.Fatalf("grow to 4: %v", err)
+	}
+	select {
+	case <-changed:
+	default:
+		t.Fatal("PartitionsChangedC taken before the grow is still open")
+	}
+	if again, _ := e.PartitionsChangedC("orders"); isClosed(again) {
+		t.Fatal("PartitionsChangedC after the grow is already closed")
 	}
 	info, _ := e.Describe("orders")
 	if len(info.Partitions) != 4 || info.Config.Partitions != 4 {
@@ -290,5 +302,14 @@ func TestAlterGrowRefusesForeignPartitionDir(t *testing.T) {
 	}
 	if b, _ := os.ReadFile(filepath.Join(foreign, "00000000000000000000.log")); string(b) != "not pulse" {
 		t.Fatalf("the foreign file changed: %q", b)
+	}
+}
+
+func isClosed(c <-chan struct{}) bool {
+	select {
+	case <-c:
+		return true
+	default:
+		return false
 	}
 }

@@ -60,6 +60,8 @@ type topic struct {
 	// cfgMu guards cfg, which AlterTopic may change while the topic serves.
 	cfgMu sync.Mutex
 	cfg   TopicConfig
+
+	grown growth // closed when AlterTopic replaces the topic with more partitions, see topics.go
 }
 
 // config returns the topic's current configuration.

@@ -8,6 +8,7 @@ import (
 	"os"
 	"path/filepath"
 	"sort"
+	"sync"
 	"time"
 
 	"github.com/pulselog/pulse/engine/codec"
@@ -153,6 +154,7 @@ func (e *Engine) DeleteTopic(name string) error {
 		return fmt.Errorf("topic %s: %w", name, mapMetaErr(err))
 	}
 	delete(e.topics, name)
+	t.grown.close()
 	for p, l := range t.parts {
 		l.Close()
 		delete(e.reports, fmt.Sprintf("%s/%d", name, p))
@@ -265,7 +267,52 @@ func (e *Engine) AlterTopic(name string, cfg TopicConfig) error {
 		e.reports[r.Name()] = r
 	}
 	e.topics[name] = &topic{name: name, createdAt: t.createdAt, parts: parts, cfg: cfg}
+	t.grown.close()
 	return nil
+}
+
+// growth is a topic's "it has more partitions now" broadcast: a channel
+// made on first use and closed once, when the topic is replaced by a grown
+// one (or deleted).
+type growth struct {
+	mu     sync.Mutex // guards c and closed
+	c      chan struct{}
+	closed bool
+}
+
+func (g *growth) channel() <-chan struct{} {
+	g.mu.Lock()
+	defer g.mu.Unlock()
+	if g.c == nil {
+		g.c = make(chan struct{})
+		if g.closed {
+			close(g.c)
+		}
+	}
+	return g.c
+}
+
+func (g *growth) close() {
+	g.mu.Lock()
+	defer g.mu.Unlock()
+	if !g.closed {
+		g.closed = true
+		if g.c != nil {
+			close(g.c)
+		}
+	}
+}
+
+// PartitionsChangedC returns a channel that is closed when topic gains
+// partitions (AlterTopic) or is deleted. Take it before Describe: a change
+// between the two closes the channel already held, so a reader that
+// follows every partition of a topic never misses one.
+func (e *Engine) PartitionsChangedC(topic string) (<-chan struct{}, error) {
+	t, err := e.topic(topic)
+	if err != nil {
+		return nil, err
+	}
+	return t.grown.channel(), nil
 }
 
 // applyLive sets the live options of one open partition to cfg's.

@@ -80,14 +80,20 @@ func TestAlterConsumersOffsetForTime(t *testing.T) {
 }
 
 // alter_topic grows partitions, changes the segment size and the sync
-// mode live: the reply and describe show them, and the new partition takes
-// produces and serves a subscription at once.
+// mode live: the reply and describe show them, the new partition takes
+// produces and serves a subscription at once, and a topic-wide
+// subscription made before the grow (on another connection) follows it.
 func TestAlterTopicGrowsAndChangesLive(t *testing.T) {
 	s := startServer(t, Options{})
 	c := dialRaw(t, s.addr, "/v1/ws", nil)
 	if r := c.call(1, map[string]any{"op": "create_topic", "topic": "orders", "config": map[string]any{"partitions": 2}}); errCode(r) != "" {
 		t.Fatalf("create: %v", r)
 	}
+	watcher := dialRaw(t, s.addr, "/v1/ws", nil)
+	if r := watcher.call(1, map[string]any{"op": "subscribe", "topic": "orders", "from": "latest"}); errCode(r) != "" {
+		t.Fatalf("topic-wide subscribe: %v", r)
+	}
+	tail := dialRaw(t, s.addr, "/v1/topics/orders/tail?from=latest", nil)
 	r := c.call(2, map[string]any{"op": "alter_topic", "topic": "orders", "alter": map[string]any{"partitions": 3, "segment_bytes": 1 << 20, "sync_mode": "interval"}})
 	top, _ := r["topic"].(map[string]any)
 	cfg, _ := top["config"].(map[string]any)
@@ -108,6 +114,14 @@ func TestAlterTopicGrowsAndChangesLive(t *testing.T) {
 	info, err := s.eng.Describe("orders")
 	if err != nil || len(info.Partitions) != 3 || info.Config.SegmentMaxBytes != 1<<20 || info.Config.SyncMode != "interval" {
 		t.Fatalf("engine after alter: %+v %v", info.Config, err)
+	}
+	got = watcher.waitFor(func(m map[string]any) bool { return m["records"] != nil })
+	recs, _ = got["records"].([]any)
+	if got["partition"] != float64(2) || len(recs) != 1 || recs[0].(map[string]any)["value"] != "on the new partition" {
+		t.Fatalf("the subscription made before the grow got %v", got)
+	}
+	if m := tail.next(); m["partition"] != float64(2) || m["value"] != "on the new partition" {
+		t.Fatalf("the tail endpoint opened before the grow got %v", m)
 	}
 }
 

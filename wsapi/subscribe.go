@@ -76,6 +76,9 @@ func (c *conn) opSubscribe(req *request) {
 	f = append(f, ']')
 	c.reply(req.ID, f, nil) // queued before any push of s
 	s.start(starts)
+	if req.Partition == nil {
+		s.followGrowth(len(starts))
+	}
 }
 
 // startPlainTail starts the one subscription of a tail endpoint connection
@@ -118,6 +121,9 @@ func (c *conn) startPlainTail(r *http.Request, topic string) {
 		return
 	}
 	s.start(starts)
+	if part == nil {
+		s.followGrowth(len(starts))
+	}
 }
 
 // startOffsets resolves where to start in each partition: the consumer's
