@@ -248,21 +248,17 @@ func (e *Engine) AlterTopic(name string, cfg TopicConfig) error {
 		t.cfgMu.Unlock()
 		return nil
 	}
-	parts := append(make([]*plog.Log, 0, cfg.Partitions), t.parts...)
-	for p := have; p < cfg.Partitions; p++ {
-		l, err := e.openPartition(name, p, cfg)
-		if err != nil {
-			// meta.db has the new count: the next open retries these.
-			for _, o := range parts[have:] {
-				o.Close()
-			}
-			t.cfgMu.Lock()
-			t.cfg = cfg
-			t.cfg.Partitions = have // the rest of the change applies
-			t.cfgMu.Unlock()
-			return fmt.Errorf("topic %s: grow to %d partitions: %w", name, cfg.Partitions, err)
-		}
-		parts = append(parts, l)
+	parts, err := e.openNewPartitions(name, have, cfg)
+	if err != nil {
+		// meta.db has the new count: the next open retries these.
+		t.cfgMu.Lock()
+		t.cfg = cfg
+		t.cfg.Partitions = have // the rest of the change applies
+		t.cfgMu.Unlock()
+		return fmt.Errorf("topic %s: grow to %d partitions: %w", name, cfg.Partitions, err)
+	}
+	parts = append(append(make([]*plog.Log, 0, cfg.Partitions), t.parts...), parts...)
+	for _, l := range parts[have:] {
 		r := l.Report()
 		e.reports[r.Name()] = r
 	}
@@ -313,6 +309,35 @@ func (e *Engine) PartitionsChangedC(topic string) (<-chan struct{}, error) {
 		return nil, err
 	}
 	return t.grown.channel(), nil
+}
+
+// openNewPartitions opens partitions from..cfg.Partitions-1 of topic name,
+// several at once (as load does): each is independent, and the caller holds
+// e.mu while they open. On error the ones opened are closed again.
+func (e *Engine) openNewPartitions(name string, from int, cfg TopicConfig) ([]*plog.Log, error) {
+	logs := make([]*plog.Log, cfg.Partitions-from)
+	errs := make([]error, len(logs))
+	sem := make(chan struct{}, 8)
+	var wg sync.WaitGroup
+	for i := range logs {
+		wg.Add(1)
+		sem <- struct{}{}
+		go func() {
+			defer wg.Done()
+			defer func() { <-sem }()
+			logs[i], errs[i] = e.openPartition(name, from+i, cfg)
+		}()
+	}
+	wg.Wait()
+	if err := errors.Join(errs...); err != nil {
+		for _, l := range logs {
+			if l != nil {
+				l.Close()
+			}
+		}
+		return nil, err
+	}
+	return logs, nil
 }
 
 // applyLive sets the live options of one open partition to cfg's.

@@ -10,6 +10,12 @@ import (
 	"github.com/pulselog/pulse/engine"
 )
 
+// PartitionWatcher is a source that reports a topic gaining partitions
+// (*engine.Engine has it): the merged tail then follows the new ones.
+type PartitionWatcher interface {
+	PartitionsChangedC(topic string) (<-chan struct{}, error)
+}
+
 // alteredMsg is the result of an alter.
 type alteredMsg struct {
 	to

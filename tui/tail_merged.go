@@ -109,12 +109,33 @@ func mergeByTime(per [][]engine.Record) []tailRec {
 
 // followAllCmd is the merged long-poll: take every partition's channel,
 // read them all, and either deliver what came or wait for any HWM to move.
+// On a source that reports growth (PartitionWatcher) it also waits for the
+// topic to gain partitions, and then follows the new ones from their log
+// start.
 func (s *tailScreen) followAllCmd(ctx context.Context) tea.Cmd {
 	src, id, gen, topic, nexts, batch := s.c.Src, s.id, s.gen, s.topic, slices.Clone(s.nexts), s.c.Opts.TailBatch
+	watcher, _ := src.(PartitionWatcher)
+	have := len(nexts)
 	return func() tea.Msg {
-		cases := make([]reflect.SelectCase, len(nexts)+1)
-		cases[0] = reflect.SelectCase{Dir: reflect.SelectRecv, Chan: reflect.ValueOf(ctx.Done())}
 		for {
+			cases := make([]reflect.SelectCase, len(nexts)+2)
+			cases[0] = reflect.SelectCase{Dir: reflect.SelectRecv, Chan: reflect.ValueOf(ctx.Done())}
+			grown := len(nexts) + 1
+			cases[grown] = reflect.SelectCase{Dir: reflect.SelectRecv} // nil channel: never ready
+			if watcher != nil {
+				// Taken before Describe: a grow in between closes it.
+				if ch, err := watcher.PartitionsChangedC(topic); err == nil {
+					cases[grown].Chan = reflect.ValueOf(ch)
+					if info, err := src.Describe(topic); err == nil {
+						for p := len(nexts); p < len(info.Partitions); p++ {
+							nexts = append(nexts, info.Partitions[p].LogStart)
+						}
+						if len(nexts) >= grown {
+							continue // more partitions than cases: build them again
+						}
+					}
+				}
+			}
 			for p := range nexts {
 				ch, err := src.NotifyC(topic, p)
 				if err != nil {
@@ -126,7 +147,7 @@ func (s *tailScreen) followAllCmd(ctx context.Context) tea.Cmd {
 			if err != nil {
 				return tailRecordsMsg{to: to{id}, gen: gen, kind: readFollow, err: err, merged: &mergedRead{}}
 			}
-			if len(mr.recs) > 0 {
+			if len(mr.recs) > 0 || len(mr.nexts) > have {
 				return tailRecordsMsg{to: to{id}, gen: gen, kind: readFollow, merged: mr}
 			}
 			nexts = mr.nexts // compacted or corrupt ranges skipped
@@ -176,6 +197,9 @@ func (s *tailScreen) onMerged(msg tailRecordsMsg) tea.Cmd {
 	}
 	mr := msg.merged
 	s.nexts, s.hwms, s.skipped = mr.nexts, mr.hwms, s.skipped+mr.skipped
+	if len(mr.nexts) > s.parts {
+		s.parts = len(mr.nexts) // the topic grew while followed
+	}
 	s.hwm = 0
 	for _, h := range mr.hwms {
 		s.hwm += h

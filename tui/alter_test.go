@@ -1,0 +1,58 @@
+package tui
+
+import (
+	"strings"
+	"testing"
+
+	"github.com/pulselog/pulse/engine"
+)
+
+// A merged tail that is following when its topic grows follows the new
+// partition too: a record produced there arrives, the status line counts
+// the partitions again, and ] reaches the new partition.
+func TestMergedTailFollowsGrownTopic(t *testing.T) {
+	e := openEngine(t)
+	cfg := engine.DefaultTopicConfig()
+	cfg.Partitions = 2
+	create(t, e, "ev", cfg)
+	produce(t, e, "ev", 0, engine.Record{Value: []byte("v0")})
+	produce(t, e, "ev", 1, engine.Record{Value: []byte("v1")})
+	s := newTestTail(t, testOptions(e), "ev", allPartitions)
+	follow := s.Update(run(t, s.Init()))
+	s.Update(run(t, follow))
+	if len(s.recs) != 2 {
+		t.Fatalf("merged tail holds %d records, want 2", len(s.recs))
+	}
+	s.stop()
+	next := s.follow()
+	got := make(chan any, 1)
+	go func() { got <- next() }()
+	info, _ := e.Describe("ev")
+	cfg = info.Config
+	cfg.Partitions = 3
+	if err := e.AlterTopic("ev", cfg); err != nil {
+		t.Fatal(err)
+	}
+	produce(t, e, "ev", 2, engine.Record{Value: []byte("on the new partition")})
+	for {
+		cmd := s.Update((<-got).(tailRecordsMsg))
+		if n := len(s.recs); n == 3 {
+			break
+		}
+		if cmd == nil {
+			t.Fatalf("the tail stopped following with %d records", len(s.recs))
+		}
+		go func() { got <- cmd() }()
+	}
+	if r := s.rowRecord(s.cursor); string(r.Value) != "on the new partition" || r.P != 2 || r.Offset != 0 {
+		t.Fatalf("live cursor on p%d@%d %q, want p2@0", r.P, r.Offset, r.Value)
+	}
+	if v := s.View(); !strings.Contains(v, "ev all 3 partitions") {
+		t.Errorf("status line after the grow:\n%s", v)
+	}
+	s.stop()
+	s.Update(keys("["))
+	if s.part != 2 {
+		t.Fatalf("[ from all goes to p%d, want the new p2", s.part)
+	}
+}
