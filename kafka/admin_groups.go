@@ -117,6 +117,7 @@ func (s *Server) offsetDelete(r *kmsg.OffsetDeleteRequest) *kmsg.OffsetDeleteRes
 		ot := kmsg.NewOffsetDeleteResponseTopic()
 		ot.Topic = rt.Topic
 		info, derr := s.eng.Describe(rt.Topic)
+		var doomed []int // the partitions to delete, in one commit per topic
 		for _, rp := range rt.Partitions {
 			op := kmsg.NewOffsetDeleteResponseTopicPartition()
 			op.Partition = rp.Partition
@@ -126,17 +127,26 @@ func (s *Server) offsetDelete(r *kmsg.OffsetDeleteRequest) *kmsg.OffsetDeleteRes
 			case live:
 				op.ErrorCode = errGroupSubscribedToTopic
 			default:
-				_, err := s.eng.DeleteCursors(r.Group, rt.Topic, []int{int(rp.Partition)})
-				switch {
-				case err == nil:
-					committed = true
-					delete(c.meta, metaKey(r.Group, rt.Topic, rp.Partition))
-				case errors.Is(err, engine.ErrConsumerNotFound):
-				default:
-					op.ErrorCode = engineErrorCode(err)
-				}
+				doomed = append(doomed, int(rp.Partition))
 			}
 			ot.Partitions = append(ot.Partitions, op)
+		}
+		if len(doomed) > 0 {
+			gone, err := s.eng.DeleteCursors(r.Group, rt.Topic, doomed)
+			switch {
+			case err == nil:
+				committed = true
+				for _, g := range gone {
+					delete(c.meta, metaKey(r.Group, rt.Topic, int32(g.Partition)))
+				}
+			case errors.Is(err, engine.ErrConsumerNotFound): // none had an offset: not an error
+			default:
+				for i := range ot.Partitions {
+					if ot.Partitions[i].ErrorCode == errNone {
+						ot.Partitions[i].ErrorCode = engineErrorCode(err)
+					}
+				}
+			}
 		}
 		resp.Topics = append(resp.Topics, ot)
 	}

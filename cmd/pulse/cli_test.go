@@ -238,3 +238,17 @@ func TestInspectAndDumpWording(t *testing.T) {
 		t.Errorf("dump meta.db: %v\nstdout %s\nstderr %s", err, out, errOut)
 	}
 }
+
+// Growing a topic past pulse serve --max-partitions is refused with
+// too_many_topics and changes nothing.
+func TestTopicsAlterRespectsPartitionCap(t *testing.T) {
+	s := startServe(t, filepath.Join(t.TempDir(), "data"), "--max-partitions", "4")
+	mustPulse(t, "", "topics", "create", "orders", "--partitions", "3", "--server", s.addr)
+	_, errOut, err := pulse(t, "", "topics", "alter", "orders", "--partitions", "5", "--server", s.addr)
+	if err == nil || !strings.Contains(errOut, "too_many_topics") || !strings.Contains(errOut, "the limit is 4") {
+		t.Fatalf("grow past the cap: %v, stderr %q", err, errOut)
+	}
+	if out := mustPulse(t, "", "topics", "alter", "orders", "--partitions", "4", "--server", s.addr); !strings.Contains(out, "4 partitions") {
+		t.Fatalf("grow up to the cap printed %q", out)
+	}
+}
