@@ -52,9 +52,9 @@ func newAlterTopicScreen(c *Common, info engine.TopicInfo) *alterTopicScreen {
 	s.form = &form{c: c, fields: []*field{
 		{label: "cleanup", line: newLine("", string(cfg.Cleanup)), hint: "delete or compact"},
 		{label: "max age", line: newLine("forever", age), hint: "e.g. 1h, 7d; empty keeps forever"},
-		{label: "max bytes", line: newLine("unlimited", size), hint: "per partition, e.g. 1GiB; empty: no size limit"},
-		{label: "segment", line: newLine("", humanBytes(cfg.SegmentMaxBytes)), hint: "e.g. 16MiB; from the next batch"},
-		{label: "sync mode", line: newLine("", string(cfg.SyncMode)), hint: "every-write or interval; from the next produce"},
+		{label: "max bytes", line: newLine("unlimited", size), hint: "per partition, e.g. 1GiB"},
+		{label: "segment", line: newLine("", humanBytes(cfg.SegmentMaxBytes)), hint: "e.g. 16MiB, at least 1MiB"},
+		{label: "sync mode", line: newLine("", string(cfg.SyncMode)), hint: "every-write or interval"},
 		{label: "partitions", line: newLine("", strconv.Itoa(len(info.Partitions))), hint: "grows, never shrinks"},
 	}}
 	return s
