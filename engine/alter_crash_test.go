@@ -63,7 +63,7 @@ func TestGrowPartitionsSurvivesSIGKILL(t *testing.T) {
 	dir := t.TempDir()
 	rng := rand.New(rand.NewPCG(killtest.Seed(t), 5))
 	acked := map[int]int64{} // partition -> offsets acked
-	grown := 0
+	grown, interrupted := 0, 0
 	for c := range cycles {
 		lines := killtest.Run(t, []string{growChildEnv + "=" + dir}, time.Duration(30+rng.IntN(150))*time.Millisecond)
 		for _, l := range lines {
@@ -82,6 +82,8 @@ func TestGrowPartitionsSurvivesSIGKILL(t *testing.T) {
 		for _, p := range e.Problems() {
 			if !strings.Contains(p, "beyond its") {
 				t.Errorf("cycle %d: unexpected inconsistency: %s", c, p)
+			} else {
+				interrupted++ // killed between the directories and the meta.db commit
 			}
 		}
 		info, err := e.Describe("g")
@@ -112,7 +114,7 @@ func TestGrowPartitionsSurvivesSIGKILL(t *testing.T) {
 			t.Fatalf("stopping after cycle %d", c)
 		}
 	}
-	t.Logf("grown to %d partitions over %d kills", grown, cycles)
+	t.Logf("grown to %d partitions over %d kills; %d opens found empty partition directories past the count (a grow killed before its meta.db commit)", grown, cycles, interrupted)
 	if grown < 2 {
 		t.Fatalf("the child never grew the topic (%d partitions)", grown)
 	}
