@@ -341,3 +341,42 @@ func TestCursorMetadataIsDurable(t *testing.T) {
 		t.Fatalf("short value: %v", err)
 	}
 }
+
+// Producer ids reserved are never reserved again, across a reopen.
+func TestReserveProducerIDs(t *testing.T) {
+	dir := t.TempDir()
+	s, err := Open(dir, DefaultOptions())
+	if err != nil {
+		t.Fatal(err)
+	}
+	a, err := s.ReserveProducerIDs(1000)
+	if err != nil || a != 1 {
+		t.Fatalf("first block: %d, %v", a, err)
+	}
+	b, err := s.ReserveProducerIDs(10)
+	if err != nil || b != 1001 {
+		t.Fatalf("second block: %d, %v", b, err)
+	}
+	if _, err := s.ReserveProducerIDs(0); err == nil {
+		t.Fatal("reserving 0 ids succeeded")
+	}
+	s.Close()
+	s = openStore(t, dir)
+	c, err := s.ReserveProducerIDs(1)
+	if err != nil || c != 1011 {
+		t.Fatalf("after reopen: %d, %v", c, err)
+	}
+	mustClean(t, s)
+	// The id space ends at 2^32-1.
+	if err := s.update(func(tx *bolt.Tx) error {
+		return tx.Bucket([]byte(BucketIdentity)).Put([]byte(keyNextProducerID), []byte("4294967295"))
+	}); err != nil {
+		t.Fatal(err)
+	}
+	if id, err := s.ReserveProducerIDs(1); err != nil || id != 4294967295 {
+		t.Fatalf("last id: %d, %v", id, err)
+	}
+	if _, err := s.ReserveProducerIDs(1); err == nil || !strings.Contains(err.Error(), "exhausted") {
+		t.Fatalf("past the last id: %v", err)
+	}
+}
