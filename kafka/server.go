@@ -176,6 +176,11 @@ func (s *Server) serveConn(c net.Conn) {
 			}
 			return
 		}
+		if out == nil {
+			if b, ok := bigBuffers.Get().(*[]byte); ok {
+				out = *b
+			}
+		}
 		out, err = s.handle(out[:0], req, host)
 		if err != nil {
 			s.opts.Logger.Warn("kafka: closing connection", "remote", c.RemoteAddr().String(), "err", err)
@@ -188,14 +193,28 @@ func (s *Server) serveConn(c net.Conn) {
 		if _, err := c.Write(out); err != nil {
 			return
 		}
-		if cap(out) > 16<<20 {
-			out = nil // keep a connection's response buffer only up to 16 MiB
+		if cap(out) > keptResponseBuffer {
+			// A large response buffer goes back to the pool, so that
+			// connections share the few that big fetches need.
+			if cap(out) <= maxFetchBytes+1<<20 {
+				b := out[:0]
+				bigBuffers.Put(&b)
+			}
+			out = nil
 		}
 		if body.Cap() > 4<<20 {
 			body = bytes.Buffer{}
 		}
 	}
 }
+
+// keptResponseBuffer is the largest response buffer a connection keeps to
+// itself; larger ones (fetch responses) are shared through bigBuffers.
+const keptResponseBuffer = 1 << 20
+
+// bigBuffers holds response buffers over keptResponseBuffer between
+// responses (*[]byte).
+var bigBuffers sync.Pool
 
 // armRead sets c's idle deadline unless the server is closing. Close sets
 // every connection's deadline under the same lock, so a connection either

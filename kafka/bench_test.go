@@ -1,0 +1,86 @@
+package kafka
+
+import (
+	"context"
+	"fmt"
+	"testing"
+	"time"
+
+	"github.com/twmb/franz-go/pkg/kgo"
+
+	"github.com/pulselog/pulse/engine"
+)
+
+// benchTopic fills an interval-mode, codec-none partition with mb MiB of
+// ~1 KiB records, as `pulse bench`'s append runs do, and returns its HWM.
+func benchTopic(b *testing.B, p *pulse, topic string, mb int) int64 {
+	b.Helper()
+	if err := p.eng.CreateTopic(topic, engine.TopicConfig{Codec: "none", SyncMode: engine.SyncInterval}); err != nil {
+		b.Fatal(err)
+	}
+	val := make([]byte, 1000)
+	for i := range val {
+		val[i] = 'a' + byte(i%26)
+	}
+	var batch []engine.Record
+	for i := 0; i < mb<<10; i++ {
+		batch = append(batch, engine.Record{Key: fmt.Appendf(nil, "k%d", i%1000), Value: val})
+		if len(batch) == 256 {
+			if _, err := p.eng.Produce(context.Background(), topic, 0, batch); err != nil {
+				b.Fatal(err)
+			}
+			batch = batch[:0]
+		}
+	}
+	if err := p.eng.Sync(topic); err != nil {
+		b.Fatal(err)
+	}
+	info, _ := p.eng.Describe(topic)
+	return info.Partitions[0].HWM
+}
+
+// BenchmarkConsume reads a 64 MiB partition with a franz-go consumer, as
+// `pulse bench --kafka-listener`'s consume run does; BenchmarkEngineRead
+// reads it with the engine's Read, as its read run does.
+func BenchmarkConsume(b *testing.B) {
+	p := startPulse(b, "", DefaultOptions())
+	hwm := benchTopic(b, p, "bc", 64)
+	b.SetBytes(64 << 20)
+	b.ResetTimer()
+	for range b.N {
+		cl, err := kgo.NewClient(kgo.SeedBrokers(p.addr), kgo.ConsumePartitions(map[string]map[int32]kgo.Offset{
+			"bc": {0: kgo.NewOffset().AtStart()}}), kgo.FetchMaxBytes(64<<20), kgo.FetchMaxPartitionBytes(16<<20))
+		if err != nil {
+			b.Fatal(err)
+		}
+		ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
+		for got := int64(0); got < hwm; {
+			fs := cl.PollFetches(ctx)
+			if err := fs.Err0(); err != nil {
+				b.Fatal(err)
+			}
+			got += int64(fs.NumRecords())
+		}
+		cancel()
+		cl.Close()
+	}
+}
+
+func BenchmarkEngineRead(b *testing.B) {
+	p := startPulse(b, "", DefaultOptions())
+	benchTopic(b, p, "br", 64)
+	b.SetBytes(64 << 20)
+	b.ResetTimer()
+	for range b.N {
+		for from := int64(0); ; {
+			r, err := p.eng.Read("br", 0, from, 5000, 8<<20)
+			if err != nil {
+				b.Fatal(err)
+			}
+			if len(r.Records) == 0 || r.Next >= r.HWM {
+				break
+			}
+			from = r.Next
+		}
+	}
+}
