@@ -141,9 +141,9 @@ type ProducerStamp = codec.ProducerStamp
 type ProducerBatch = plog.ProducerBatch
 
 // ProduceIdempotent appends recs, the records of one batch of an idempotent
-// producer, to one partition as Produce does, in batches of their own
-// stamped with producer (record i has sequence producer.BaseSequence+i), so
-// that ProducerBatches finds them after a restart. A zero producer is a
+// producer, to one partition as Produce does, as one stored batch of their
+// own stamped with producer (record i has sequence producer.BaseSequence+i),
+// so that ProducerBatches finds it after a restart. A zero producer is a
 // plain Produce to the partition.
 func (e *Engine) ProduceIdempotent(ctx context.Context, topicName string, partition int, recs []Record, producer ProducerStamp) ([]Ack, error) {
 	if producer.ID == 0 {
