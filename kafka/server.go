@@ -29,6 +29,8 @@ type Server struct {
 	groups  *coordinator
 	pids    *producers
 
+	bigBuffers chan []byte // response buffers kept between responses (putBigBuffer)
+
 	ctx    context.Context // cancelled by Close: ends long-polls and joins
 	cancel context.CancelFunc
 
@@ -46,7 +48,7 @@ type Server struct {
 // New returns a server for eng; nothing is served until Serve.
 func New(eng *engine.Engine, opts Options) *Server {
 	ctx, cancel := context.WithCancel(context.Background())
-	s := &Server{eng: eng, records: opts.Records, opts: opts.withDefaults(), pids: newProducers(), ctx: ctx, cancel: cancel, conns: map[net.Conn]struct{}{}}
+	s := &Server{eng: eng, records: opts.Records, opts: opts.withDefaults(), pids: newProducers(), bigBuffers: make(chan []byte, keptBigBuffers), ctx: ctx, cancel: cancel, conns: map[net.Conn]struct{}{}}
 	if s.records == nil {
 		s.records = eng
 	}
@@ -177,9 +179,7 @@ func (s *Server) serveConn(c net.Conn) {
 			return
 		}
 		if out == nil {
-			if b, ok := bigBuffers.Get().(*[]byte); ok {
-				out = *b
-			}
+			out = s.getBigBuffer()
 		}
 		out, err = s.handle(out[:0], req, host)
 		if err != nil {
@@ -194,12 +194,9 @@ func (s *Server) serveConn(c net.Conn) {
 			return
 		}
 		if cap(out) > keptResponseBuffer {
-			// A large response buffer goes back to the pool, so that
-			// connections share the few that big fetches need.
-			if cap(out) <= maxFetchBytes+1<<20 {
-				b := out[:0]
-				bigBuffers.Put(&b)
-			}
+			// A large response buffer goes back to the server's few, so
+			// that connections share what big fetches need.
+			s.putBigBuffer(out)
 			out = nil
 		}
 		if body.Cap() > 4<<20 {
@@ -208,13 +205,37 @@ func (s *Server) serveConn(c net.Conn) {
 	}
 }
 
-// keptResponseBuffer is the largest response buffer a connection keeps to
-// itself; larger ones (fetch responses) are shared through bigBuffers.
-const keptResponseBuffer = 1 << 20
+const (
+	// keptResponseBuffer is the largest response buffer a connection
+	// keeps to itself; larger ones (fetch responses) go to the server's
+	// bigBuffers.
+	keptResponseBuffer = 1 << 20
+	// keptBigBuffers response buffers of at most maxKeptBigBuffer bytes
+	// are kept between responses for any connection to use.
+	keptBigBuffers   = 2
+	maxKeptBigBuffer = 32 << 20
+)
 
-// bigBuffers holds response buffers over keptResponseBuffer between
-// responses (*[]byte).
-var bigBuffers sync.Pool
+// getBigBuffer returns an empty kept response buffer, or nil.
+func (s *Server) getBigBuffer() []byte {
+	select {
+	case b := <-s.bigBuffers:
+		return b[:0]
+	default:
+		return nil
+	}
+}
+
+// putBigBuffer keeps b for a later response unless keptBigBuffers are kept
+// already or it is too large to keep.
+func (s *Server) putBigBuffer(b []byte) {
+	if cap(b) <= maxKeptBigBuffer {
+		select {
+		case s.bigBuffers <- b[:0]:
+		default:
+		}
+	}
+}
 
 // armRead sets c's idle deadline unless the server is closing. Close sets
 // every connection's deadline under the same lock, so a connection either
