@@ -217,7 +217,7 @@ func newProducers() *producers {
 	return &producers{states: map[pidKey]*pidState{}, loaded: map[partKey]*sync.Once{}}
 }
 
-// state returns the state of one producer on one partition; the
+// producerState returns the state of one producer on one partition; the
 // partition's stamped batches are read the first time one is asked for.
 func (s *Server) producerState(k pidKey) *pidState {
 	p := s.pids
