@@ -120,7 +120,7 @@ func encodeCursorValue(offset int64, metadata string) []byte {
 // the metadata after it.
 func decodeCursorValue(v []byte) (int64, string, error) {
 	if len(v) < offsetLen {
-		return 0, "", fmt.Errorf("value is %d bytes, want at least %d", len(v), offsetLen)
+		return 0, "", fmt.Errorf("offset is %d bytes, want at least %d", len(v), offsetLen)
 	}
 	if n := len(v) - offsetLen; n > MaxCursorMetadata {
 		return 0, "", fmt.Errorf("metadata of %d bytes, the limit is %d", n, MaxCursorMetadata)

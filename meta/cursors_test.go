@@ -326,6 +326,13 @@ func TestCursorMetadataIsDurable(t *testing.T) {
 		t.Fatalf("ListCursors = %+v, %v", all, err)
 	}
 	mustClean(t, s)
+	dump, err := s.Dump()
+	if err != nil {
+		t.Fatal(err)
+	}
+	if got := fmt.Sprint(dump[BucketCursors]["g/t/0"], " ", dump[BucketCursors]["old/t/0"]); got != "map[metadata:state=a\x00b offset:7] 42" {
+		t.Errorf("dump of the cursors: %s", got)
+	}
 	// A websocket-style commit (offset only) clears the metadata.
 	if err := s.CommitCursor("g", "t", 0, 8); err != nil {
 		t.Fatal(err)
