@@ -26,6 +26,8 @@ const producerScanSegments = 2
 // (they were checked by recovery or by the sync pass that exposed them);
 // compacted batches carry no stamp and are skipped.
 func (l *Log) ProducerBatches(fn func(ProducerBatch)) error {
+	l.pinReads() // segments picked below stay open (maintenance.go)
+	defer l.unpinReads()
 	hwm := l.hwm.Load()
 	l.segMu.RLock()
 	segs := append([]*segState(nil), l.segs[max(0, len(l.segs)-producerScanSegments):]...)
