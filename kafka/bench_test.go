@@ -3,6 +3,7 @@ package kafka
 import (
 	"context"
 	"fmt"
+	"sync"
 	"testing"
 	"time"
 
@@ -98,5 +99,40 @@ func BenchmarkEncodeBatches(b *testing.B) {
 	b.ResetTimer()
 	for range b.N {
 		buf = appendBatches(buf[:0], recs)
+	}
+}
+
+// BenchmarkProduceAcks1 produces 64 MiB of ~1 KiB records with a franz-go
+// producer, acks=1 and idempotence off (one request in flight, franz-go's
+// default then), to an interval-mode, codec-none partition, as `pulse
+// bench --kafka-listener`'s acks1 run does.
+func BenchmarkProduceAcks1(b *testing.B) {
+	p := startPulse(b, "", DefaultOptions())
+	val := make([]byte, 1000)
+	b.SetBytes(64 << 20)
+	b.ResetTimer()
+	for i := range b.N {
+		topic := fmt.Sprintf("bp%d", i)
+		if err := p.eng.CreateTopic(topic, engine.TopicConfig{Codec: "none", SyncMode: engine.SyncInterval}); err != nil {
+			b.Fatal(err)
+		}
+		cl, err := kgo.NewClient(kgo.SeedBrokers(p.addr), kgo.DefaultProduceTopic(topic), kgo.RequiredAcks(kgo.LeaderAck()),
+			kgo.DisableIdempotentWrite(), kgo.RecordPartitioner(kgo.ManualPartitioner()), kgo.ProducerLinger(0),
+			kgo.MaxBufferedRecords(1<<16), kgo.ProducerBatchMaxBytes(1<<20), kgo.ProducerBatchCompression(kgo.NoCompression()))
+		if err != nil {
+			b.Fatal(err)
+		}
+		var wg sync.WaitGroup
+		for j := 0; j < 64<<10; j++ {
+			wg.Add(1)
+			cl.Produce(context.Background(), &kgo.Record{Key: fmt.Appendf(nil, "k%d", j%1000), Value: val}, func(_ *kgo.Record, err error) {
+				if err != nil {
+					b.Error(err)
+				}
+				wg.Done()
+			})
+		}
+		wg.Wait()
+		cl.Close()
 	}
 }
