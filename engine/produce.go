@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"sync"
 
+	"github.com/pulselog/pulse/engine/codec"
 	plog "github.com/pulselog/pulse/engine/log"
 )
 
@@ -128,6 +129,54 @@ func (e *Engine) appendTo(ctx context.Context, t *topic, p int, recs []Record, i
 			j = idx[i]
 		}
 		acks[j] = Ack{Partition: p, Offset: base + int64(i), Timestamp: ts}
+	}
+	return nil
+}
+
+// ProducerStamp names an idempotent Kafka producer and the sequence number
+// of the first record of an append (engine/codec/doc.go).
+type ProducerStamp = codec.ProducerStamp
+
+// ProducerBatch is a stored batch stamped with its idempotent producer.
+type ProducerBatch = plog.ProducerBatch
+
+// ProduceIdempotent appends recs, the records of one batch of an idempotent
+// producer, to one partition as Produce does, as one stored batch of their
+// own stamped with producer (record i has sequence producer.BaseSequence+i),
+// so that ProducerBatches finds it after a restart. A zero producer is a
+// plain Produce to the partition.
+func (e *Engine) ProduceIdempotent(ctx context.Context, topicName string, partition int, recs []Record, producer ProducerStamp) ([]Ack, error) {
+	if producer.ID == 0 {
+		return e.Produce(ctx, topicName, max(partition, 0), recs)
+	}
+	l, err := e.partition(topicName, partition)
+	if err != nil {
+		return nil, err
+	}
+	if len(recs) == 0 {
+		return nil, nil
+	}
+	base, ts, err := l.AppendProducer(ctx, recs, producer)
+	if err != nil {
+		return nil, fmt.Errorf("topic %s partition %d: %w", topicName, partition, mapLogErr(err))
+	}
+	acks := make([]Ack, len(recs))
+	for i := range acks {
+		acks[i] = Ack{Partition: partition, Offset: base + int64(i), Timestamp: ts}
+	}
+	return acks, nil
+}
+
+// ProducerBatches calls fn for each visible batch stamped with an
+// idempotent producer in the partition's last two segments, oldest first:
+// see log.Log.ProducerBatches.
+func (e *Engine) ProducerBatches(topic string, partition int, fn func(ProducerBatch)) error {
+	l, err := e.partition(topic, partition)
+	if err != nil {
+		return err
+	}
+	if err := l.ProducerBatches(fn); err != nil {
+		return fmt.Errorf("topic %s partition %d: %w", topic, partition, err)
 	}
 	return nil
 }

@@ -4,7 +4,6 @@ import (
 	"errors"
 	"fmt"
 	"sort"
-	"strings"
 
 	"github.com/twmb/franz-go/pkg/kmsg"
 
@@ -44,15 +43,11 @@ func (c *coordinator) membersLocked(name string) []engine.ConsumerMember {
 	return out
 }
 
-// forgetGroupLocked drops what the coordinator holds of a deleted group:
-// its membership state and its commit metadata. The caller holds c.mu.
+// forgetGroupLocked drops the coordinator's membership state of a deleted
+// group (its commit metadata is stored with its cursors in meta.db, and goes
+// with them). The caller holds c.mu.
 func (c *coordinator) forgetGroupLocked(name string) {
 	delete(c.groups, name)
-	for k := range c.meta {
-		if g, _, ok := strings.Cut(k, "\x00"); ok && g == name {
-			delete(c.meta, k)
-		}
-	}
 }
 
 // deleteGroups deletes groups and their committed offsets (their Pulse
@@ -132,13 +127,10 @@ func (s *Server) offsetDelete(r *kmsg.OffsetDeleteRequest) *kmsg.OffsetDeleteRes
 			ot.Partitions = append(ot.Partitions, op)
 		}
 		if len(doomed) > 0 {
-			gone, err := s.eng.DeleteCursors(r.Group, rt.Topic, doomed)
+			_, err := s.eng.DeleteCursors(r.Group, rt.Topic, doomed)
 			switch {
 			case err == nil:
 				committed = true
-				for _, g := range gone {
-					delete(c.meta, metaKey(r.Group, rt.Topic, int32(g.Partition)))
-				}
 			case errors.Is(err, engine.ErrConsumerNotFound): // none had an offset: not an error
 			default:
 				for i := range ot.Partitions {

@@ -438,14 +438,11 @@ func appendBatch(dst []byte, recs []engine.Record) []byte {
 	dst = binary.BigEndian.AppendUint16(dst, ^uint16(0)) // epoch -1
 	dst = binary.BigEndian.AppendUint32(dst, ^uint32(0)) // base sequence -1
 	dst = binary.BigEndian.AppendUint32(dst, uint32(len(recs)))
+	dst = slices.Grow(dst, batchLen(recs))
 	for i := range recs {
 		r := &recs[i]
 		tsDelta, offDelta := r.Timestamp-first, r.Offset-base
-		n := 1 + varintLen(tsDelta) + varintLen(offDelta) + varBytesLen(r.Key) + varBytesLen(r.Value) + varintLen(int64(len(r.Headers)))
-		for _, h := range r.Headers {
-			n += varintLen(int64(len(h.Key))) + len(h.Key) + varBytesLen(h.Value)
-		}
-		dst = slices.Grow(dst, n+binary.MaxVarintLen64)
+		n := recordBodyLen(r, tsDelta, offDelta)
 		dst = binary.AppendVarint(dst, int64(n))
 		dst = append(dst, 0) // attributes
 		dst = binary.AppendVarint(dst, tsDelta)
@@ -462,6 +459,15 @@ func appendBatch(dst []byte, recs []engine.Record) []byte {
 	binary.BigEndian.PutUint32(dst[start+offBatchLength:], uint32(len(dst)-start-batchLengthBase))
 	binary.BigEndian.PutUint32(dst[start+offCRC:], crc32.Checksum(dst[start+offAttributes:], castagnoli))
 	return dst
+}
+
+// recordBodyLen is the size of r's encoding after its length varint.
+func recordBodyLen(r *engine.Record, tsDelta, offDelta int64) int {
+	n := 1 + varintLen(tsDelta) + varintLen(offDelta) + varBytesLen(r.Key) + varBytesLen(r.Value) + varintLen(int64(len(r.Headers)))
+	for _, h := range r.Headers {
+		n += varintLen(int64(len(h.Key))) + len(h.Key) + varBytesLen(h.Value)
+	}
+	return n
 }
 
 // varintLen is the size of v as a zig-zag varint.

@@ -23,7 +23,13 @@ var kafkaBannerRE = regexp.MustCompile(`^pulse: serving .* on ws://\S+/v1/ws, Ka
 // address.
 func serveProcess(t *testing.T, bin, dir string) (*exec.Cmd, string) {
 	t.Helper()
-	cmd := exec.Command(bin, "serve", "--data", dir, "--listen", "127.0.0.1:0", "--kafka-listen", "127.0.0.1:0")
+	return serveProcessOn(t, bin, dir, "127.0.0.1:0")
+}
+
+// serveProcessOn is serveProcess with the Kafka listener on kafkaAddr.
+func serveProcessOn(t *testing.T, bin, dir, kafkaAddr string) (*exec.Cmd, string) {
+	t.Helper()
+	cmd := exec.Command(bin, "serve", "--data", dir, "--listen", "127.0.0.1:0", "--kafka-listen", kafkaAddr)
 	out, err := cmd.StdoutPipe()
 	if err != nil {
 		t.Fatal(err)

@@ -2,6 +2,7 @@ package kafka
 
 import (
 	"reflect"
+	"slices"
 	"time"
 
 	"github.com/twmb/franz-go/pkg/kmsg"
@@ -16,7 +17,7 @@ const maxFetchBytes = 64 << 20
 // channels until min_bytes are available, max_wait_ms passed, or Pulse is
 // closing. Fetch sessions (KIP-227) are declined: the response carries
 // session id 0, so clients send full fetches.
-func (s *Server) fetch(r *kmsg.FetchRequest) *kmsg.FetchResponse {
+func (s *Server) fetch(r *kmsg.FetchRequest) *fetchResponse {
 	wait := min(time.Duration(max(r.MaxWaitMillis, 0))*time.Millisecond, s.opts.MaxFetchWait)
 	timer := time.NewTimer(wait)
 	defer timer.Stop()
@@ -53,13 +54,14 @@ func (s *Server) fetch(r *kmsg.FetchRequest) *kmsg.FetchResponse {
 
 // fetchOnce reads every requested partition once. It returns the response,
 // the bytes of records in it, and whether a partition failed.
-func (s *Server) fetchOnce(r *kmsg.FetchRequest, maxBytes int) (*kmsg.FetchResponse, int, bool) {
-	resp := r.ResponseKind().(*kmsg.FetchResponse)
+func (s *Server) fetchOnce(r *kmsg.FetchRequest, maxBytes int) (*fetchResponse, int, bool) {
+	resp := &fetchResponse{FetchResponse: r.ResponseKind().(*kmsg.FetchResponse), records: make([][][]engine.Record, len(r.Topics))}
 	total, failed := 0, false
-	for _, t := range r.Topics {
+	for ti, t := range r.Topics {
 		rt := kmsg.NewFetchResponseTopic()
 		rt.Topic = t.Topic
-		for _, p := range t.Partitions {
+		resp.records[ti] = make([][]engine.Record, len(t.Partitions))
+		for pi, p := range t.Partitions {
 			rp := kmsg.NewFetchResponseTopicPartition()
 			rp.Partition = p.Partition
 			rp.HighWatermark, rp.LastStableOffset, rp.LogStartOffset = -1, -1, -1
@@ -70,7 +72,12 @@ func (s *Server) fetchOnce(r *kmsg.FetchRequest, maxBytes int) (*kmsg.FetchRespo
 				// with its watermarks.
 				budget = 0
 			}
-			n, code := s.fetchPartition(t.Topic, p.Partition, p.FetchOffset, budget, total == 0, &rp)
+			recs, code := s.fetchPartition(t.Topic, p.Partition, p.FetchOffset, budget, total == 0, &rp)
+			resp.records[ti][pi] = recs
+			n := 0
+			if recs != nil {
+				n = batchesLen(recs)
+			}
 			if code != 0 {
 				rp.ErrorCode = code
 				failed = true
@@ -83,10 +90,11 @@ func (s *Server) fetchOnce(r *kmsg.FetchRequest, maxBytes int) (*kmsg.FetchRespo
 	return resp, total, failed
 }
 
-// fetchPartition fills rp with records from offset on, within budget bytes
-// (at least one record when first, as KIP-74 asks, so a record larger than
-// the limit is not stuck forever).
-func (s *Server) fetchPartition(topic string, partition int32, from int64, budget int, first bool, rp *kmsg.FetchResponseTopicPartition) (int, int16) {
+// fetchPartition fills rp's watermarks and returns its records from offset
+// on, within budget bytes (at least one record when first, as KIP-74 asks,
+// so a record larger than the limit is not stuck forever), to be encoded
+// into the response by fetchResponse.AppendTo; nil when there are none.
+func (s *Server) fetchPartition(topic string, partition int32, from int64, budget int, first bool, rp *kmsg.FetchResponseTopicPartition) ([]engine.Record, int16) {
 	// Records take at least 16 bytes (approxSize), so budget/16 records is
 	// never the bound that stops the read before budget bytes.
 	res, err := s.records.Read(topic, int(partition), from, max(budget/16, 1), max(budget, 1))
@@ -98,15 +106,15 @@ func (s *Server) fetchPartition(topic string, partition int32, from int64, budge
 				rp.HighWatermark, rp.LastStableOffset, rp.LogStartOffset = pi.HWM, pi.HWM, pi.LogStart
 			}
 		}
-		return 0, code
+		return nil, code
 	}
 	rp.HighWatermark, rp.LastStableOffset, rp.LogStartOffset = res.HWM, res.HWM, res.LogStart
 	if from > res.HWM || from < res.LogStart {
-		return 0, errOffsetOutOfRange
+		return nil, errOffsetOutOfRange
 	}
 	recs := res.Records
 	if budget <= 0 && !first {
-		return 0, 0
+		return nil, 0
 	}
 	// Trim to the budget (Read's bound is approximate), keeping one.
 	size := 0
@@ -118,15 +126,15 @@ func (s *Server) fetchPartition(topic string, partition int32, from int64, budge
 		}
 	}
 	if len(recs) == 0 {
-		return 0, 0
+		return nil, 0
 	}
-	rp.RecordBatches = appendBatches(nil, recs)
-	return len(rp.RecordBatches), 0
+	return recs, 0
 }
 
 // appendBatches encodes recs as batches v2, one per run of records with the
 // same commit time (a LogAppendTime batch gives all its records one time).
 func appendBatches(dst []byte, recs []engine.Record) []byte {
+	dst = slices.Grow(dst, batchesLen(recs)) // one allocation at most
 	for len(recs) > 0 {
 		n := 1
 		for n < len(recs) && recs[n].Timestamp == recs[0].Timestamp {

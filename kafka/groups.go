@@ -29,9 +29,6 @@ const (
 	// maxGroups bounds the groups kept in memory: past it, empty groups
 	// are forgotten (DescribeGroups then calls them Dead).
 	maxGroups = 10000
-	// maxCommitMetadataEntries bounds the commit metadata strings kept: past it,
-	// new ones are not kept (OffsetFetch answers them empty).
-	maxCommitMetadataEntries = 1 << 16
 )
 
 // coordinator runs the consumer groups: join, sync, heartbeat and leave,
@@ -44,7 +41,6 @@ type coordinator struct {
 	// mu guards groups and everything in them.
 	mu     sync.Mutex
 	groups map[string]*group
-	meta   map[string]string // commit metadata by "group\x00topic\x00partition"
 
 	once  sync.Once
 	stopC chan struct{}
@@ -81,7 +77,7 @@ type syncResult struct {
 }
 
 func newCoordinator(s *Server) *coordinator {
-	return &coordinator{s: s, groups: map[string]*group{}, meta: map[string]string{}, stopC: make(chan struct{}), done: make(chan struct{})}
+	return &coordinator{s: s, groups: map[string]*group{}, stopC: make(chan struct{}), done: make(chan struct{})}
 }
 
 // start runs the session and rebalance timer sweep.

@@ -2,8 +2,6 @@ package kafka
 
 import (
 	"errors"
-	"strconv"
-	"strings"
 
 	"github.com/twmb/franz-go/pkg/kmsg"
 
@@ -15,24 +13,14 @@ import (
 // offset.metadata.max.bytes).
 const maxCommitMetadata = 4096
 
-func metaKey(group, topic string, partition int32) string {
-	return group + "\x00" + topic + "\x00" + strconv.Itoa(int(partition))
-}
-
-// forgetTopic drops the commit metadata of a deleted topic (its cursors go
-// with the topic in meta.db).
-func (c *coordinator) forgetTopic(topic string) {
-	c.mu.Lock()
-	defer c.mu.Unlock()
-	for k := range c.meta {
-		if _, rest, ok := strings.Cut(k, "\x00"); ok && strings.HasPrefix(rest, topic+"\x00") {
-			delete(c.meta, k)
-		}
-	}
-}
+// forgetTopic is called when a topic is deleted. Nothing of the
+// coordinator's names a topic any more: commit metadata is stored with the
+// cursors in meta.db, and goes with the topic.
+func (c *coordinator) forgetTopic(string) {}
 
 // offsetCommit stores a group's offsets as the Pulse consumer cursors of the
-// same name, all of them in one synced meta.db commit. As in Kafka, an
+// same name, with their commit metadata strings, all of them in one synced
+// meta.db commit. As in Kafka, an
 // offset past the log end is stored as given.
 func (s *Server) offsetCommit(r *kmsg.OffsetCommitRequest) *kmsg.OffsetCommitResponse {
 	resp := r.ResponseKind().(*kmsg.OffsetCommitResponse)
@@ -40,7 +28,10 @@ func (s *Server) offsetCommit(r *kmsg.OffsetCommitRequest) *kmsg.OffsetCommitRes
 	if groupCode == 0 && meta.ValidateConsumerName(r.Group) != nil {
 		groupCode = errInvalidGroupID
 	}
-	var cursors []meta.Cursor
+	var (
+		cursors  []meta.Cursor
+		metadata []string
+	)
 	type slot struct{ t, p int }
 	var slots []slot
 	for ti, t := range r.Topics {
@@ -63,6 +54,11 @@ func (s *Server) offsetCommit(r *kmsg.OffsetCommitRequest) *kmsg.OffsetCommitRes
 				rp.ErrorCode = errInvalidCommitOffsetSize
 			default:
 				cursors = append(cursors, meta.Cursor{Consumer: r.Group, Topic: t.Topic, Partition: int(p.Partition), Offset: p.Offset})
+				md := ""
+				if p.Metadata != nil {
+					md = *p.Metadata
+				}
+				metadata = append(metadata, md)
 				slots = append(slots, slot{ti, pi})
 			}
 			rt.Partitions = append(rt.Partitions, rp)
@@ -72,7 +68,7 @@ func (s *Server) offsetCommit(r *kmsg.OffsetCommitRequest) *kmsg.OffsetCommitRes
 	if len(cursors) == 0 {
 		return resp
 	}
-	if err := s.eng.Meta().CommitCursors(cursors); err != nil {
+	if err := s.eng.Meta().CommitCursorsMetadata(cursors, metadata); err != nil {
 		code := errUnknownServerError
 		switch {
 		case errors.Is(err, meta.ErrTopicNotFound):
@@ -87,18 +83,6 @@ func (s *Server) offsetCommit(r *kmsg.OffsetCommitRequest) *kmsg.OffsetCommitRes
 		}
 		return resp
 	}
-	s.groups.mu.Lock()
-	for _, sl := range slots {
-		t := r.Topics[sl.t]
-		p := t.Partitions[sl.p]
-		k := metaKey(r.Group, t.Topic, p.Partition)
-		if p.Metadata == nil || *p.Metadata == "" {
-			delete(s.groups.meta, k)
-		} else if _, ok := s.groups.meta[k]; ok || len(s.groups.meta) < maxCommitMetadataEntries {
-			s.groups.meta[k] = *p.Metadata
-		}
-	}
-	s.groups.mu.Unlock()
 	return resp
 }
 
@@ -135,11 +119,15 @@ func (s *Server) offsetFetch(r *kmsg.OffsetFetchRequest) *kmsg.OffsetFetchRespon
 				rp.ErrorCode = engineErrorCode(err)
 			case ok:
 				rp.Offset = off
-				s.groups.mu.Lock()
-				if md, ok := s.groups.meta[metaKey(r.Group, t.Topic, p)]; ok {
-					rp.Metadata = kmsg.StringPtr(md)
+				// The offset again, with its metadata, from one read.
+				off, md, ok, err := s.eng.Meta().CursorMetadata(r.Group, t.Topic, int(p))
+				switch {
+				case err != nil:
+					rp.ErrorCode = errUnknownServerError
+					s.opts.Logger.Error("kafka: offset fetch", "group", r.Group, "err", err)
+				case ok:
+					rp.Offset, rp.Metadata = off, kmsg.StringPtr(md)
 				}
-				s.groups.mu.Unlock()
 			}
 			rt.Partitions = append(rt.Partitions, rp)
 		}

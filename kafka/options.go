@@ -92,5 +92,6 @@ func (o Options) withDefaults() Options {
 // them.
 type RecordPath interface {
 	Produce(ctx context.Context, topic string, partition int, recs []engine.Record) ([]engine.Ack, error)
+	ProduceIdempotent(ctx context.Context, topic string, partition int, recs []engine.Record, producer engine.ProducerStamp) ([]engine.Ack, error)
 	Read(topic string, partition int, from int64, maxRecords, maxBytes int) (engine.ReadResult, error)
 }

@@ -3,9 +3,8 @@ package kafka
 import (
 	"context"
 	"errors"
+	"math"
 	"sync"
-	"sync/atomic"
-	"time"
 
 	"github.com/twmb/franz-go/pkg/kmsg"
 
@@ -91,13 +90,19 @@ func (s *Server) appendRecords(topic string, partition int32, recs []engine.Reco
 	// and the records' bytes stay valid until it returns.
 	acks, err := s.records.Produce(context.Background(), topic, int(partition), recs)
 	if err != nil {
-		code := engineErrorCode(err)
-		if code == errUnknownServerError {
-			s.opts.Logger.Error("kafka: produce failed", "topic", topic, "partition", partition, "err", err)
-		}
-		return 0, 0, code
+		return 0, 0, s.produceErrorCode(topic, partition, err)
 	}
 	return acks[0].Offset, acks[0].Timestamp, 0
+}
+
+// produceErrorCode maps a failed append to its Kafka error, logging the
+// unexpected ones.
+func (s *Server) produceErrorCode(topic string, partition int32, err error) int16 {
+	code := engineErrorCode(err)
+	if code == errUnknownServerError {
+		s.opts.Logger.Error("kafka: produce failed", "topic", topic, "partition", partition, "err", err)
+	}
+	return code
 }
 
 // engineErrorCode maps engine errors to Kafka error codes.
@@ -126,19 +131,38 @@ func engineErrorCode(err error) int16 {
 // producers is the idempotent-producer state: producer ids handed out by
 // InitProducerId and, per partition and producer, the last batches appended,
 // so a retried batch is acknowledged with its original offsets and stored
-// once. The state lives in memory: a retry that crosses a restart of Pulse
-// is not recognised (docs/kafka.md).
+// once. Idempotent batches are stored stamped with their producer
+// (engine.ProduceIdempotent), and a partition's state is rebuilt from those
+// stamps the first time an idempotent producer writes to it after Pulse
+// started, so a retry that crosses a restart is recognised too.
 type producers struct {
-	next atomic.Int64 // the next producer id
+	// idMu guards next and limit: ids [next, limit) are reserved in
+	// meta.db and not handed out yet.
+	idMu        sync.Mutex
+	next, limit uint32
 
-	// mu guards states.
+	// mu guards states and loaded.
 	mu     sync.Mutex
 	states map[pidKey]*pidState
+	loaded map[partKey]*sync.Once // partitions whose state was rebuilt from the log
 }
 
-// maxProducerStates bounds the state kept; past it an arbitrary entry is
-// forgotten (that producer's next retry, if any, is not deduplicated).
-const maxProducerStates = 1 << 16
+const (
+	// maxProducerStates bounds the state kept; past it an arbitrary entry
+	// is forgotten (that producer's next retry, if any, is not
+	// deduplicated).
+	maxProducerStates = 1 << 16
+	// producerIDBlock is how many producer ids one meta.db commit reserves.
+	producerIDBlock = 1000
+	// recentBatches is how many batches per producer and partition are
+	// remembered, as Kafka's broker does.
+	recentBatches = 5
+)
+
+type partKey struct {
+	topic     string
+	partition int32
+}
 
 type pidKey struct {
 	topic     string
@@ -152,42 +176,108 @@ type pidKey struct {
 type pidState struct {
 	mu      sync.Mutex
 	epoch   int16
-	known   bool  // a batch of this epoch was appended
-	nextSeq int32 // the sequence the next new batch must start with
-	recent  [5]seqEntry
-	n       int // batches recorded, for the ring
+	known   bool       // a batch of this epoch was appended
+	nextSeq int32      // the sequence the next new batch must start with
+	recent  []seqEntry // the last recentBatches batches, oldest first
 }
 
+// seqEntry is one batch appended: sequences baseSeq..baseSeq+count-1 at
+// offsets base..base+count-1.
 type seqEntry struct {
-	baseSeq   int32
-	count     int32
-	base, ts  int64
-	populated bool
+	baseSeq  int32
+	count    int32
+	base, ts int64
+}
+
+// find returns the offset and time of the batch of count records from seq,
+// when it is one of the recent ones.
+func (st *pidState) find(seq, count int32) (int64, int64, bool) {
+	for _, e := range st.recent {
+		if e.baseSeq == seq && e.count == count {
+			return e.base, e.ts, true
+		}
+	}
+	return 0, 0, false
+}
+
+// record notes a batch of count records from seq, appended at base at time
+// ts, under epoch.
+func (st *pidState) record(epoch int16, seq, count int32, base, ts int64) {
+	if !st.known || epoch != st.epoch {
+		st.epoch, st.known, st.recent = epoch, true, nil
+	}
+	if len(st.recent) == recentBatches {
+		st.recent = append(st.recent[:0], st.recent[1:]...)
+	}
+	st.recent = append(st.recent, seqEntry{baseSeq: seq, count: count, base: base, ts: ts})
+	st.nextSeq = int32((int64(seq) + int64(count)) % (1 << 31)) // wraps as Kafka's sequences do
 }
 
 func newProducers() *producers {
-	p := &producers{states: map[pidKey]*pidState{}}
-	// Ids grow with the wall clock so that a restarted Pulse does not hand
-	// out an id an old producer still uses (256 ids per millisecond).
-	p.next.Store(time.Now().UnixMilli() << 8)
-	return p
+	return &producers{states: map[pidKey]*pidState{}, loaded: map[partKey]*sync.Once{}}
 }
 
-func (p *producers) state(k pidKey) *pidState {
+// producerState returns the state of one producer on one partition; the
+// partition's stamped batches are read the first time one is asked for.
+func (s *Server) producerState(k pidKey) *pidState {
+	p := s.pids
+	pk := partKey{k.topic, k.partition}
+	p.mu.Lock()
+	once, ok := p.loaded[pk]
+	if !ok {
+		once = new(sync.Once)
+		p.loaded[pk] = once
+	}
+	p.mu.Unlock()
+	once.Do(func() { s.loadProducers(pk) })
+
 	p.mu.Lock()
 	defer p.mu.Unlock()
 	st, ok := p.states[k]
 	if !ok {
-		if len(p.states) >= maxProducerStates {
-			for old := range p.states {
-				delete(p.states, old)
-				break
-			}
-		}
+		p.evictLocked()
 		st = &pidState{}
 		p.states[k] = st
 	}
 	return st
+}
+
+func (p *producers) evictLocked() {
+	if len(p.states) >= maxProducerStates {
+		for old := range p.states {
+			delete(p.states, old)
+			break
+		}
+	}
+}
+
+// loadProducers rebuilds the producer state of one partition from the
+// stamped batches the engine holds (its last two segments). A failure is
+// logged: the partition's producers are then unknown, and their next
+// batches accepted as new.
+func (s *Server) loadProducers(pk partKey) {
+	rebuilt := map[pidKey]*pidState{}
+	err := s.eng.ProducerBatches(pk.topic, int(pk.partition), func(b engine.ProducerBatch) {
+		k := pidKey{pk.topic, pk.partition, int64(b.Producer.ID)}
+		st := rebuilt[k]
+		if st == nil {
+			st = &pidState{}
+			rebuilt[k] = st
+		}
+		st.record(int16(b.Producer.Epoch), b.Producer.BaseSequence, int32(b.Records), b.BaseOffset, b.Timestamp)
+	})
+	if err != nil {
+		s.opts.Logger.Warn("kafka: idempotent producer state not rebuilt", "topic", pk.topic, "partition", pk.partition, "err", err)
+	}
+	p := s.pids
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	for k, st := range rebuilt {
+		if _, ok := p.states[k]; !ok {
+			p.evictLocked()
+			p.states[k] = st
+		}
+	}
 }
 
 // forgetTopic drops the producer state of a deleted topic, so that a topic
@@ -200,12 +290,23 @@ func (p *producers) forgetTopic(topic string) {
 			delete(p.states, k)
 		}
 	}
+	for k := range p.loaded {
+		if k.topic == topic {
+			delete(p.loaded, k)
+		}
+	}
 }
 
 // appendIdempotent appends an idempotent batch unless it is a retry of one
 // of the producer's last five batches, which gets the original offsets.
 func (s *Server) appendIdempotent(topic string, partition int32, b producedBatch) (int64, int64, int16) {
-	st := s.pids.state(pidKey{topic, partition, b.ProducerID})
+	if b.ProducerID <= 0 || b.ProducerID > math.MaxUint32 {
+		return 0, 0, errUnknownProducerID // not an id Pulse hands out
+	}
+	if b.Epoch < 0 {
+		return 0, 0, errInvalidProducerEpoch
+	}
+	st := s.producerState(pidKey{topic, partition, b.ProducerID})
 	st.mu.Lock()
 	defer st.mu.Unlock()
 	count := int32(len(b.Records))
@@ -213,45 +314,60 @@ func (s *Server) appendIdempotent(topic string, partition int32, b producedBatch
 	case st.known && b.Epoch < st.epoch:
 		return 0, 0, errInvalidProducerEpoch
 	case st.known && b.Epoch == st.epoch:
-		for _, e := range st.recent {
-			if e.populated && e.baseSeq == b.BaseSequence && e.count == count {
-				return e.base, e.ts, 0
-			}
+		if base, ts, ok := st.find(b.BaseSequence, count); ok {
+			return base, ts, 0
 		}
 		if b.BaseSequence != st.nextSeq {
 			return 0, 0, errOutOfOrderSequence
 		}
 	}
-	base, ts, code := s.appendRecords(topic, partition, b.Records)
-	if code != 0 {
-		return 0, 0, code
+	stamp := engine.ProducerStamp{ID: uint32(b.ProducerID), Epoch: uint32(b.Epoch), BaseSequence: b.BaseSequence}
+	// Not the server's context: once accepted, a produce runs to its ack.
+	acks, err := s.records.ProduceIdempotent(context.Background(), topic, int(partition), b.Records, stamp)
+	if err != nil {
+		return 0, 0, s.produceErrorCode(topic, partition, err)
 	}
-	if !st.known || b.Epoch != st.epoch {
-		st.epoch, st.known, st.recent, st.n = b.Epoch, true, [5]seqEntry{}, 0
+	st.record(b.Epoch, b.BaseSequence, count, acks[0].Offset, acks[0].Timestamp)
+	return acks[0].Offset, acks[0].Timestamp, 0
+}
+
+// newProducerID hands out a producer id never handed out before by this
+// data dir: ids are reserved in meta.db, a block at a time.
+func (s *Server) newProducerID() (int64, error) {
+	p := s.pids
+	p.idMu.Lock()
+	defer p.idMu.Unlock()
+	if p.next == p.limit {
+		first, err := s.eng.Meta().ReserveProducerIDs(producerIDBlock)
+		if err != nil {
+			return 0, err
+		}
+		p.next, p.limit = first, first+producerIDBlock
 	}
-	st.recent[st.n%len(st.recent)] = seqEntry{baseSeq: b.BaseSequence, count: count, base: base, ts: ts, populated: true}
-	st.n++
-	st.nextSeq = b.BaseSequence + count // wraps as Kafka's sequences do
-	if st.nextSeq < 0 {
-		st.nextSeq = 0
-	}
-	return base, ts, 0
+	id := p.next
+	p.next++
+	return int64(id), nil
 }
 
 // initProducerID hands out a producer id (epoch 0), or bumps the epoch of
 // the one the producer names (KIP-360). Transactions are not supported.
 func (s *Server) initProducerID(r *kmsg.InitProducerIDRequest) *kmsg.InitProducerIDResponse {
 	resp := r.ResponseKind().(*kmsg.InitProducerIDResponse)
+	resp.ProducerID, resp.ProducerEpoch = -1, -1
 	if r.TransactionalID != nil {
 		resp.ErrorCode = errInvalidRequest
-		resp.ProducerID, resp.ProducerEpoch = -1, -1
 		return resp
 	}
-	if r.ProducerID >= 0 && r.ProducerEpoch >= 0 && r.ProducerEpoch < 32767 {
+	if r.ProducerID > 0 && r.ProducerID <= math.MaxUint32 && r.ProducerEpoch >= 0 && r.ProducerEpoch < math.MaxInt16 {
 		resp.ProducerID, resp.ProducerEpoch = r.ProducerID, r.ProducerEpoch+1
 		return resp
 	}
-	resp.ProducerID = s.pids.next.Add(1)
-	resp.ProducerEpoch = 0
+	id, err := s.newProducerID()
+	if err != nil {
+		s.opts.Logger.Error("kafka: init producer id", "err", err)
+		resp.ErrorCode = errUnknownServerError
+		return resp
+	}
+	resp.ProducerID, resp.ProducerEpoch = id, 0
 	return resp
 }

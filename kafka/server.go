@@ -29,6 +29,8 @@ type Server struct {
 	groups  *coordinator
 	pids    *producers
 
+	bigBuffers chan []byte // response buffers kept between responses (putBigBuffer)
+
 	ctx    context.Context // cancelled by Close: ends long-polls and joins
 	cancel context.CancelFunc
 
@@ -48,7 +50,7 @@ type Server struct {
 // New returns a server for eng; nothing is served until Serve.
 func New(eng *engine.Engine, opts Options) *Server {
 	ctx, cancel := context.WithCancel(context.Background())
-	s := &Server{eng: eng, records: opts.Records, opts: opts.withDefaults(), pids: newProducers(), ctx: ctx, cancel: cancel, conns: map[net.Conn]struct{}{}}
+	s := &Server{eng: eng, records: opts.Records, opts: opts.withDefaults(), pids: newProducers(), bigBuffers: make(chan []byte, keptBigBuffers), ctx: ctx, cancel: cancel, conns: map[net.Conn]struct{}{}}
 	if s.records == nil {
 		s.records = eng
 	}
@@ -182,6 +184,9 @@ func (s *Server) serveConn(c net.Conn) {
 			}
 			return
 		}
+		if out == nil {
+			out = s.getBigBuffer()
+		}
 		out, err = s.handle(out[:0], req, host)
 		if err != nil {
 			s.opts.Logger.Warn("kafka: closing connection", "remote", c.RemoteAddr().String(), "err", err)
@@ -194,11 +199,46 @@ func (s *Server) serveConn(c net.Conn) {
 		if _, err := c.Write(out); err != nil {
 			return
 		}
-		if cap(out) > 16<<20 {
-			out = nil // keep a connection's response buffer only up to 16 MiB
+		if cap(out) > keptResponseBuffer {
+			// A large response buffer goes back to the server's few, so
+			// that connections share what big fetches need.
+			s.putBigBuffer(out)
+			out = nil
 		}
 		if body.Cap() > 4<<20 {
 			body = bytes.Buffer{}
+		}
+	}
+}
+
+const (
+	// keptResponseBuffer is the largest response buffer a connection
+	// keeps to itself; larger ones (fetch responses) go to the server's
+	// bigBuffers.
+	keptResponseBuffer = 1 << 20
+	// keptBigBuffers response buffers of at most maxKeptBigBuffer bytes
+	// are kept between responses for any connection to use.
+	keptBigBuffers   = 2
+	maxKeptBigBuffer = 32 << 20
+)
+
+// getBigBuffer returns an empty kept response buffer, or nil.
+func (s *Server) getBigBuffer() []byte {
+	select {
+	case b := <-s.bigBuffers:
+		return b[:0]
+	default:
+		return nil
+	}
+}
+
+// putBigBuffer keeps b for a later response unless keptBigBuffers are kept
+// already or it is too large to keep.
+func (s *Server) putBigBuffer(b []byte) {
+	if cap(b) <= maxKeptBigBuffer {
+		select {
+		case s.bigBuffers <- b[:0]:
+		default:
 		}
 	}
 }

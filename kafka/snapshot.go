@@ -52,7 +52,11 @@ func (s *Server) GroupSnapshot() []clusterinfo.Group {
 	c := s.groups
 	c.mu.Lock()
 	byName := map[string]*clusterinfo.Group{}
-	assigned := map[string]map[string]string{} // group → "topic\x00p" → member id
+	type topicPartition struct {
+		topic string
+		p     int
+	}
+	assigned := map[string]map[topicPartition]string{} // group → partition → member id
 	for name, g := range c.groups {
 		out := &clusterinfo.Group{Name: name, State: g.state, Protocol: g.protocol}
 		ids := make([]string, 0, len(g.members))
@@ -70,9 +74,9 @@ func (s *Server) GroupSnapshot() []clusterinfo.Group {
 						for _, p := range t.Partitions {
 							mem.Assigned[t.Topic] = append(mem.Assigned[t.Topic], int(p))
 							if assigned[name] == nil {
-								assigned[name] = map[string]string{}
+								assigned[name] = map[topicPartition]string{}
 							}
-							assigned[name][metaKey("", t.Topic, p)] = id
+							assigned[name][topicPartition{t.Topic, int(p)}] = id
 						}
 					}
 				}
@@ -94,7 +98,7 @@ func (s *Server) GroupSnapshot() []clusterinfo.Group {
 			if h := cs.hwm[ci.Topic]; ci.Partition < len(h) {
 				gp.HWM = h[ci.Partition]
 			}
-			gp.Member = assigned[name][metaKey("", ci.Topic, int32(ci.Partition))]
+			gp.Member = assigned[name][topicPartition{ci.Topic, ci.Partition}]
 			g.Partitions = append(g.Partitions, gp)
 		}
 	}

@@ -74,6 +74,7 @@ const (
 	errUnsupportedForMessageFormat int16 = 43
 	errOutOfOrderSequence          int16 = 45
 	errInvalidProducerEpoch        int16 = 47
+	errUnknownProducerID           int16 = 59
 	errInvalidConfig               int16 = 40
 	errInvalidReplicaAssignment    int16 = 39
 	errPolicyViolation             int16 = 44 // past the data dir's topic or partition cap

@@ -143,8 +143,9 @@ func checkKeySpace(tx *bolt.Tx) []error {
 
 // Dump returns the whole key space, bucket by bucket, for `pulse meta dump`:
 // JSON values as they are stored, int64 values (schema version, cursors) as
-// numbers, identity pointers as strings, and anything else (a report that is
-// not JSON, a corrupt value) as "hex:" and its bytes.
+// numbers, a cursor stored with commit metadata as {"offset", "metadata"},
+// identity pointers as strings, and anything else (a report that is not
+// JSON, a corrupt value) as "hex:" and its bytes.
 func (s *Store) Dump() (map[string]map[string]any, error) {
 	out := map[string]map[string]any{}
 	err := s.view(func(tx *bolt.Tx) error {
@@ -166,6 +167,11 @@ func (s *Store) Dump() (map[string]map[string]any, error) {
 func dumpValue(bucket string, k, v []byte) any {
 	if v == nil {
 		return "(nested bucket)"
+	}
+	if bucket == BucketCursors && len(v) > offsetLen {
+		if off, md, err := decodeCursorValue(v); err == nil {
+			return map[string]any{"offset": off, "metadata": md} // a Kafka commit's metadata
+		}
 	}
 	switch {
 	case bucket == BucketSchema && string(k) == keySchemaVersion && len(v) == offsetLen,

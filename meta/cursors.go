@@ -2,6 +2,7 @@ package meta
 
 import (
 	"bytes"
+	"encoding/binary"
 	"fmt"
 	"sort"
 
@@ -48,9 +49,25 @@ func (s *Store) CommitCursor(consumer, topic string, partition int, offset int64
 }
 
 // CommitCursors stores several cursors in one synced commit: all of them or,
-// when any is invalid (same checks as CommitCursor), none.
+// when any is invalid (same checks as CommitCursor), none. It stores no
+// commit metadata: a cursor that had some loses it.
 func (s *Store) CommitCursors(cs []Cursor) error {
-	for _, c := range cs {
+	return s.CommitCursorsMetadata(cs, nil)
+}
+
+// MaxCursorMetadata bounds the commit metadata string stored with a cursor.
+const MaxCursorMetadata = 64 << 10
+
+// CommitCursorsMetadata is CommitCursors with a commit metadata string for
+// each cursor (Kafka's OffsetCommit metadata), stored with its offset and
+// returned by CursorMetadata: metadata[i] goes with cs[i]; a nil metadata, or
+// an empty string, stores none. A string over MaxCursorMetadata bytes is
+// ErrInvalidOffset and nothing is written.
+func (s *Store) CommitCursorsMetadata(cs []Cursor, metadata []string) error {
+	if metadata != nil && len(metadata) != len(cs) {
+		return fmt.Errorf("%w: %d metadata strings for %d cursors", ErrInvalidOffset, len(metadata), len(cs))
+	}
+	for i, c := range cs {
 		if err := ValidateConsumerName(c.Consumer); err != nil {
 			return err
 		}
@@ -60,17 +77,24 @@ func (s *Store) CommitCursors(cs []Cursor) error {
 		if c.Offset < 0 {
 			return fmt.Errorf("%w: %s/%s/%d: %d is negative", ErrInvalidOffset, c.Consumer, c.Topic, c.Partition, c.Offset)
 		}
+		if metadata != nil && len(metadata[i]) > MaxCursorMetadata {
+			return fmt.Errorf("%w: %s/%s/%d: metadata of %d bytes, the limit is %d", ErrInvalidOffset, c.Consumer, c.Topic, c.Partition, len(metadata[i]), MaxCursorMetadata)
+		}
 	}
 	err := s.update(func(tx *bolt.Tx) error {
 		b, err := bucket(tx, BucketCursors)
 		if err != nil {
 			return err
 		}
-		for _, c := range cs {
+		for i, c := range cs {
 			if _, err := activeTopic(tx, c.Topic, c.Partition); err != nil {
 				return fmt.Errorf("%s/%s/%d: %w", c.Consumer, c.Topic, c.Partition, err)
 			}
-			if err := b.Put(cursorKey(c.Consumer, c.Topic, c.Partition), encodeInt64(c.Offset)); err != nil {
+			md := ""
+			if metadata != nil {
+				md = metadata[i]
+			}
+			if err := b.Put(cursorKey(c.Consumer, c.Topic, c.Partition), encodeCursorValue(c.Offset, md)); err != nil {
 				return err
 			}
 		}
@@ -82,17 +106,51 @@ func (s *Store) CommitCursors(cs []Cursor) error {
 	return nil
 }
 
+// A cursor's value is its offset, 8 bytes big-endian, followed by its
+// commit metadata string, if any (the rest of the value). Values written
+// before commit metadata was kept are the 8 bytes alone: a cursor with no
+// metadata.
+func encodeCursorValue(offset int64, metadata string) []byte {
+	v := make([]byte, offsetLen, offsetLen+len(metadata))
+	binary.BigEndian.PutUint64(v, uint64(offset))
+	return append(v, metadata...)
+}
+
+// decodeCursorValue decodes a cursor value: an offset (not negative) and
+// the metadata after it.
+func decodeCursorValue(v []byte) (int64, string, error) {
+	if len(v) < offsetLen {
+		return 0, "", fmt.Errorf("offset is %d bytes, want at least %d", len(v), offsetLen)
+	}
+	if n := len(v) - offsetLen; n > MaxCursorMetadata {
+		return 0, "", fmt.Errorf("metadata of %d bytes, the limit is %d", n, MaxCursorMetadata)
+	}
+	off, err := decodeOffset(v[:offsetLen])
+	if err != nil {
+		return 0, "", err
+	}
+	return off, string(v[offsetLen:]), nil
+}
+
 // Cursor returns consumer's committed offset on topic/partition; ok is false
 // when it never committed one.
 func (s *Store) Cursor(consumer, topic string, partition int) (offset int64, ok bool, err error) {
+	offset, _, ok, err = s.CursorMetadata(consumer, topic, partition)
+	return offset, ok, err
+}
+
+// CursorMetadata returns consumer's committed offset on topic/partition and
+// the commit metadata stored with it ("" when none); ok is false when it
+// never committed one.
+func (s *Store) CursorMetadata(consumer, topic string, partition int) (offset int64, metadata string, ok bool, err error) {
 	if err := ValidateConsumerName(consumer); err != nil {
-		return 0, false, err
+		return 0, "", false, err
 	}
 	if err := ValidateTopicName(topic); err != nil {
-		return 0, false, err
+		return 0, "", false, err
 	}
 	if err := validatePartition(partition); err != nil {
-		return 0, false, err
+		return 0, "", false, err
 	}
 	err = s.view(func(tx *bolt.Tx) error {
 		b, err := bucket(tx, BucketCursors)
@@ -104,14 +162,14 @@ func (s *Store) Cursor(consumer, topic string, partition int) (offset int64, ok 
 		if v == nil {
 			return nil
 		}
-		offset, err = decodeOffset(v)
+		offset, metadata, err = decodeCursorValue(v)
 		if err != nil {
 			return corrupt(BucketCursors, k, "%v", err)
 		}
 		ok = true
 		return nil
 	})
-	return offset, ok, err
+	return offset, metadata, ok, err
 }
 
 // ListCursors returns every cursor on topic, or every cursor of every topic
@@ -162,7 +220,7 @@ func decodeCursor(k, v []byte) (Cursor, error) {
 	if err != nil {
 		return Cursor{}, corrupt(BucketCursors, k, "bad key: %v", err)
 	}
-	off, err := decodeOffset(v)
+	off, _, err := decodeCursorValue(v)
 	if err != nil {
 		return Cursor{}, corrupt(BucketCursors, k, "%v", err)
 	}

@@ -7,6 +7,8 @@ import (
 	"strings"
 	"sync"
 	"testing"
+
+	bolt "go.etcd.io/bbolt"
 )
 
 func TestCursorRoundTrip(t *testing.T) {
@@ -316,5 +318,118 @@ func TestDeleteCursorsByTopicAndPartition(t *testing.T) {
 	gone, err = s.DeleteCursors("g", "", nil)
 	if err != nil || len(gone) != 2 || gone[0].Topic != "orders2" || gone[1].Topic != "users" {
 		t.Fatalf("delete every cursor of g: %+v %v", gone, err)
+	}
+}
+
+// Commit metadata is stored with the offset and survives a reopen; a cursor
+// written as the 8-byte offset alone (every meta.db before metadata was
+// kept) reads back with no metadata; a commit without metadata clears it.
+func TestCursorMetadataIsDurable(t *testing.T) {
+	dir := t.TempDir()
+	s, err := Open(dir, DefaultOptions())
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := s.PutTopic(Topic{Name: "t", Partitions: 2}); err != nil {
+		t.Fatal(err)
+	}
+	// The old encoding, byte for byte.
+	if err := s.update(func(tx *bolt.Tx) error {
+		return tx.Bucket([]byte(BucketCursors)).Put(cursorKey("old", "t", 0), []byte{0, 0, 0, 0, 0, 0, 0, 42})
+	}); err != nil {
+		t.Fatal(err)
+	}
+	cs := []Cursor{{Consumer: "g", Topic: "t", Partition: 0, Offset: 7}, {Consumer: "g", Topic: "t", Partition: 1, Offset: 9}}
+	if err := s.CommitCursorsMetadata(cs, []string{"state=a\x00b", ""}); err != nil {
+		t.Fatal(err)
+	}
+	// Too long: refused, nothing changes.
+	long := strings.Repeat("x", MaxCursorMetadata+1)
+	err = s.CommitCursorsMetadata([]Cursor{{Consumer: "g", Topic: "t", Partition: 1, Offset: 10}}, []string{long})
+	if !errors.Is(err, ErrInvalidOffset) || !strings.Contains(err.Error(), "g/t/1") {
+		t.Fatalf("over-long metadata: %v", err)
+	}
+	if err := s.Close(); err != nil {
+		t.Fatal(err)
+	}
+
+	s = openStore(t, dir)
+	check := func(consumer string, p int, wantOff int64, wantMD string) {
+		t.Helper()
+		off, md, ok, err := s.CursorMetadata(consumer, "t", p)
+		if err != nil || !ok || off != wantOff || md != wantMD {
+			t.Fatalf("CursorMetadata(%s, t, %d) = %d, %q, %v, %v; want %d, %q", consumer, p, off, md, ok, err, wantOff, wantMD)
+		}
+		if off, ok, err := s.Cursor(consumer, "t", p); err != nil || !ok || off != wantOff {
+			t.Fatalf("Cursor(%s, t, %d) = %d, %v, %v; want %d", consumer, p, off, ok, err, wantOff)
+		}
+	}
+	check("old", 0, 42, "")
+	check("g", 0, 7, "state=a\x00b")
+	check("g", 1, 9, "")
+	all, err := s.ListCursors("t")
+	if err != nil || len(all) != 3 {
+		t.Fatalf("ListCursors = %+v, %v", all, err)
+	}
+	mustClean(t, s)
+	dump, err := s.Dump()
+	if err != nil {
+		t.Fatal(err)
+	}
+	if got := fmt.Sprint(dump[BucketCursors]["g/t/0"], " ", dump[BucketCursors]["old/t/0"]); got != "map[metadata:state=a\x00b offset:7] 42" {
+		t.Errorf("dump of the cursors: %s", got)
+	}
+	// A websocket-style commit (offset only) clears the metadata.
+	if err := s.CommitCursor("g", "t", 0, 8); err != nil {
+		t.Fatal(err)
+	}
+	check("g", 0, 8, "")
+	// A value shorter than an offset is corrupt, named by its key.
+	if err := s.update(func(tx *bolt.Tx) error {
+		return tx.Bucket([]byte(BucketCursors)).Put(cursorKey("bad", "t", 0), []byte{1, 2, 3})
+	}); err != nil {
+		t.Fatal(err)
+	}
+	if _, _, _, err := s.CursorMetadata("bad", "t", 0); err == nil || !strings.Contains(err.Error(), "bad/t/0") {
+		t.Fatalf("short value: %v", err)
+	}
+}
+
+// Producer ids reserved are never reserved again, across a reopen.
+func TestReserveProducerIDs(t *testing.T) {
+	dir := t.TempDir()
+	s, err := Open(dir, DefaultOptions())
+	if err != nil {
+		t.Fatal(err)
+	}
+	a, err := s.ReserveProducerIDs(1000)
+	if err != nil || a != 1 {
+		t.Fatalf("first block: %d, %v", a, err)
+	}
+	b, err := s.ReserveProducerIDs(10)
+	if err != nil || b != 1001 {
+		t.Fatalf("second block: %d, %v", b, err)
+	}
+	if _, err := s.ReserveProducerIDs(0); err == nil {
+		t.Fatal("reserving 0 ids succeeded")
+	}
+	s.Close()
+	s = openStore(t, dir)
+	c, err := s.ReserveProducerIDs(1)
+	if err != nil || c != 1011 {
+		t.Fatalf("after reopen: %d, %v", c, err)
+	}
+	mustClean(t, s)
+	// The id space ends at 2^32-1.
+	if err := s.update(func(tx *bolt.Tx) error {
+		return tx.Bucket([]byte(BucketIdentity)).Put([]byte(keyNextProducerID), []byte("4294967295"))
+	}); err != nil {
+		t.Fatal(err)
+	}
+	if id, err := s.ReserveProducerIDs(1); err != nil || id != 4294967295 {
+		t.Fatalf("last id: %d, %v", id, err)
+	}
+	if _, err := s.ReserveProducerIDs(1); err == nil || !strings.Contains(err.Error(), "exhausted") {
+		t.Fatalf("past the last id: %v", err)
 	}
 }

@@ -86,6 +86,7 @@ func FuzzDecodeCursor(f *testing.F) {
 	}
 	f.Add([]byte("c/t/0"), []byte{0x80, 0, 0, 0, 0, 0, 0, 0})
 	f.Add([]byte("c/t/0"), []byte{1, 2, 3})
+	f.Add([]byte("c/t/0"), encodeCursorValue(7, "commit metadata"))
 	f.Fuzz(func(t *testing.T, key, value []byte) {
 		c, err := decodeCursor(key, value)
 		if err != nil {
@@ -101,8 +102,12 @@ func FuzzDecodeCursor(f *testing.F) {
 		if k := cursorKey(c.Consumer, c.Topic, c.Partition); !bytes.Equal(k, key) {
 			t.Fatalf("key %q decodes to %+v, which encodes as %q", key, c, k)
 		}
-		if v := encodeInt64(c.Offset); !bytes.Equal(v, value) {
-			t.Fatalf("value %x decodes to %d, which encodes as %x", value, c.Offset, v)
+		off, md, err := decodeCursorValue(value)
+		if err != nil || off != c.Offset {
+			t.Fatalf("value %x: the cursor decodes to offset %d, the value alone to %d, %v", value, c.Offset, off, err)
+		}
+		if v := encodeCursorValue(off, md); !bytes.Equal(v, value) {
+			t.Fatalf("value %x decodes to %d, %q, which encodes as %x", value, off, md, v)
 		}
 	})
 }

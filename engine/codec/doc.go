@@ -36,8 +36,19 @@
 // marks a compacted batch whose offsets may skip; any other bit set makes the
 // batch corrupt. The crc32c covers everything from baseOffset (byte 8) to the
 // end of the records section as stored, so a batch is verified without
-// decompressing it. producerID, producerEpoch and baseSequence are reserved
-// and written as 0.
+// decompressing it.
+//
+// producerID, producerEpoch and baseSequence name the idempotent Kafka
+// producer whose records the batch holds: its producer id (1 to 2³²−1, as
+// the Kafka listener hands them out), its epoch (0 to 32767) and the
+// sequence number of the batch's first record (0 to 2³¹−1); record i has
+// sequence baseSequence+i. producerID 0 means no producer: records written
+// by the websocket API, by Kafka producers that are not idempotent, by
+// compaction (which drops the stamp) and by every Pulse before the fields
+// were used; producerEpoch and baseSequence are then 0. A stamped batch
+// holds exactly the records of one batch its producer sent, nothing else,
+// however many records that is (the flush limits do not cut it). The fields
+// are not checked by the decoder.
 //
 // With zstd the records section is exactly one zstd frame whose header
 // declares its content size. A decoder refuses a declared or actual content

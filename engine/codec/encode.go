@@ -16,6 +16,9 @@ type EncodeOptions struct {
 	// rec.Offset, which must be strictly increasing, at least the batch's
 	// base and below base + 1<<31. Without it record i gets base+i.
 	Sparse bool
+	// Producer stamps the batch with the idempotent producer of its
+	// records (the zero value: none).
+	Producer ProducerStamp
 }
 
 // AppendBatch encodes recs as one batch with base offset base and appends it
@@ -46,6 +49,9 @@ func AppendBatch(dst []byte, base int64, recs []Record, opts EncodeOptions) ([]b
 		FirstTimestamp: recs[0].Timestamp,
 		LastTimestamp:  recs[len(recs)-1].Timestamp,
 		RecordCount:    uint32(len(recs)),
+		ProducerID:     opts.Producer.ID,
+		ProducerEpoch:  opts.Producer.Epoch,
+		BaseSequence:   opts.Producer.BaseSequence,
 	}
 	if opts.Sparse {
 		h.Flags |= FlagSparse

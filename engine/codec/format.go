@@ -16,9 +16,9 @@ const (
 	offFirstTS       = 20 // i64, ms
 	offLastTS        = 28 // i64, ms
 	offRecordCount   = 36 // u32
-	offProducerID    = 40 // u32, reserved
-	offProducerEpoch = 44 // u32, reserved
-	offBaseSequence  = 48 // i32, reserved
+	offProducerID    = 40 // u32, idempotent producer id, 0: none
+	offProducerEpoch = 44 // u32, its epoch
+	offBaseSequence  = 48 // i32, sequence of the first record
 	headerLen        = 52 // + batchLen bytes of records
 
 	crcStart = offBaseOffset // the CRC covers bytes 8..end
@@ -86,9 +86,23 @@ type BatchHeader struct {
 	FirstTimestamp int64  // ms, first record
 	LastTimestamp  int64  // ms, last record
 	RecordCount    uint32
-	ProducerID     uint32 // reserved, 0
-	ProducerEpoch  uint32 // reserved, 0
-	BaseSequence   int32  // reserved, 0
+	ProducerID     uint32 // idempotent producer id, 0: none (doc.go)
+	ProducerEpoch  uint32 // the producer's epoch
+	BaseSequence   int32  // the first record's sequence number
+}
+
+// Producer returns the producer stamp of the batch.
+func (h BatchHeader) Producer() ProducerStamp {
+	return ProducerStamp{ID: h.ProducerID, Epoch: h.ProducerEpoch, BaseSequence: h.BaseSequence}
+}
+
+// ProducerStamp names the idempotent producer of a batch's records: its
+// id, its epoch and the sequence number of the batch's first record. The
+// zero value is no producer (doc.go).
+type ProducerStamp struct {
+	ID           uint32
+	Epoch        uint32
+	BaseSequence int32
 }
 
 // Codec returns the codec of the records section (flags bits 0–2).

@@ -117,11 +117,12 @@ type segState struct {
 
 // appendReq is one Append call waiting for its acknowledgement.
 type appendReq struct {
-	recs   []codec.Record // offsets and timestamps assigned
-	bytes  int
-	strict bool
-	end    int64      // offset after the last record
-	done   chan error // buffered(1): nil once the sync mode's promise holds
+	recs     []codec.Record      // offsets and timestamps assigned
+	producer codec.ProducerStamp // stamps the batches of recs; zero: none
+	bytes    int
+	strict   bool
+	end      int64      // offset after the last record
+	done     chan error // buffered(1): nil once the sync mode's promise holds
 }
 
 // pendingSync is a batch written to the OS and not yet fsynced and verified.
@@ -295,7 +296,7 @@ func (l *Log) kick(c chan struct{}) {
 // Sync drains the append buffer, fsyncs and verifies everything written and
 // advances the HWM over it.
 func (l *Log) Sync() error {
-	req, err := l.enqueue(nil, true)
+	req, err := l.enqueue(nil, true, codec.ProducerStamp{})
 	if err != nil {
 		return err
 	}
@@ -585,10 +586,28 @@ func (l *Log) lastTimestamp() int64 {
 // If ctx ends first, Append returns its error and the records may or may not
 // have been stored.
 func (l *Log) Append(ctx context.Context, recs []codec.Record) (base int64, ts int64, err error) {
+	return l.AppendProducer(ctx, recs, codec.ProducerStamp{})
+}
+
+// AppendProducer is Append for the records of one batch of an idempotent
+// producer: they are written as one batch of their own (however many
+// records or bytes, up to codec.MaxBatchBytes) stamped with producer (record
+// i has sequence producer.BaseSequence+i, codec/doc.go), so that
+// ProducerBatches finds exactly that batch after a restart.
+func (l *Log) AppendProducer(ctx context.Context, recs []codec.Record, producer codec.ProducerStamp) (base int64, ts int64, err error) {
 	if len(recs) == 0 {
 		return 0, 0, fmt.Errorf("%w: no records", ErrInvalid)
 	}
-	req, err := l.enqueue(recs, l.syncMode() == SyncEveryWrite)
+	if producer.ID != 0 {
+		size := 0
+		for i := range recs {
+			size += recordSize(&recs[i])
+		}
+		if size > codec.MaxBatchBytes {
+			return 0, 0, fmt.Errorf("%w: %d records of %d bytes encoded, one batch holds at most %d", ErrRecordTooLarge, len(recs), size, codec.MaxBatchBytes)
+		}
+	}
+	req, err := l.enqueue(recs, l.syncMode() == SyncEveryWrite, producer)
 	if err != nil {
 		return 0, 0, err
 	}
@@ -606,7 +625,7 @@ func (l *Log) Append(ctx context.Context, recs []codec.Record) (base int64, ts i
 // enqueue assigns offsets and a commit timestamp to recs under the writer
 // lock and hands them to the writer. A nil recs is a barrier: it is acked
 // once everything enqueued before it is durable.
-func (l *Log) enqueue(recs []codec.Record, strict bool) (*appendReq, error) {
+func (l *Log) enqueue(recs []codec.Record, strict bool, producer codec.ProducerStamp) (*appendReq, error) {
 	size := 0
 	for i := range recs {
 		n := recordSize(&recs[i])
@@ -615,7 +634,7 @@ func (l *Log) enqueue(recs []codec.Record, strict bool) (*appendReq, error) {
 		}
 		size += n
 	}
-	req := &appendReq{bytes: size, strict: strict, done: make(chan error, 1)}
+	req := &appendReq{bytes: size, strict: strict, producer: producer, done: make(chan error, 1)}
 	l.mu.Lock()
 	if l.failed != nil && !l.rewound {
 		err := l.failed

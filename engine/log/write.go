@@ -36,6 +36,7 @@ type batchWriter struct {
 	recs   []codec.Record
 	strict []*appendReq
 	lax    []*appendReq
+	stamp  codec.ProducerStamp // the producer of the records in recs
 }
 
 // drain writes everything buffered, repeating until the buffer is empty.
@@ -84,11 +85,18 @@ func (w *batchWriter) write(reqs []*appendReq) error {
 	for _, r := range reqs {
 		for i := range r.recs {
 			n := recordSize(&r.recs[i])
-			if len(w.recs) > 0 && (len(w.recs) >= l.opts.FlushRecords || bytes+n > l.opts.FlushBytes) {
+			// An idempotent producer's append is one batch of its own,
+			// whatever its size, so that its stamp names it exactly.
+			apart := i == 0 && (r.producer.ID != 0 || w.stamp.ID != 0)
+			full := w.stamp.ID == 0 && (len(w.recs) >= l.opts.FlushRecords || bytes+n > l.opts.FlushBytes)
+			if len(w.recs) > 0 && (apart || full) {
 				if err := w.writeBatch(); err != nil {
 					return err
 				}
 				bytes = 0
+			}
+			if len(w.recs) == 0 {
+				w.stamp = r.producer
 			}
 			w.recs = append(w.recs, r.recs[i])
 			bytes += n
@@ -136,7 +144,7 @@ func (w *batchWriter) writeBatch() error {
 	l := w.l
 	base := w.recs[0].Offset
 	var err error
-	w.buf, err = codec.AppendBatch(w.buf[:0], base, w.recs, codec.EncodeOptions{Codec: l.opts.Codec})
+	w.buf, err = codec.AppendBatch(w.buf[:0], base, w.recs, codec.EncodeOptions{Codec: l.opts.Codec, Producer: w.stamp})
 	w.recs = w.recs[:0]
 	if err != nil {
 		return fmt.Errorf("encode batch at offset %d: %w", base, err)

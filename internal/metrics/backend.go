@@ -36,10 +36,26 @@ func (b *Backend) Produce(ctx context.Context, topic string, partition int, recs
 	if err != nil {
 		return acks, err
 	}
+	b.produced(topic, recs, t0)
+	return acks, nil
+}
+
+// ProduceIdempotent is engine.ProduceIdempotent, counted as Produce.
+func (b *Backend) ProduceIdempotent(ctx context.Context, topic string, partition int, recs []engine.Record, producer engine.ProducerStamp) ([]engine.Ack, error) {
+	t0 := time.Now()
+	acks, err := b.Engine.ProduceIdempotent(ctx, topic, partition, recs, producer)
+	if err != nil {
+		return acks, err
+	}
+	b.produced(topic, recs, t0)
+	return acks, nil
+}
+
+// produced counts an acknowledged produce that started at t0.
+func (b *Backend) produced(topic string, recs []engine.Record, t0 time.Time) {
 	b.m.produceSeconds.Observe(time.Since(t0).Seconds())
 	b.m.producedRecords.WithLabelValues(topic).Add(float64(len(recs)))
 	b.m.producedBytes.WithLabelValues(topic).Add(float64(recordBytes(recs)))
-	return acks, nil
 }
 
 // Read is engine.Read, timed, and counted when it returns records.
