@@ -1,9 +1,7 @@
 package crashlab
 
 import (
-	"errors"
 	"fmt"
-	"io"
 	"os"
 	"path/filepath"
 
@@ -59,20 +57,13 @@ func segmentLayout(path string, base int64) (SegmentLayout, error) {
 		return SegmentLayout{}, err
 	}
 	sl := SegmentLayout{Base: base, Size: fi.Size()}
-	hb := make([]byte, codec.HeaderLen)
-	for pos := int64(0); pos+codec.HeaderLen <= sl.Size; {
-		if _, err := f.ReadAt(hb, pos); err != nil {
-			if errors.Is(err, io.EOF) {
-				break
-			}
-			return sl, fmt.Errorf("segment %s: read header at %d: %w", path, pos, err)
-		}
-		h, err := codec.ParseHeader(hb)
-		if err != nil || pos+h.Size() > sl.Size {
+	rd := segment.NewReader(f, sl.Size, segment.ReaderOptions{Level: segment.LevelHeader})
+	for {
+		fr, ok := rd.Next()
+		if !ok || !fr.OK() {
 			break
 		}
-		sl.Batches = append(sl.Batches, BatchSpan{Pos: pos, Size: h.Size(), BaseOffset: h.BaseOffset})
-		pos += h.Size()
+		sl.Batches = append(sl.Batches, BatchSpan{Pos: fr.Position, Size: fr.Size, BaseOffset: fr.Header.BaseOffset})
 	}
 	return sl, nil
 }
