@@ -1,19 +1,13 @@
 package tui
 
 import (
-	"bytes"
 	"encoding/binary"
-	"errors"
 	"fmt"
-	"hash/crc32"
-	"io"
-	"os"
 	"strings"
 
 	"github.com/charmbracelet/bubbles/key"
 	tea "github.com/charmbracelet/bubbletea"
 	"github.com/charmbracelet/lipgloss"
-	"github.com/klauspost/compress/zstd"
 	"github.com/pulselog/pulse/engine/codec"
 	"github.com/pulselog/pulse/themes"
 )
@@ -26,8 +20,6 @@ const (
 	hexMaxRecords = 64       // records annotated
 	hexDamaged    = 4 << 10  // bytes shown of a region that is no batch
 )
-
-var castagnoli = crc32.MakeTable(crc32.Castagnoli)
 
 type hexMsg struct {
 	to
@@ -44,7 +36,7 @@ type hexScreen struct {
 	id     int
 	topic  string
 	part   int
-	path   string
+	base   int64 // the segment's base offset
 	fr     frame
 	lines  []string
 	offset int
@@ -53,8 +45,8 @@ type hexScreen struct {
 	w, h   int
 }
 
-func newHexScreen(c *Common, topic string, p int, path string, fr frame) *hexScreen {
-	return &hexScreen{c: c, id: c.newID(), topic: topic, part: p, path: path, fr: fr}
+func newHexScreen(c *Common, topic string, p int, base int64, fr frame) *hexScreen {
+	return &hexScreen{c: c, id: c.newID(), topic: topic, part: p, base: base, fr: fr}
 }
 
 func (s *hexScreen) ID() int          { return s.id }
@@ -62,24 +54,19 @@ func (s *hexScreen) Crumb() string    { return fmt.Sprintf("batch @%s", humanCou
 func (s *hexScreen) SetSize(w, h int) { s.w, s.h = w, h; s.clamp() }
 
 func (s *hexScreen) Init() tea.Cmd {
-	path, id, fr := s.path, s.id, s.fr
+	src, topic, p, base, id, fr := s.c.Src, s.topic, s.part, s.base, s.id, s.fr
 	return func() tea.Msg {
 		n := fr.Size
 		if !fr.HeaderOK {
 			n = min(n, hexDamaged)
 		}
 		n = min(n, hexMaxStored)
-		f, err := os.Open(path)
-		if err != nil {
-			return hexMsg{to: to{id}, err: err}
+		sf, ok := src.(SegmentFiles)
+		if !ok {
+			return hexMsg{to: to{id}, err: fmt.Errorf("hex view: %w", ErrNeedsDataDir)}
 		}
-		defer f.Close()
-		raw := make([]byte, n)
-		m, err := f.ReadAt(raw, fr.Pos)
-		if err != nil && !errors.Is(err, io.EOF) {
-			return hexMsg{to: to{id}, err: err}
-		}
-		return hexMsg{to: to{id}, raw: raw[:m]}
+		raw, err := sf.SegmentBytes(topic, p, base, fr.Pos, n)
+		return hexMsg{to: to{id}, raw: raw, err: err}
 	}
 }
 
@@ -213,39 +200,14 @@ func annotatedHex(st *themes.Styles, b []byte, base int64, spans []span) []strin
 	return out
 }
 
-// headerCheck says which header fields of raw are bad, and why.
+// headerCheck says which header fields of raw are bad, and why (the
+// codec's HeaderProblems, with the bytes the frame has in its file).
 func headerCheck(raw []byte, fr frame) map[string]string {
-	bad := map[string]string{}
-	if len(raw) < codec.HeaderLen {
-		bad["*"] = fmt.Sprintf("only %d bytes: the header is torn", len(raw))
-		return bad
+	avail := int64(-1)
+	if fr.HeaderOK {
+		avail = fr.Size
 	}
-	if raw[0] != codec.Magic {
-		bad["magic"] = fmt.Sprintf("want 0x%02x", codec.Magic)
-	}
-	if raw[1] != codec.Version {
-		bad["version"] = fmt.Sprintf("want %d", codec.Version)
-	}
-	flags := binary.BigEndian.Uint16(raw[2:])
-	if flags&^(codec.FlagCodecMask|codec.FlagSparse) != 0 || codec.Codec(flags&codec.FlagCodecMask) > codec.CodecZstd {
-		bad["flags"] = "unknown bits or codec"
-	}
-	bl := int64(binary.BigEndian.Uint32(raw[16:]))
-	switch {
-	case bl > codec.MaxBatchBytes:
-		bad["batchLen"] = fmt.Sprintf("over the %s bound", humanBytes(codec.MaxBatchBytes))
-	case fr.HeaderOK && fr.Size < codec.HeaderLen+bl:
-		bad["batchLen"] = fmt.Sprintf("overruns the file: %d bytes there", fr.Size-codec.HeaderLen)
-	}
-	if binary.BigEndian.Uint32(raw[36:]) == 0 {
-		bad["recordCount"] = "a batch holds at least one record"
-	}
-	if len(bad) == 0 && int64(len(raw)) == codec.HeaderLen+bl {
-		if want, got := binary.BigEndian.Uint32(raw[4:]), crc32.Checksum(raw[8:], castagnoli); want != got {
-			bad["crc32c"] = fmt.Sprintf("computed 0x%08x", got)
-		}
-	}
-	return bad
+	return codec.HeaderProblems(raw, avail)
 }
 
 // renderBatchHex renders the annotated view of the batch bytes raw found at
@@ -261,7 +223,7 @@ func renderBatchHex(c *Common, fr frame, raw []byte) string {
 	}
 	title := fmt.Sprintf("  batch at byte %s · %s stored", humanCount(fr.Pos), humanBytes(fr.Size))
 	if fr.HeaderOK {
-		title += fmt.Sprintf(" · offset %s · %s · %s", humanCount(fr.H.BaseOffset), plural(int64(fr.H.RecordCount), "record", "records"), fr.H.Codec())
+		title += fmt.Sprintf(" · offset %s · %s · %s", humanCount(fr.Header.BaseOffset), plural(int64(fr.Header.RecordCount), "record", "records"), fr.Header.Codec())
 	}
 	add(st.Bold.Render(title)+" · "+state, "")
 
@@ -345,12 +307,12 @@ func recordsView(c *Common, fr frame, raw []byte) []string {
 	var out []string
 	add := func(s ...string) { out = append(out, s...) }
 	stored := raw[codec.HeaderLen:]
-	if int64(len(raw)) < fr.H.Size() {
+	if int64(len(raw)) < fr.Header.Size() {
 		add(st.Warn.Render(fmt.Sprintf("  records section cut at %s for display", humanBytes(int64(len(stored))))))
 	}
 	sec := stored
 	base := fr.Pos + codec.HeaderLen
-	switch fr.H.Codec() {
+	switch fr.Header.Codec() {
 	case codec.CodecZstd:
 		dec, err := decompress(stored)
 		if err != nil {
@@ -417,7 +379,7 @@ func recordsView(c *Common, fr frame, raw []byte) []string {
 			v = "null (tombstone)"
 		}
 		add("", st.Bold.Render(fmt.Sprintf("  record %d · offset %s · %d bytes · key %s · value %s",
-			i, humanCount(fr.H.BaseOffset+int64(offDelta)), n, k, truncate(v, 60))))
+			i, humanCount(fr.Header.BaseOffset+int64(offDelta)), n, k, truncate(v, 60))))
 		add(wrapWords(names, max(c.Width-4, 20), "  ")...)
 		add(annotatedHex(st, rec, base+int64(q), spans)...)
 		q += n
@@ -450,14 +412,5 @@ func wrapWords(words []string, width int, indent string) []string {
 // hexMaxSection plus one record's worth of bytes, since no more is shown
 // (a corrupt frame may claim up to codec.MaxBatchBytes).
 func decompress(sec []byte) ([]byte, error) {
-	d, err := zstd.NewReader(bytes.NewReader(sec), zstd.WithDecoderConcurrency(1), zstd.WithDecoderMaxMemory(codec.MaxBatchBytes))
-	if err != nil {
-		return nil, err
-	}
-	defer d.Close()
-	out, err := io.ReadAll(io.LimitReader(d, 2*hexMaxSection))
-	if err != nil {
-		return nil, err
-	}
-	return out, nil
+	return codec.DecompressPrefix(sec, 2*hexMaxSection)
 }

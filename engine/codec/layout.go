@@ -3,6 +3,8 @@ package codec
 import (
 	"encoding/binary"
 	"fmt"
+
+	"github.com/pulselog/pulse/internal/units"
 )
 
 // Field is one field of an encoded batch header or record, for annotated hex
@@ -29,6 +31,46 @@ func HeaderFields() []Field {
 		{"producerEpoch", offProducerEpoch, offBaseSequence - offProducerEpoch},
 		{"baseSequence", offBaseSequence, headerLen - offBaseSequence},
 	}
+}
+
+// HeaderProblems says which header fields of raw (a batch's bytes as stored,
+// from its header on, possibly cut short for display) are bad and why, keyed
+// by field name, for annotated views; "*" means the header itself is torn.
+// avail is how many bytes the file holds from the batch's position, or -1
+// when unknown. The CRC is checked only when raw holds the whole batch and
+// no other field is bad. Empty when the header and CRC are fine.
+func HeaderProblems(raw []byte, avail int64) map[string]string {
+	bad := map[string]string{}
+	if len(raw) < headerLen {
+		bad["*"] = fmt.Sprintf("only %d bytes: the header is torn", len(raw))
+		return bad
+	}
+	h := readHeader(raw)
+	if h.Magic != Magic {
+		bad["magic"] = fmt.Sprintf("want 0x%02x", Magic)
+	}
+	if h.Version != Version {
+		bad["version"] = fmt.Sprintf("want %d", Version)
+	}
+	if h.Flags&^knownFlags != 0 || h.Codec() > CodecZstd {
+		bad["flags"] = "unknown bits or codec"
+	}
+	bl := int64(h.BatchLen)
+	switch {
+	case bl > MaxBatchBytes:
+		bad["batchLen"] = fmt.Sprintf("over the %s bound", units.FormatBytes(MaxBatchBytes))
+	case avail >= 0 && avail < headerLen+bl:
+		bad["batchLen"] = fmt.Sprintf("overruns the file: %d bytes there", avail-headerLen)
+	}
+	if h.RecordCount == 0 {
+		bad["recordCount"] = "a batch holds at least one record"
+	}
+	if len(bad) == 0 && int64(len(raw)) == headerLen+bl {
+		if got := checksum(raw); got != h.CRC {
+			bad["crc32c"] = fmt.Sprintf("computed 0x%08x", got)
+		}
+	}
+	return bad
 }
 
 // RecordFields lists the fields of the encoded record at the start of rec
