@@ -7,6 +7,7 @@ import (
 
 	"github.com/pulselog/pulse/engine/codec"
 	"github.com/pulselog/pulse/engine/segment"
+	"github.com/pulselog/pulse/internal/layout"
 )
 
 // SegmentLayout is one segment file of a partition as found on disk.
@@ -165,6 +166,4 @@ func baseList(segs []SegmentLayout) string {
 
 // PartitionDir is where partition p of topic keeps its files in the data
 // directory data (topics/<topic>/p00003, docs/architecture.md).
-func PartitionDir(data, topic string, p int) string {
-	return filepath.Join(data, "topics", topic, fmt.Sprintf("p%05d", p))
-}
+func PartitionDir(data, topic string, p int) string { return layout.PartitionDir(data, topic, p) }
