@@ -105,9 +105,9 @@ func segmentLimit(dir string, base int64) (int64, error) {
 	return 0, nil
 }
 
-// SegmentBytes reads up to n bytes of the segment with base offset base of
+// segmentBytes reads up to n bytes of the segment with base offset base of
 // topic's partition at byte position pos (fewer at the file end).
-func (e *Engine) SegmentBytes(topic string, partition int, base, pos, n int64) ([]byte, error) {
+func (e *Engine) segmentBytes(topic string, partition int, base, pos, n int64) ([]byte, error) {
 	f, err := os.Open(filepath.Join(e.partitionDir(topic, partition), segment.LogFile(base)))
 	if err != nil {
 		return nil, err
@@ -119,4 +119,78 @@ func (e *Engine) SegmentBytes(topic string, partition int, base, pos, n int64) (
 		return nil, fmt.Errorf("segment %s: read at %d: %w", segment.LogFile(base), pos, err)
 	}
 	return raw[:m], nil
+}
+
+// Annotations of batch bytes, produced by the codec (engine/codec/layout.go).
+type (
+	FieldView   = codec.FieldView
+	RecordView  = codec.RecordView
+	RecordsView = codec.RecordsView
+)
+
+// BatchHeaderLen is the size of a batch's fixed header.
+const BatchHeaderLen = codec.HeaderLen
+
+// BatchViewLimits bound what SegmentBatch reads and annotates (a batch may
+// be up to 256 MiB).
+type BatchViewLimits struct {
+	Stored  int64 // bytes of a batch read from the file
+	Damaged int64 // bytes read of a region that is no batch
+	Section int   // bytes of the records section annotated
+	Records int   // records annotated
+}
+
+// BatchView is one frame's bytes as stored with the codec's annotations.
+type BatchView struct {
+	Raw    []byte      // the frame's bytes from its position, cut at the limits
+	Header []FieldView // every header field; Present says whether Raw holds it
+	Torn   string      // why the header is torn (Raw shorter than it); "" otherwise
+	// The records section, when the frame's header parsed: Section is what
+	// Records annotates, the stored bytes for codec none, the start of their
+	// decompression for zstd (Decompressed). SectionErr says why a zstd
+	// section does not decompress.
+	Section      []byte
+	Decompressed bool
+	SectionErr   string
+	Records      RecordsView
+}
+
+// SegmentBatch reads the frame fr of the segment with base offset base of
+// topic's partition (a frame SegmentFrames listed) and annotates it.
+func (e *Engine) SegmentBatch(topic string, partition int, base int64, fr SegmentFrame, lim BatchViewLimits) (BatchView, error) {
+	n := fr.Size
+	if !fr.HeaderOK {
+		n = min(n, lim.Damaged)
+	}
+	n = min(n, lim.Stored)
+	raw, err := e.segmentBytes(topic, partition, base, fr.Pos, n)
+	if err != nil {
+		return BatchView{}, err
+	}
+	return viewBatch(raw, fr, lim), nil
+}
+
+func viewBatch(raw []byte, fr SegmentFrame, lim BatchViewLimits) BatchView {
+	avail := int64(-1)
+	if fr.HeaderOK {
+		avail = fr.Size
+	}
+	v := BatchView{Raw: raw}
+	v.Header, v.Torn = codec.ViewHeader(raw, avail)
+	if len(raw) <= codec.HeaderLen || !fr.HeaderOK {
+		return v
+	}
+	v.Section = raw[codec.HeaderLen:]
+	if fr.Header.Codec() == codec.CodecZstd {
+		// At most two sections' worth: no more is shown, and a corrupt
+		// frame may claim up to 256 MiB.
+		dec, err := codec.DecompressPrefix(v.Section, 2*int64(lim.Section))
+		if err != nil {
+			v.SectionErr = err.Error()
+			return v
+		}
+		v.Section, v.Decompressed = dec, true
+	}
+	v.Records = codec.ViewRecords(v.Section, lim.Records, lim.Section)
+	return v
 }

@@ -37,8 +37,9 @@ type SegmentFiles interface {
 	// from, where the lowest acceptable base offset is fromOffset (-1:
 	// unknown).
 	SegmentFrames(topic string, partition int, base, from, fromOffset int64, n int) (engine.FramePage, error)
-	// SegmentBytes reads up to n bytes of segment base at position pos.
-	SegmentBytes(topic string, partition int, base, pos, n int64) ([]byte, error)
+	// SegmentBatch reads the frame fr of segment base (one SegmentFrames
+	// listed) and annotates its bytes, within lim.
+	SegmentBatch(topic string, partition int, base int64, fr engine.SegmentFrame, lim engine.BatchViewLimits) (engine.BatchView, error)
 }
 
 type framesMsg struct {

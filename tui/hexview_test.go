@@ -65,12 +65,14 @@ func FuzzFramesAndHexView(f *testing.F) {
 				t.Fatalf("damaged frame without a reason: %+v", fr)
 			}
 			pos += fr.Size
-			end := min(pos, int64(len(data)))
-			raw := data[fr.Pos:end]
-			if !fr.HeaderOK {
-				raw = raw[:min(len(raw), hexDamaged)]
+			v, err := e.SegmentBatch("fuzz", 0, fuzzBase, fr, hexLimits)
+			if err != nil {
+				t.Fatal(err)
 			}
-			out := renderBatchHex(c, fr, raw)
+			if want := data[fr.Pos:min(pos, fr.Pos+int64(len(v.Raw)))]; string(v.Raw) != string(want) {
+				t.Fatalf("frame %+v: SegmentBatch read %d bytes that are not the file's", fr, len(v.Raw))
+			}
+			out := renderBatchHex(c, fr, v)
 			if !strings.Contains(out, "HEADER") {
 				t.Fatalf("no header section for %+v", fr)
 			}

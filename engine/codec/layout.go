@@ -133,3 +133,106 @@ func RecordFields(rec []byte) ([]Field, int, error) {
 	}
 	return fields, recLenSize + len(body), nil
 }
+
+// FieldView is one field of bytes being shown (pulse dump, the recovery
+// inspector's hex view): where it lies, its value when the bytes hold it,
+// and what is wrong with it.
+type FieldView struct {
+	Field
+	Present bool   // the bytes hold the whole field
+	Value   uint64 // the field's big-endian value when Present (fields of at most 8 bytes)
+	Desc    string // the codec's reading of a flags field ("0x0001 codec zstd"); "" for the others
+	Bad     string // why the field makes the batch bad; "" when fine
+}
+
+// ViewHeader annotates the batch header at the start of raw (a batch's
+// bytes as stored, possibly cut short): every field of HeaderFields with
+// its value and, from HeaderProblems, why it is bad. torn is set when raw
+// is shorter than the header. avail is as for HeaderProblems.
+func ViewHeader(raw []byte, avail int64) (fields []FieldView, torn string) {
+	bad := HeaderProblems(raw, avail)
+	for _, f := range HeaderFields() {
+		v := FieldView{Field: f, Bad: bad[f.Name]}
+		if f.Offset+f.Len <= len(raw) {
+			v.Present = true
+			for _, x := range raw[f.Offset : f.Offset+f.Len] {
+				v.Value = v.Value<<8 | uint64(x)
+			}
+			if f.Name == "flags" {
+				v.Desc = describeFlags(uint16(v.Value))
+			}
+		}
+		fields = append(fields, v)
+	}
+	return fields, bad["*"]
+}
+
+// describeFlags reads a flags field: its value, codec and sparse bit.
+func describeFlags(f uint16) string {
+	s := fmt.Sprintf("0x%04x codec %s", f, Codec(f&FlagCodecMask))
+	if f&FlagSparse != 0 {
+		s += ", sparse offsets"
+	}
+	return s
+}
+
+// RecordView is one encoded record of a records section being shown.
+type RecordView struct {
+	Start, Len  int     // where it lies in the section, length field included
+	Fields      []Field // RecordFields, relative to Start
+	OffsetDelta uint32
+	Key, Value  []byte // nil when null
+	KeyNull     bool
+	ValueNull   bool // a tombstone
+}
+
+// RecordsView annotates the start of an uncompressed records section.
+type RecordsView struct {
+	Records []RecordView
+	// More is how many bytes after the annotated records were not looked at
+	// (the limits of ViewRecords).
+	More int
+	// BadErr says why the record at byte BadAt (record number BadIndex) does
+	// not parse; "" when every annotated record parsed.
+	BadErr          string
+	BadAt, BadIndex int
+}
+
+// ViewRecords annotates the records at the start of sec, at most
+// maxRecords of them and none starting at or past byte maxBytes, stopping
+// at the first that does not parse.
+func ViewRecords(sec []byte, maxRecords, maxBytes int) RecordsView {
+	var v RecordsView
+	q := 0
+	for i := 0; q < len(sec); i++ {
+		if i == maxRecords || q >= maxBytes {
+			v.More = len(sec) - q
+			break
+		}
+		fields, n, err := RecordFields(sec[q:])
+		if err != nil {
+			v.BadErr, v.BadAt, v.BadIndex = err.Error(), q, i
+			break
+		}
+		rv := RecordView{Start: q, Len: n, Fields: fields}
+		rec := sec[q : q+n]
+		for _, f := range fields {
+			b := rec[f.Offset : f.Offset+f.Len]
+			switch f.Name {
+			case "offsetDelta":
+				rv.OffsetDelta = binary.BigEndian.Uint32(b)
+			case "key":
+				rv.Key = b
+			case "value":
+				rv.Value = b
+			case "keyLength":
+				rv.KeyNull = binary.BigEndian.Uint32(b) == nullLen
+			case "valueLength":
+				rv.ValueNull = binary.BigEndian.Uint32(b) == nullLen
+			}
+		}
+		v.Records = append(v.Records, rv)
+		q += n
+	}
+	return v
+}
