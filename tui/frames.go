@@ -7,7 +7,7 @@ import (
 	tea "github.com/charmbracelet/bubbletea"
 	"github.com/charmbracelet/lipgloss"
 	"github.com/pulselog/pulse/engine"
-	"github.com/pulselog/pulse/engine/segment"
+	"github.com/pulselog/pulse/internal/layout"
 )
 
 // framesPage is how many batches one read of the frame browser walks.
@@ -93,7 +93,7 @@ func newFramesScreen(c *Common, topic string, p int, base, pos int64) *framesScr
 
 func (s *framesScreen) ID() int { return s.id }
 func (s *framesScreen) Crumb() string {
-	return fmt.Sprintf("%s / p%d / frames %s", s.topic, s.part, segment.Name(s.base))
+	return fmt.Sprintf("%s / p%d / frames %s", s.topic, s.part, layout.SegmentName(s.base))
 }
 func (s *framesScreen) Init() tea.Cmd { return s.load() }
 
@@ -198,7 +198,7 @@ func (s *framesScreen) rebuild() {
 func (s *framesScreen) View() string {
 	st := s.c.Styles
 	if !s.loaded {
-		return st.Muted.Render("  reading " + segment.LogFile(s.base) + "…")
+		return st.Muted.Render("  reading " + layout.LogFile(s.base) + "…")
 	}
 	var bad int
 	for _, f := range s.frames {
@@ -214,7 +214,7 @@ func (s *framesScreen) View() string {
 	if s.start > 0 {
 		from = fmt.Sprintf(" from byte %s (%s: from the start)", humanCount(s.start), s.c.Keys.Top.Help().Key)
 	}
-	line := fmt.Sprintf("  %s · %s · %d frames%s, %d bad · %s", segment.LogFile(s.base), humanBytes(s.size), len(s.frames), from, bad, more)
+	line := fmt.Sprintf("  %s · %s · %d frames%s, %d bad · %s", layout.LogFile(s.base), humanBytes(s.size), len(s.frames), from, bad, more)
 	head := st.Muted.Render(line)
 	if s.err != nil {
 		head = st.StatusError.Render("  " + s.err.Error())
