@@ -51,140 +51,138 @@ func FuzzOneVerdict(f *testing.F) {
 
 // checkOneVerdict is FuzzOneVerdict's check of one segment file's bytes.
 func checkOneVerdict(t *testing.T, data []byte) {
-	{
-		if len(data) > 1<<20 {
-			return
-		}
-		dir := t.TempDir()
-		e, err := Open(DefaultOptions(dir))
-		if err != nil {
+	if len(data) > 1<<20 {
+		return
+	}
+	dir := t.TempDir()
+	e, err := Open(DefaultOptions(dir))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := e.CreateTopic("t", DefaultTopicConfig()); err != nil {
+		t.Fatal(err)
+	}
+	if err := e.Close(); err != nil {
+		t.Fatal(err)
+	}
+	part := layout.PartitionDir(dir, "t", 0)
+	path := filepath.Join(part, layout.LogFile(0))
+	if err := os.WriteFile(path, data, 0o644); err != nil {
+		t.Fatal(err)
+	}
+	for _, name := range []string{layout.IndexFile(0), layout.SnapshotFile} {
+		if err := os.Remove(filepath.Join(part, name)); err != nil && !os.IsNotExist(err) {
 			t.Fatal(err)
 		}
-		if err := e.CreateTopic("t", DefaultTopicConfig()); err != nil {
-			t.Fatal(err)
-		}
-		if err := e.Close(); err != nil {
-			t.Fatal(err)
-		}
-		part := layout.PartitionDir(dir, "t", 0)
-		path := filepath.Join(part, layout.LogFile(0))
-		if err := os.WriteFile(path, data, 0o644); err != nil {
-			t.Fatal(err)
-		}
-		for _, name := range []string{layout.IndexFile(0), layout.SnapshotFile} {
-			if err := os.Remove(filepath.Join(part, name)); err != nil && !os.IsNotExist(err) {
-				t.Fatal(err)
-			}
-		}
-		if err := recovery.WriteHWM(part, 0); err != nil {
-			t.Fatal(err)
-		}
+	}
+	if err := recovery.WriteHWM(part, 0); err != nil {
+		t.Fatal(err)
+	}
 
-		// pulse verify / dump.
-		var want []int64 // positions of the batches accepted
-		var wantRecs []codec.Record
-		check, err := recovery.CheckSegmentFile(path, recovery.CheckOptions{Visit: func(fr recovery.Frame) error {
-			if fr.Err == "" {
-				want = append(want, fr.Position)
-				b, err := codec.DecodeBatch(fr.Bytes)
-				if err != nil {
-					return fmt.Errorf("batch at %d accepted, but it does not decode: %w", fr.Position, err)
-				}
-				for _, r := range b.Records {
-					r.Key, r.Value = bytes.Clone(r.Key), bytes.Clone(r.Value)
-					wantRecs = append(wantRecs, r)
-				}
-			}
-			return nil
-		}})
-		if err != nil {
-			t.Fatal(err)
-		}
-
-		e, err = Open(DefaultOptions(dir))
-		if err != nil {
-			t.Fatal(err)
-		}
-		defer e.Close()
-
-		// The frame browser. The engine is open, and recovery has cut a torn
-		// tail: the browser sees the file as recovered, the bytes it kept.
-		pg, err := e.SegmentFrames("t", 0, 0, 0, -1, 1<<20)
-		if err != nil {
-			t.Fatal(err)
-		}
-		var got []int64
-		for _, fr := range pg.Frames {
-			if !fr.Damaged {
-				got = append(got, fr.Pos)
-			}
-		}
-		if fmt.Sprint(got) != fmt.Sprint(want) {
-			t.Fatalf("frame browser accepts batches at %v, pulse verify at %v", got, want)
-		}
-		var damaged []int64
-		for _, fr := range pg.Frames {
-			if fr.Damaged {
-				damaged = append(damaged, fr.Pos)
-			}
-		}
-		var corrupt []int64
-		for _, c := range check.Corrupt {
-			corrupt = append(corrupt, c.StartPos)
-		}
-		if fmt.Sprint(damaged) != fmt.Sprint(corrupt) {
-			t.Fatalf("frame browser: damaged regions at %v; pulse verify: corrupt ranges at %v (torn %+v)", damaged, corrupt, check.Torn)
-		}
-
-		// Recovery at open.
-		reps := e.RecoveryReports()
-		if len(reps) != 1 {
-			t.Fatalf("%d recovery reports", len(reps))
-		}
-		rep := reps[0]
-		if fmt.Sprint(rep.Corrupt) != fmt.Sprint(check.Corrupt) {
-			t.Fatalf("recovery reports corrupt ranges %+v, pulse verify %+v", rep.Corrupt, check.Corrupt)
-		}
-		switch {
-		case check.Torn == nil && len(rep.Truncations) != 0:
-			t.Fatalf("recovery truncated %+v, pulse verify saw no torn tail", rep.Truncations)
-		case check.Torn != nil && (len(rep.Truncations) != 1 || rep.Truncations[0] != *check.Torn):
-			t.Fatalf("recovery truncated %+v, pulse verify saw the torn tail %+v", rep.Truncations, *check.Torn)
-		}
-
-		// The read path.
-		var recs []Record
-		var skipped int64
-		for from := int64(0); ; {
-			res, err := e.Read("t", 0, from, 0, 0)
+	// pulse verify / dump.
+	var want []int64 // positions of the batches accepted
+	var wantRecs []codec.Record
+	check, err := recovery.CheckSegmentFile(path, recovery.CheckOptions{Visit: func(fr recovery.Frame) error {
+		if fr.Err == "" {
+			want = append(want, fr.Position)
+			b, err := codec.DecodeBatch(fr.Bytes)
 			if err != nil {
-				t.Fatalf("read from %d: %v", from, err)
+				return fmt.Errorf("batch at %d accepted, but it does not decode: %w", fr.Position, err)
 			}
-			recs = append(recs, res.Records...)
-			skipped += res.Skipped
-			if res.Next >= res.HWM || (len(res.Records) == 0 && res.Skipped == 0) {
-				if res.Next < res.HWM {
-					t.Fatalf("read stuck at %d below the hwm %d", res.Next, res.HWM)
-				}
-				break
-			}
-			from = res.Next
-		}
-		if len(recs) != len(wantRecs) {
-			t.Fatalf("read %d records, the accepted batches hold %d", len(recs), len(wantRecs))
-		}
-		for i := range recs {
-			if recs[i].Offset != wantRecs[i].Offset || !bytes.Equal(recs[i].Value, wantRecs[i].Value) || !bytes.Equal(recs[i].Key, wantRecs[i].Key) {
-				t.Fatalf("record %d: read offset %d %q, accepted batch holds offset %d %q", i, recs[i].Offset, recs[i].Value, wantRecs[i].Offset, wantRecs[i].Value)
+			for _, r := range b.Records {
+				r.Key, r.Value = bytes.Clone(r.Key), bytes.Clone(r.Value)
+				wantRecs = append(wantRecs, r)
 			}
 		}
-		var lost int64
-		for _, c := range check.Corrupt {
-			lost += c.EndOffset - c.FirstOffset
+		return nil
+	}})
+	if err != nil {
+		t.Fatal(err)
+	}
+
+	e, err = Open(DefaultOptions(dir))
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer e.Close()
+
+	// The frame browser. The engine is open, and recovery has cut a torn
+	// tail: the browser sees the file as recovered, the bytes it kept.
+	pg, err := e.SegmentFrames("t", 0, 0, 0, -1, 1<<20)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var got []int64
+	for _, fr := range pg.Frames {
+		if !fr.Damaged {
+			got = append(got, fr.Pos)
 		}
-		if skipped != lost {
-			t.Fatalf("read skipped %d offsets, the corrupt ranges hold %d", skipped, lost)
+	}
+	if fmt.Sprint(got) != fmt.Sprint(want) {
+		t.Fatalf("frame browser accepts batches at %v, pulse verify at %v", got, want)
+	}
+	var damaged []int64
+	for _, fr := range pg.Frames {
+		if fr.Damaged {
+			damaged = append(damaged, fr.Pos)
 		}
+	}
+	var corrupt []int64
+	for _, c := range check.Corrupt {
+		corrupt = append(corrupt, c.StartPos)
+	}
+	if fmt.Sprint(damaged) != fmt.Sprint(corrupt) {
+		t.Fatalf("frame browser: damaged regions at %v; pulse verify: corrupt ranges at %v (torn %+v)", damaged, corrupt, check.Torn)
+	}
+
+	// Recovery at open.
+	reps := e.RecoveryReports()
+	if len(reps) != 1 {
+		t.Fatalf("%d recovery reports", len(reps))
+	}
+	rep := reps[0]
+	if fmt.Sprint(rep.Corrupt) != fmt.Sprint(check.Corrupt) {
+		t.Fatalf("recovery reports corrupt ranges %+v, pulse verify %+v", rep.Corrupt, check.Corrupt)
+	}
+	switch {
+	case check.Torn == nil && len(rep.Truncations) != 0:
+		t.Fatalf("recovery truncated %+v, pulse verify saw no torn tail", rep.Truncations)
+	case check.Torn != nil && (len(rep.Truncations) != 1 || rep.Truncations[0] != *check.Torn):
+		t.Fatalf("recovery truncated %+v, pulse verify saw the torn tail %+v", rep.Truncations, *check.Torn)
+	}
+
+	// The read path.
+	var recs []Record
+	var skipped int64
+	for from := int64(0); ; {
+		res, err := e.Read("t", 0, from, 0, 0)
+		if err != nil {
+			t.Fatalf("read from %d: %v", from, err)
+		}
+		recs = append(recs, res.Records...)
+		skipped += res.Skipped
+		if res.Next >= res.HWM || (len(res.Records) == 0 && res.Skipped == 0) {
+			if res.Next < res.HWM {
+				t.Fatalf("read stuck at %d below the hwm %d", res.Next, res.HWM)
+			}
+			break
+		}
+		from = res.Next
+	}
+	if len(recs) != len(wantRecs) {
+		t.Fatalf("read %d records, the accepted batches hold %d", len(recs), len(wantRecs))
+	}
+	for i := range recs {
+		if recs[i].Offset != wantRecs[i].Offset || !bytes.Equal(recs[i].Value, wantRecs[i].Value) || !bytes.Equal(recs[i].Key, wantRecs[i].Key) {
+			t.Fatalf("record %d: read offset %d %q, accepted batch holds offset %d %q", i, recs[i].Offset, recs[i].Value, wantRecs[i].Offset, wantRecs[i].Value)
+		}
+	}
+	var lost int64
+	for _, c := range check.Corrupt {
+		lost += c.EndOffset - c.FirstOffset
+	}
+	if skipped != lost {
+		t.Fatalf("read skipped %d offsets, the corrupt ranges hold %d", skipped, lost)
 	}
 }
 
@@ -195,4 +193,3 @@ func verdictRecords(base int64, n int) []codec.Record {
 	}
 	return recs
 }
-
