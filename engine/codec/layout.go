@@ -3,8 +3,6 @@ package codec
 import (
 	"encoding/binary"
 	"fmt"
-
-	"github.com/pulselog/pulse/internal/units"
 )
 
 // Field is one field of an encoded batch header or record, for annotated hex
@@ -58,7 +56,7 @@ func HeaderProblems(raw []byte, avail int64) map[string]string {
 	bl := int64(h.BatchLen)
 	switch {
 	case bl > MaxBatchBytes:
-		bad["batchLen"] = fmt.Sprintf("over the %s bound", units.FormatBytes(MaxBatchBytes))
+		bad["batchLen"] = fmt.Sprintf("over the %d.0 MiB bound", MaxBatchBytes>>20)
 	case avail >= 0 && avail < headerLen+bl:
 		bad["batchLen"] = fmt.Sprintf("overruns the file: %d bytes there", avail-headerLen)
 	}
