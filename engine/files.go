@@ -47,7 +47,13 @@ type FramePage struct {
 // acceptable base offset is fromOffset (-1: unknown, the segment's base).
 // Damaged regions reach to the next batch recovery would accept.
 func (e *Engine) SegmentFrames(topic string, partition int, base, from, fromOffset int64, n int) (FramePage, error) {
-	dir := e.partitionDir(topic, partition)
+	dir, err := e.partitionFiles(topic, partition)
+	if err != nil {
+		return FramePage{Next: from}, err
+	}
+	if from < 0 {
+		return FramePage{Next: from}, fmt.Errorf("%w: frames from negative position %d", ErrBadPosition, from)
+	}
 	limit, err := segmentLimit(dir, base)
 	if err != nil {
 		return FramePage{Next: from}, err
@@ -90,6 +96,15 @@ func (e *Engine) SegmentFrames(topic string, partition int, base, from, fromOffs
 	return page, nil
 }
 
+// partitionFiles is the directory of a partition that exists: the topic
+// name and partition are checked before they can reach a path.
+func (e *Engine) partitionFiles(topic string, partition int) (string, error) {
+	if _, err := e.partition(topic, partition); err != nil {
+		return "", err
+	}
+	return e.partitionDir(topic, partition), nil
+}
+
 // segmentLimit is the exclusive end offset of the segment with base offset
 // base in dir: the next segment's base, 0 (none) for the last one.
 func segmentLimit(dir string, base int64) (int64, error) {
@@ -108,7 +123,14 @@ func segmentLimit(dir string, base int64) (int64, error) {
 // segmentBytes reads up to n bytes of the segment with base offset base of
 // topic's partition at byte position pos (fewer at the file end).
 func (e *Engine) segmentBytes(topic string, partition int, base, pos, n int64) ([]byte, error) {
-	f, err := os.Open(filepath.Join(e.partitionDir(topic, partition), segment.LogFile(base)))
+	dir, err := e.partitionFiles(topic, partition)
+	if err != nil {
+		return nil, err
+	}
+	if pos < 0 || n < 0 {
+		return nil, fmt.Errorf("%w: %d bytes at position %d", ErrBadPosition, n, pos)
+	}
+	f, err := os.Open(filepath.Join(dir, segment.LogFile(base)))
 	if err != nil {
 		return nil, err
 	}

@@ -22,7 +22,11 @@ type (
 
 // Snapshot reads the recovery checkpoint of topic's partition as stored.
 func (e *Engine) Snapshot(topic string, partition int) (Snapshot, error) {
-	return recovery.ReadSnapshot(e.partitionDir(topic, partition))
+	dir, err := e.partitionFiles(topic, partition)
+	if err != nil {
+		return Snapshot{}, err
+	}
+	return recovery.ReadSnapshot(dir)
 }
 
 // CrashKinds lists the faults the crash lab can apply, in display order.
@@ -34,14 +38,21 @@ func ParseCrashFault(s string) (CrashFault, error) { return crashlab.ParseFault(
 // ResolveCrashFault fills the defaults of f (segment, position) from the
 // files of topic's partition, reading batch headers only.
 func (e *Engine) ResolveCrashFault(topic string, partition int, f CrashFault) (CrashFault, error) {
-	return crashlab.Resolve(e.partitionDir(topic, partition), f)
+	dir, err := e.partitionFiles(topic, partition)
+	if err != nil {
+		return f, err
+	}
+	return crashlab.Resolve(dir, f)
 }
 
 // RunCrashLab applies f to a scratch copy of topic's partition and compares
 // recovery of the healthy and the faulted copy. The partition's own files
 // are only read.
 func (e *Engine) RunCrashLab(topic string, partition int, f CrashFault) (*CrashResult, error) {
-	dir := e.partitionDir(topic, partition)
+	dir, err := e.partitionFiles(topic, partition)
+	if err != nil {
+		return nil, err
+	}
 	opts := crashlab.Options{Topic: topic, Partition: partition}
 	if rel, err := filepath.Rel(e.opts.Dir, dir); err == nil {
 		opts.Label = rel

@@ -1,0 +1,61 @@
+package engine
+
+import (
+	"context"
+	"errors"
+	"testing"
+)
+
+// TestSegmentFilesCheckTheirInput: the UI's file methods take a topic name
+// and partition, which are checked before they reach a path, and refuse a
+// negative position; nothing is read then.
+func TestSegmentFilesCheckTheirInput(t *testing.T) {
+	e, err := Open(DefaultOptions(t.TempDir()))
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer e.Close()
+	if err := e.CreateTopic("orders", DefaultTopicConfig()); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := e.Produce(context.Background(), "orders", 0, []Record{{Value: []byte("v")}}); err != nil {
+		t.Fatal(err)
+	}
+	cases := []struct {
+		topic string
+		p     int
+		from  int64
+		want  error
+	}{
+		{"../../etc", 0, 0, ErrInvalidTopic},
+		{"nope", 0, 0, ErrTopicNotFound},
+		{"orders", 1, 0, ErrPartitionOutOfRange},
+		{"orders", -1, 0, ErrPartitionOutOfRange},
+		{"orders", 0, -1, ErrBadPosition},
+	}
+	for _, c := range cases {
+		if _, err := e.SegmentFrames(c.topic, c.p, 0, c.from, -1, 10); !errors.Is(err, c.want) {
+			t.Errorf("SegmentFrames(%q, %d, from %d): %v, want %v", c.topic, c.p, c.from, err, c.want)
+		}
+		fr := SegmentFrame{Pos: c.from, Size: 10, HeaderOK: true}
+		if _, err := e.SegmentBatch(c.topic, c.p, 0, fr, BatchViewLimits{Stored: 100, Damaged: 100, Section: 100, Records: 1}); !errors.Is(err, c.want) {
+			t.Errorf("SegmentBatch(%q, %d, at %d): %v, want %v", c.topic, c.p, c.from, err, c.want)
+		}
+		if c.from == 0 {
+			if _, err := e.Snapshot(c.topic, c.p); !errors.Is(err, c.want) {
+				t.Errorf("Snapshot(%q, %d): %v, want %v", c.topic, c.p, err, c.want)
+			}
+			if _, err := e.ResolveCrashFault(c.topic, c.p, CrashFault{Kind: "cut", Segment: -1, Pos: -1}); !errors.Is(err, c.want) {
+				t.Errorf("ResolveCrashFault(%q, %d): %v, want %v", c.topic, c.p, err, c.want)
+			}
+		}
+	}
+	pg, err := e.SegmentFrames("orders", 0, 0, 0, -1, 10)
+	if err != nil || len(pg.Frames) != 1 || pg.Frames[0].Damaged || pg.Next != pg.Size || pg.NextOffset != 1 {
+		t.Fatalf("frames of orders/p0: %+v, %v", pg, err)
+	}
+	v, err := e.SegmentBatch("orders", 0, 0, pg.Frames[0], BatchViewLimits{Stored: 1 << 20, Damaged: 100, Section: 1 << 10, Records: 10})
+	if err != nil || int64(len(v.Raw)) != pg.Frames[0].Size || len(v.Records.Records) != 1 || string(v.Records.Records[0].Value) != "v" {
+		t.Fatalf("batch view: %+v, %v", v, err)
+	}
+}
