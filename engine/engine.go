@@ -13,7 +13,6 @@ import (
 	"path/filepath"
 	"slices"
 	"sort"
-	"strconv"
 	"sync"
 	"time"
 
@@ -22,6 +21,7 @@ import (
 	plog "github.com/pulselog/pulse/engine/log"
 	"github.com/pulselog/pulse/engine/recovery"
 	"github.com/pulselog/pulse/engine/segment"
+	"github.com/pulselog/pulse/internal/layout"
 	"github.com/pulselog/pulse/meta"
 )
 
@@ -147,7 +147,7 @@ func (e *Engine) Meta() *meta.Store { return e.meta }
 
 // partitionDir is where partition p of topic keeps its files.
 func (e *Engine) partitionDir(topic string, p int) string {
-	return filepath.Join(e.opts.Dir, topicsDir, topic, fmt.Sprintf("p%05d", p))
+	return layout.PartitionDir(e.opts.Dir, topic, p)
 }
 
 // load finishes interrupted deletes, reconciles meta.db with the disk and
@@ -332,13 +332,7 @@ func (e *Engine) holdsNoData(name string) bool {
 	return empty
 }
 
-func parsePartitionDir(name string) (int, bool) {
-	if len(name) != 6 || name[0] != 'p' {
-		return 0, false
-	}
-	p, err := strconv.Atoi(name[1:])
-	return p, err == nil && p >= 0
-}
+func parsePartitionDir(name string) (int, bool) { return layout.ParsePartitionName(name) }
 
 // openPartition creates (if needed) and recovers one partition directory.
 func (e *Engine) openPartition(topicName string, p int, cfg TopicConfig) (*plog.Log, error) {

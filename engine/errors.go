@@ -31,4 +31,9 @@ var (
 	// Produce and read.
 	ErrRecordTooLarge   = errors.New("record too large")
 	ErrOffsetOutOfRange = errors.New("offset out of range")
+
+	// Reading segment files (SegmentFrames, SegmentBatch).
+
+	// ErrBadPosition: a negative byte position or length in a segment file.
+	ErrBadPosition = errors.New("bad position in a segment file")
 )

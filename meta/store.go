@@ -16,10 +16,11 @@ import (
 	berrors "go.etcd.io/bbolt/errors"
 
 	"github.com/pulselog/pulse/engine/fsutil"
+	"github.com/pulselog/pulse/internal/layout"
 )
 
 // FileName is the name of the metadata file inside a data directory.
-const FileName = "meta.db"
+const FileName = layout.MetaFile
 
 // SchemaVersion is the version of the key space this build reads and writes.
 // A meta.db with a higher version refuses to open (ErrSchemaTooNew).

@@ -2,13 +2,14 @@ package tui
 
 import (
 	"fmt"
-	"path/filepath"
 	"strings"
 
 	"github.com/charmbracelet/bubbles/key"
 	"github.com/charmbracelet/bubbles/textinput"
 	tea "github.com/charmbracelet/bubbletea"
-	"github.com/pulselog/pulse/engine/crashlab"
+	"github.com/pulselog/pulse/engine"
+	"github.com/pulselog/pulse/internal/layout"
+	"github.com/pulselog/pulse/internal/textcol"
 )
 
 type labPartitionsMsg struct {
@@ -21,14 +22,14 @@ type labPartitionsMsg struct {
 // segment and position it would hit by default.
 type labDefaultMsg struct {
 	to
-	kind  crashlab.Kind
-	fault crashlab.Fault
+	kind  engine.CrashKind
+	fault engine.CrashFault
 	err   error
 }
 
 type labResultMsg struct {
 	to
-	res *crashlab.Result
+	res *engine.CrashResult
 	err error
 }
 
@@ -49,14 +50,14 @@ type crashLabScreen struct {
 	edit  bool // the fault line has the keyboard
 
 	running bool
-	res     *crashlab.Result
+	res     *engine.CrashResult
 	err     error
 	lines   []string // rendered result
 	// shownDefault is the resolved default fault on the fault line (of
 	// defaultKind). Applied unedited, the kind's default is resolved again
 	// against the copy: a busy partition has grown since it was shown.
 	shownDefault string
-	defaultKind  crashlab.Kind
+	defaultKind  engine.CrashKind
 	offset       int
 	w, h         int
 }
@@ -66,8 +67,8 @@ func newCrashLabScreen(c *Common, topic string, p int) *crashLabScreen {
 	s.input.Prompt = ""
 	s.parts = newTable(c, []column{{Title: "PARTITION", Width: 20, Flex: true}}, "no partitions")
 	s.kinds = newTable(c, []column{{Title: "FAULT", Width: 18}, {Title: "WHAT IT DOES", Width: 20, Flex: true}}, "")
-	rows := make([]row, 0, len(crashlab.Kinds()))
-	for _, k := range crashlab.Kinds() {
+	rows := make([]row, 0, len(engine.CrashKinds()))
+	for _, k := range engine.CrashKinds() {
 		rows = append(rows, row{Key: string(k), Cells: []string{string(k), k.Describe()}})
 	}
 	s.kinds.SetRows(rows)
@@ -89,7 +90,7 @@ func (s *crashLabScreen) Capturing() bool { return s.edit }
 func (s *crashLabScreen) SetSize(w, h int) {
 	s.w, s.h = w, h
 	s.parts.SetSize(w, h-2)
-	s.kinds.SetSize(w, min(len(crashlab.Kinds())+1, max(h-6, 3)))
+	s.kinds.SetSize(w, min(len(engine.CrashKinds())+1, max(h-6, 3)))
 	s.input.Width = max(w-12, 10)
 	if s.res != nil || s.err != nil {
 		s.render() // the result wraps to the width, in the current theme
@@ -104,8 +105,26 @@ func (s *crashLabScreen) Init() tea.Cmd {
 	return s.resolve()
 }
 
-func (s *crashLabScreen) dir() string {
-	return crashlab.PartitionDir(dataDir(s.c.Src), s.topic, s.part)
+// rel is the partition's directory relative to the data dir.
+func (s *crashLabScreen) rel() string { return layout.PartitionDir("", s.topic, s.part) }
+
+// CrashLab applies faults to scratch copies of a partition's files and
+// compares recovery of the healthy and the faulted copy (*engine.Engine
+// implements it; the partition's own files are only read).
+type CrashLab interface {
+	// ResolveCrashFault fills the defaults of f (segment, position) from
+	// the partition's files.
+	ResolveCrashFault(topic string, partition int, f engine.CrashFault) (engine.CrashFault, error)
+	// RunCrashLab applies f to a scratch copy of the partition.
+	RunCrashLab(topic string, partition int, f engine.CrashFault) (*engine.CrashResult, error)
+}
+
+// crashLab returns the source's crash lab, or an error saying it has none.
+func crashLab(src Source) (CrashLab, error) {
+	if cl, ok := src.(CrashLab); ok {
+		return cl, nil
+	}
+	return nil, fmt.Errorf("crash lab: %w", ErrNeedsDataDir)
 }
 
 func (s *crashLabScreen) loadPartitions() tea.Cmd {
@@ -132,33 +151,37 @@ func (s *crashLabScreen) resolve() tea.Cmd {
 	if !ok {
 		return nil
 	}
-	kind := crashlab.Kind(r.Key)
-	dir, id := s.dir(), s.id
+	kind := engine.CrashKind(r.Key)
+	src, topic, p, id := s.c.Src, s.topic, s.part, s.id
 	return func() tea.Msg {
-		f, err := crashlab.Resolve(dir, crashlab.Fault{Kind: kind, Segment: -1, Pos: -1})
+		cl, err := crashLab(src)
+		if err != nil {
+			return labDefaultMsg{to: to{id}, kind: kind, err: err}
+		}
+		f, err := cl.ResolveCrashFault(topic, p, engine.CrashFault{Kind: kind, Segment: -1, Pos: -1})
 		return labDefaultMsg{to: to{id}, kind: kind, fault: f, err: err}
 	}
 }
 
 func (s *crashLabScreen) apply() tea.Cmd {
-	f, err := crashlab.ParseFault(s.input.Value())
+	f, err := engine.ParseCrashFault(s.input.Value())
 	if err != nil {
 		return errStatus(err)
 	}
 	if s.input.Value() == s.shownDefault && f.Kind == s.defaultKind {
-		f = crashlab.Fault{Kind: s.defaultKind, Segment: -1, Pos: -1}
+		f = engine.CrashFault{Kind: s.defaultKind, Segment: -1, Pos: -1}
 	}
 	if s.running {
 		return status("a fault is already being applied")
 	}
 	s.running, s.err = true, nil
-	dir, id := s.dir(), s.id
-	opts := crashlab.Options{Topic: s.topic, Partition: s.part}
-	if rel, err := filepath.Rel(dataDir(s.c.Src), dir); err == nil {
-		opts.Label = rel
-	}
+	src, topic, p, id := s.c.Src, s.topic, s.part, s.id
 	return func() tea.Msg {
-		res, err := crashlab.Run(dir, f, opts)
+		cl, err := crashLab(src)
+		if err != nil {
+			return labResultMsg{to: to{id}, err: err}
+		}
+		res, err := cl.RunCrashLab(topic, p, f)
 		return labResultMsg{to: to{id}, res: res, err: err}
 	}
 }
@@ -299,7 +322,7 @@ func (s *crashLabScreen) render() {
 	}
 	add("")
 	colW := max((s.w-5)/2, 20)
-	side := crashlab.SideBySide("HEALTHY COPY", reportLines(s.c, r.Healthy), "FAULTED COPY", reportLines(s.c, r.Faulted), colW)
+	side := textcol.SideBySide("HEALTHY COPY", reportLines(s.c, r.Healthy), "FAULTED COPY", reportLines(s.c, r.Faulted), colW)
 	for i, l := range side {
 		if i == 0 {
 			add(st.PanelTitle.Render(" " + l))
@@ -328,7 +351,7 @@ func (s *crashLabScreen) View() string {
 		end := min(s.offset+s.h, len(s.lines))
 		return strings.Join(s.lines[s.offset:end], "\n")
 	}
-	rel, _ := filepath.Rel(dataDir(s.c.Src), s.dir())
+	rel := s.rel()
 	var b strings.Builder
 	b.WriteString(st.Muted.Render(fmt.Sprintf("  %s p%d (%s): faults go to a scratch copy; the partition's files are only read", s.topic, s.part, rel)) + "\n\n")
 	b.WriteString(fit(s.kinds.View(), s.w, s.kinds.height+1) + "\n\n")

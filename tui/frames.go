@@ -1,44 +1,25 @@
 package tui
 
 import (
-	"errors"
 	"fmt"
-	"io"
-	"os"
-	"path/filepath"
 
 	"github.com/charmbracelet/bubbles/key"
 	tea "github.com/charmbracelet/bubbletea"
 	"github.com/charmbracelet/lipgloss"
-	"github.com/pulselog/pulse/engine/codec"
-	"github.com/pulselog/pulse/engine/crashlab"
-	"github.com/pulselog/pulse/engine/segment"
+	"github.com/pulselog/pulse/engine"
+	"github.com/pulselog/pulse/internal/layout"
 )
 
 // framesPage is how many batches one read of the frame browser walks.
 const framesPage = 200
 
-// resyncChunk is how much of a segment the search past damaged bytes reads
-// at a time.
-const resyncChunk = 1 << 20
-
 // frame is one batch (or one damaged region) of a segment file, as the
-// frame browser lists it. It holds no batch bytes.
-type frame struct {
-	Pos  int64
-	Size int64 // bytes up to the next frame
-	H    codec.BatchHeader
-	// Damaged: the bytes at Pos are no valid batch (header does not parse,
-	// overruns the file or fails its CRC). Err says why. When the header
-	// parsed, H holds it and HeaderOK is set.
-	Damaged  bool
-	HeaderOK bool
-	Err      string
-	Raw      int64 // uncompressed records section; -1 unknown
-}
+// frame browser lists it (the source's verdict, the one recovery gives). It
+// holds no batch bytes.
+type frame = engine.SegmentFrame
 
-// CRCState is "ok", "BAD" or "-" when there was no header to check.
-func (f frame) crcState() string {
+// crcState is "ok", "BAD" or "-" when there was no header to check.
+func crcState(f frame) string {
 	switch {
 	case !f.Damaged:
 		return "ok"
@@ -48,122 +29,27 @@ func (f frame) crcState() string {
 	return "-"
 }
 
-// readFrames walks up to n frames of the .log file at path from position
-// from with ReadAt: a 52-byte header, then the whole batch for its CRC, one
-// batch at a time. A region that is no valid batch becomes one damaged
-// frame reaching to the next position where a batch's header and CRC check
-// out (or the end of the file). It returns the frames, where the walk
-// stopped, and the file size.
-func readFrames(path string, from int64, n int) ([]frame, int64, int64, error) {
-	f, err := os.Open(path)
-	if err != nil {
-		return nil, from, 0, err
-	}
-	defer f.Close()
-	fi, err := f.Stat()
-	if err != nil {
-		return nil, from, 0, err
-	}
-	frs, next, err := walkFrames(f, fi.Size(), from, n)
-	return frs, next, fi.Size(), err
-}
-
-// walkFrames is readFrames on any ReaderAt of size bytes.
-func walkFrames(f io.ReaderAt, size, from int64, n int) ([]frame, int64, error) {
-	var out []frame
-	var buf []byte
-	hb := make([]byte, codec.HeaderLen)
-	pos := from
-	for len(out) < n && pos < size {
-		fr, err := checkFrame(f, pos, size, hb, &buf)
-		if err != nil {
-			return out, pos, err
-		}
-		if fr.Damaged {
-			next, err := resyncFile(f, pos+1, size)
-			if err != nil {
-				return out, pos, err
-			}
-			fr.Size = next - pos
-		}
-		out = append(out, fr)
-		pos += fr.Size
-	}
-	return out, pos, nil
-}
-
-// checkFrame reads and checks the batch at pos.
-func checkFrame(f io.ReaderAt, pos, size int64, hb []byte, buf *[]byte) (frame, error) {
-	fr := frame{Pos: pos, Raw: -1}
-	hn := min(int64(codec.HeaderLen), size-pos)
-	if _, err := f.ReadAt(hb[:hn], pos); err != nil && !errors.Is(err, io.EOF) {
-		return fr, fmt.Errorf("read header at %d: %w", pos, err)
-	}
-	if hn < codec.HeaderLen {
-		fr.Damaged, fr.Err = true, fmt.Sprintf("torn: %d bytes left, a header needs %d", hn, codec.HeaderLen)
-		return fr, nil
-	}
-	h, err := codec.ParseHeader(hb)
-	if err != nil {
-		fr.Damaged, fr.Err = true, err.Error()
-		return fr, nil
-	}
-	fr.H, fr.HeaderOK, fr.Size = h, true, h.Size()
-	if pos+h.Size() > size {
-		fr.Damaged, fr.Err = true, fmt.Sprintf("torn: batch of %d bytes overruns the file end by %d", h.Size(), pos+h.Size()-size)
-		return fr, nil
-	}
-	if int64(cap(*buf)) < h.Size() {
-		*buf = make([]byte, h.Size())
-	}
-	b := (*buf)[:h.Size()]
-	if _, err := f.ReadAt(b, pos); err != nil && !errors.Is(err, io.EOF) {
-		return fr, fmt.Errorf("read batch at %d: %w", pos, err)
-	}
-	if raw, err := codec.RawLen(b); err == nil {
-		fr.Raw = raw
-	}
-	if _, err := codec.VerifyBatch(b); err != nil {
-		fr.Damaged, fr.Err = true, err.Error()
-	}
-	return fr, nil
-}
-
-// resyncFile finds the first position at or after from where a whole batch
-// with a good header and CRC starts, reading the file in chunks; size when
-// there is none.
-func resyncFile(f io.ReaderAt, from, size int64) (int64, error) {
-	chunk := make([]byte, min(resyncChunk, max(size-from, 0))+codec.HeaderLen)
-	hb := make([]byte, codec.HeaderLen)
-	var buf []byte
-	for start := from; start+codec.HeaderLen <= size; start += resyncChunk {
-		n := min(int64(len(chunk)), size-start)
-		if _, err := f.ReadAt(chunk[:n], start); err != nil && !errors.Is(err, io.EOF) {
-			return 0, err
-		}
-		for i := int64(0); i < min(int64(len(chunk))-codec.HeaderLen, n-codec.HeaderLen+1); i++ {
-			if chunk[i] != codec.Magic || chunk[i+1] != codec.Version {
-				continue
-			}
-			fr, err := checkFrame(f, start+i, size, hb, &buf)
-			if err != nil {
-				return 0, err
-			}
-			if !fr.Damaged {
-				return start + i, nil
-			}
-		}
-	}
-	return size, nil
+// SegmentFiles reads the segment files of a partition read-only: the frame
+// browser and the hex view use it (*engine.Engine implements it with the
+// reader recovery uses, so a frame is ok exactly when recovery accepts it).
+type SegmentFiles interface {
+	// SegmentFrames lists up to n frames of segment base from byte position
+	// from, where the lowest acceptable base offset is fromOffset (-1:
+	// unknown).
+	SegmentFrames(topic string, partition int, base, from, fromOffset int64, n int) (engine.FramePage, error)
+	// SegmentBatch reads the frame fr of segment base (one SegmentFrames
+	// listed) and annotates its bytes, within lim.
+	SegmentBatch(topic string, partition int, base int64, fr engine.SegmentFrame, lim engine.BatchViewLimits) (engine.BatchView, error)
 }
 
 type framesMsg struct {
 	to
-	from   int64
-	frames []frame
-	next   int64
-	size   int64
-	err    error
+	from    int64
+	frames  []frame
+	next    int64
+	nextOff int64
+	size    int64
+	err     error
 }
 
 // framesScreen lists the batches of one segment file in order, paged
@@ -177,10 +63,10 @@ type framesScreen struct {
 	part    int
 	base    int64
 	start   int64 // position the listing starts at (a jump target)
-	path    string
 	table   *table
 	frames  []frame
 	next    int64 // position after the last loaded frame
+	nextOff int64 // offset expected at next (-1: unknown)
 	size    int64
 	loading bool
 	loaded  bool
@@ -189,8 +75,7 @@ type framesScreen struct {
 }
 
 func newFramesScreen(c *Common, topic string, p int, base, pos int64) *framesScreen {
-	s := &framesScreen{c: c, id: c.newID(), topic: topic, part: p, base: base, start: pos, next: pos,
-		path: filepath.Join(crashlab.PartitionDir(dataDir(c.Src), topic, p), segment.LogFile(base))}
+	s := &framesScreen{c: c, id: c.newID(), topic: topic, part: p, base: base, start: pos, next: pos, nextOff: -1}
 	s.table = newTable(c, []column{
 		{Title: "POSITION", Width: 10, Right: true},
 		{Title: "BASE OFF", Width: 10, Right: true},
@@ -208,7 +93,7 @@ func newFramesScreen(c *Common, topic string, p int, base, pos int64) *framesScr
 
 func (s *framesScreen) ID() int { return s.id }
 func (s *framesScreen) Crumb() string {
-	return fmt.Sprintf("%s / p%d / frames %s", s.topic, s.part, segment.Name(s.base))
+	return fmt.Sprintf("%s / p%d / frames %s", s.topic, s.part, layout.SegmentName(s.base))
 }
 func (s *framesScreen) Init() tea.Cmd { return s.load() }
 
@@ -222,10 +107,15 @@ func (s *framesScreen) load() tea.Cmd {
 		return nil
 	}
 	s.loading = true
-	path, id, from := s.path, s.id, s.next
+	src, topic, p, base := s.c.Src, s.topic, s.part, s.base
+	id, from, fromOff := s.id, s.next, s.nextOff
 	return func() tea.Msg {
-		frs, next, size, err := readFrames(path, from, framesPage)
-		return framesMsg{to: to{id}, from: from, frames: frs, next: next, size: size, err: err}
+		sf, ok := src.(SegmentFiles)
+		if !ok {
+			return framesMsg{to: to{id}, from: from, next: from, err: fmt.Errorf("frames: %w", ErrNeedsDataDir)}
+		}
+		pg, err := sf.SegmentFrames(topic, p, base, from, fromOff, framesPage)
+		return framesMsg{to: to{id}, from: from, frames: pg.Frames, next: pg.Next, nextOff: pg.NextOffset, size: pg.Size, err: err}
 	}
 }
 
@@ -247,7 +137,7 @@ func (s *framesScreen) Update(msg tea.Msg) tea.Cmd {
 		}
 		s.err = msg.err
 		s.frames = append(s.frames, msg.frames...)
-		s.next, s.size = msg.next, msg.size
+		s.next, s.nextOff, s.size = msg.next, msg.nextOff, msg.size
 		s.rebuild()
 		return s.more()
 	case tea.KeyMsg:
@@ -255,7 +145,7 @@ func (s *framesScreen) Update(msg tea.Msg) tea.Cmd {
 		if key.Matches(msg, k.Top) && s.start > 0 {
 			// The listing started at a jump target: go back to the
 			// segment's first batch.
-			s.start, s.next, s.frames = 0, 0, nil
+			s.start, s.next, s.nextOff, s.frames = 0, 0, -1, nil
 			s.table.cursor, s.table.offset = 0, 0
 			s.loading = false
 			return s.load()
@@ -265,7 +155,7 @@ func (s *framesScreen) Update(msg tea.Msg) tea.Cmd {
 		}
 		if key.Matches(msg, k.Enter) {
 			if i := s.table.cursor; i >= 0 && i < len(s.frames) {
-				return push(newHexScreen(s.c, s.topic, s.part, s.path, s.frames[i]))
+				return push(newHexScreen(s.c, s.topic, s.part, s.base, s.frames[i]))
 			}
 		}
 		return nil
@@ -280,13 +170,13 @@ func (s *framesScreen) rebuild() {
 	ft := s.c.Opts.FormatTime
 	rows := make([]row, len(s.frames))
 	for i, f := range s.frames {
-		cells := []string{humanCount(f.Pos), "", "", "", humanBytes(f.Size), "", "", "", f.crcState(), ""}
+		cells := []string{humanCount(f.Pos), "", "", "", humanBytes(f.Size), "", "", "", crcState(f), ""}
 		if f.HeaderOK {
-			cells[1] = humanCount(f.H.BaseOffset)
-			cells[2] = humanCount(int64(f.H.RecordCount))
-			cells[3] = f.H.Codec().String()
-			cells[6], cells[7] = ft(f.H.FirstTimestamp), ft(f.H.LastTimestamp)
-			if f.H.Sparse() {
+			cells[1] = humanCount(f.Header.BaseOffset)
+			cells[2] = humanCount(int64(f.Header.RecordCount))
+			cells[3] = f.Header.Codec().String()
+			cells[6], cells[7] = ft(f.Header.FirstTimestamp), ft(f.Header.LastTimestamp)
+			if f.Header.Sparse() {
 				cells[9] = "sparse"
 			}
 		}
@@ -308,7 +198,7 @@ func (s *framesScreen) rebuild() {
 func (s *framesScreen) View() string {
 	st := s.c.Styles
 	if !s.loaded {
-		return st.Muted.Render("  reading " + segment.LogFile(s.base) + "…")
+		return st.Muted.Render("  reading " + layout.LogFile(s.base) + "…")
 	}
 	var bad int
 	for _, f := range s.frames {
@@ -324,7 +214,7 @@ func (s *framesScreen) View() string {
 	if s.start > 0 {
 		from = fmt.Sprintf(" from byte %s (%s: from the start)", humanCount(s.start), s.c.Keys.Top.Help().Key)
 	}
-	line := fmt.Sprintf("  %s · %s · %d frames%s, %d bad · %s", segment.LogFile(s.base), humanBytes(s.size), len(s.frames), from, bad, more)
+	line := fmt.Sprintf("  %s · %s · %d frames%s, %d bad · %s", layout.LogFile(s.base), humanBytes(s.size), len(s.frames), from, bad, more)
 	head := st.Muted.Render(line)
 	if s.err != nil {
 		head = st.StatusError.Render("  " + s.err.Error())

@@ -1,25 +1,18 @@
 package tui
 
 import (
-	"bytes"
-	"encoding/binary"
-	"errors"
 	"fmt"
-	"hash/crc32"
-	"io"
-	"os"
 	"strings"
 
 	"github.com/charmbracelet/bubbles/key"
 	tea "github.com/charmbracelet/bubbletea"
 	"github.com/charmbracelet/lipgloss"
-	"github.com/klauspost/compress/zstd"
-	"github.com/pulselog/pulse/engine/codec"
+	"github.com/pulselog/pulse/engine"
 	"github.com/pulselog/pulse/themes"
 )
 
 // Bounds of the hex view: it shows one batch, but never more than this of
-// it (a batch may be up to codec.MaxBatchBytes).
+// it (a batch may be up to 256 MiB).
 const (
 	hexMaxStored  = 4 << 20  // bytes of a batch read from the file
 	hexMaxSection = 64 << 10 // bytes of the records section annotated
@@ -27,12 +20,10 @@ const (
 	hexDamaged    = 4 << 10  // bytes shown of a region that is no batch
 )
 
-var castagnoli = crc32.MakeTable(crc32.Castagnoli)
-
 type hexMsg struct {
 	to
-	raw []byte // the batch as stored (possibly cut at hexMaxStored)
-	err error
+	view engine.BatchView // the batch as stored (possibly cut at hexMaxStored), annotated
+	err  error
 }
 
 // hexScreen is the annotated hex view of one batch: the 52 header bytes
@@ -44,7 +35,7 @@ type hexScreen struct {
 	id     int
 	topic  string
 	part   int
-	path   string
+	base   int64 // the segment's base offset
 	fr     frame
 	lines  []string
 	offset int
@@ -53,8 +44,8 @@ type hexScreen struct {
 	w, h   int
 }
 
-func newHexScreen(c *Common, topic string, p int, path string, fr frame) *hexScreen {
-	return &hexScreen{c: c, id: c.newID(), topic: topic, part: p, path: path, fr: fr}
+func newHexScreen(c *Common, topic string, p int, base int64, fr frame) *hexScreen {
+	return &hexScreen{c: c, id: c.newID(), topic: topic, part: p, base: base, fr: fr}
 }
 
 func (s *hexScreen) ID() int          { return s.id }
@@ -62,33 +53,26 @@ func (s *hexScreen) Crumb() string    { return fmt.Sprintf("batch @%s", humanCou
 func (s *hexScreen) SetSize(w, h int) { s.w, s.h = w, h; s.clamp() }
 
 func (s *hexScreen) Init() tea.Cmd {
-	path, id, fr := s.path, s.id, s.fr
+	src, topic, p, base, id, fr := s.c.Src, s.topic, s.part, s.base, s.id, s.fr
 	return func() tea.Msg {
-		n := fr.Size
-		if !fr.HeaderOK {
-			n = min(n, hexDamaged)
+		sf, ok := src.(SegmentFiles)
+		if !ok {
+			return hexMsg{to: to{id}, err: fmt.Errorf("hex view: %w", ErrNeedsDataDir)}
 		}
-		n = min(n, hexMaxStored)
-		f, err := os.Open(path)
-		if err != nil {
-			return hexMsg{to: to{id}, err: err}
-		}
-		defer f.Close()
-		raw := make([]byte, n)
-		m, err := f.ReadAt(raw, fr.Pos)
-		if err != nil && !errors.Is(err, io.EOF) {
-			return hexMsg{to: to{id}, err: err}
-		}
-		return hexMsg{to: to{id}, raw: raw[:m]}
+		v, err := sf.SegmentBatch(topic, p, base, fr, hexLimits)
+		return hexMsg{to: to{id}, view: v, err: err}
 	}
 }
+
+// hexLimits are what the hex view reads and annotates of one frame.
+var hexLimits = engine.BatchViewLimits{Stored: hexMaxStored, Damaged: hexDamaged, Section: hexMaxSection, Records: hexMaxRecords}
 
 func (s *hexScreen) Update(msg tea.Msg) tea.Cmd {
 	switch msg := msg.(type) {
 	case hexMsg:
 		s.loaded, s.err = true, msg.err
 		if msg.err == nil {
-			s.lines = strings.Split(renderBatchHex(s.c, s.fr, msg.raw), "\n")
+			s.lines = strings.Split(renderBatchHex(s.c, s.fr, msg.view), "\n")
 		}
 		return nil
 	case tea.KeyMsg:
@@ -213,46 +197,11 @@ func annotatedHex(st *themes.Styles, b []byte, base int64, spans []span) []strin
 	return out
 }
 
-// headerCheck says which header fields of raw are bad, and why.
-func headerCheck(raw []byte, fr frame) map[string]string {
-	bad := map[string]string{}
-	if len(raw) < codec.HeaderLen {
-		bad["*"] = fmt.Sprintf("only %d bytes: the header is torn", len(raw))
-		return bad
-	}
-	if raw[0] != codec.Magic {
-		bad["magic"] = fmt.Sprintf("want 0x%02x", codec.Magic)
-	}
-	if raw[1] != codec.Version {
-		bad["version"] = fmt.Sprintf("want %d", codec.Version)
-	}
-	flags := binary.BigEndian.Uint16(raw[2:])
-	if flags&^(codec.FlagCodecMask|codec.FlagSparse) != 0 || codec.Codec(flags&codec.FlagCodecMask) > codec.CodecZstd {
-		bad["flags"] = "unknown bits or codec"
-	}
-	bl := int64(binary.BigEndian.Uint32(raw[16:]))
-	switch {
-	case bl > codec.MaxBatchBytes:
-		bad["batchLen"] = fmt.Sprintf("over the %s bound", humanBytes(codec.MaxBatchBytes))
-	case fr.HeaderOK && fr.Size < codec.HeaderLen+bl:
-		bad["batchLen"] = fmt.Sprintf("overruns the file: %d bytes there", fr.Size-codec.HeaderLen)
-	}
-	if binary.BigEndian.Uint32(raw[36:]) == 0 {
-		bad["recordCount"] = "a batch holds at least one record"
-	}
-	if len(bad) == 0 && int64(len(raw)) == codec.HeaderLen+bl {
-		if want, got := binary.BigEndian.Uint32(raw[4:]), crc32.Checksum(raw[8:], castagnoli); want != got {
-			bad["crc32c"] = fmt.Sprintf("computed 0x%08x", got)
-		}
-	}
-	return bad
-}
-
-// renderBatchHex renders the annotated view of the batch bytes raw found at
-// fr.Pos.
-func renderBatchHex(c *Common, fr frame, raw []byte) string {
+// renderBatchHex renders the annotated view v of the frame fr.
+func renderBatchHex(c *Common, fr frame, v engine.BatchView) string {
 	st := c.Styles
 	styles := fieldStyles(st)
+	raw := v.Raw
 	var out []string
 	add := func(s ...string) { out = append(out, s...) }
 	state := st.Good.Render("CRC ok")
@@ -261,105 +210,89 @@ func renderBatchHex(c *Common, fr frame, raw []byte) string {
 	}
 	title := fmt.Sprintf("  batch at byte %s · %s stored", humanCount(fr.Pos), humanBytes(fr.Size))
 	if fr.HeaderOK {
-		title += fmt.Sprintf(" · offset %s · %s · %s", humanCount(fr.H.BaseOffset), plural(int64(fr.H.RecordCount), "record", "records"), fr.H.Codec())
+		title += fmt.Sprintf(" · offset %s · %s · %s", humanCount(fr.Header.BaseOffset), plural(int64(fr.Header.RecordCount), "record", "records"), fr.Header.Codec())
 	}
 	add(st.Bold.Render(title)+" · "+state, "")
 
-	bad := headerCheck(raw, fr)
-	fields := codec.HeaderFields()
 	var spans []span
-	for i, f := range fields {
-		_, isBad := bad[f.Name]
-		spans = append(spans, span{from: f.Offset, to: f.Offset + f.Len, style: i, bad: isBad})
+	for i, f := range v.Header {
+		spans = append(spans, span{from: f.Offset, to: f.Offset + f.Len, style: i, bad: f.Bad != ""})
 	}
-	hdr := raw[:min(len(raw), codec.HeaderLen)]
-	add(st.PanelTitle.Render(fmt.Sprintf("  HEADER (%d bytes, layout in engine/codec/doc.go)", codec.HeaderLen)))
+	hl := engine.BatchHeaderLen
+	hdr := raw[:min(len(raw), hl)]
+	add(st.PanelTitle.Render(fmt.Sprintf("  HEADER (%d bytes, layout in engine/codec/doc.go)", hl)))
 	add(annotatedHex(st, hdr, fr.Pos, spans)...)
 	add("")
-	for i, f := range fields {
-		if f.Offset+f.Len > len(hdr) {
+	for i, f := range v.Header {
+		if !f.Present {
 			add(st.Bad.Render(fmt.Sprintf("  %-9s %-15s missing: the file ends", fmt.Sprintf("[%d,%d)", f.Offset, f.Offset+f.Len), f.Name)))
 			continue
 		}
 		b := hdr[f.Offset : f.Offset+f.Len]
 		name := styles[i%len(styles)].Render(fmt.Sprintf("%-15s", f.Name))
-		val := headerValue(c, f.Name, b)
-		line := fmt.Sprintf("  %-9s %s %-24s %s", fmt.Sprintf("[%d,%d)", f.Offset, f.Offset+f.Len), name, fmt.Sprintf("% x", b), val)
-		if why, ok := bad[f.Name]; ok {
-			line += "  " + st.Bad.Render("✗ "+why)
+		line := fmt.Sprintf("  %-9s %s %-24s %s", fmt.Sprintf("[%d,%d)", f.Offset, f.Offset+f.Len), name, fmt.Sprintf("% x", b), headerValue(c, f))
+		if f.Bad != "" {
+			line += "  " + st.Bad.Render("✗ "+f.Bad)
 		}
 		add(line)
 	}
-	if why, ok := bad["*"]; ok {
-		add(st.Bad.Render("  ✗ " + why))
+	if v.Torn != "" {
+		add(st.Bad.Render("  ✗ " + v.Torn))
 	}
 	add("")
-	if len(raw) <= codec.HeaderLen || !fr.HeaderOK {
-		if len(raw) > codec.HeaderLen {
-			add(st.PanelTitle.Render(fmt.Sprintf("  %d BYTES THAT ARE NO BATCH", len(raw)-codec.HeaderLen)))
-			add(annotatedHex(st, raw[codec.HeaderLen:], fr.Pos+codec.HeaderLen, []span{{0, len(raw) - codec.HeaderLen, 0, true}})...)
+	if len(raw) <= hl || !fr.HeaderOK {
+		if len(raw) > hl {
+			add(st.PanelTitle.Render(fmt.Sprintf("  %d BYTES THAT ARE NO BATCH", len(raw)-hl)))
+			add(annotatedHex(st, raw[hl:], fr.Pos+int64(hl), []span{{0, len(raw) - hl, 0, true}})...)
 		}
 		return strings.Join(out, "\n")
 	}
-	add(recordsView(c, fr, raw)...)
+	add(recordsView(c, fr, v)...)
 	return strings.Join(out, "\n")
 }
 
-// headerValue decodes one header field for the legend.
-func headerValue(c *Common, name string, b []byte) string {
-	u := func() uint64 {
-		var v uint64
-		for _, x := range b {
-			v = v<<8 | uint64(x)
-		}
-		return v
+// headerValue renders one header field's value for the legend.
+func headerValue(c *Common, f engine.FieldView) string {
+	if f.Desc != "" {
+		return f.Desc
 	}
-	switch name {
+	u := f.Value
+	switch f.Name {
 	case "magic":
-		return fmt.Sprintf("0x%02x", b[0])
+		return fmt.Sprintf("0x%02x", u)
 	case "version":
-		return fmt.Sprint(b[0])
-	case "flags":
-		f := uint16(u())
-		s := fmt.Sprintf("0x%04x codec %s", f, codec.Codec(f&codec.FlagCodecMask))
-		if f&codec.FlagSparse != 0 {
-			s += ", sparse offsets"
-		}
-		return s
+		return fmt.Sprint(u)
 	case "crc32c":
-		return fmt.Sprintf("0x%08x (bytes 8..end)", u())
+		return fmt.Sprintf("0x%08x (bytes 8..end)", u)
 	case "batchLen":
-		return fmt.Sprintf("%d bytes of records", u())
+		return fmt.Sprintf("%d bytes of records", u)
 	case "firstTimestamp", "lastTimestamp":
-		return c.Opts.FormatTime(int64(u()))
+		return c.Opts.FormatTime(int64(u))
 	case "baseSequence":
-		return fmt.Sprint(int32(u()))
+		return fmt.Sprint(int32(u))
 	}
-	return fmt.Sprint(int64(u()))
+	return fmt.Sprint(int64(u))
 }
 
-// recordsView annotates the records section of a batch whose header
-// parsed: as stored for codec none, decompressed for zstd.
-func recordsView(c *Common, fr frame, raw []byte) []string {
+// recordsView renders the records section of a batch whose header parsed:
+// as stored for codec none, decompressed for zstd.
+func recordsView(c *Common, fr frame, v engine.BatchView) []string {
 	st := c.Styles
 	var out []string
 	add := func(s ...string) { out = append(out, s...) }
-	stored := raw[codec.HeaderLen:]
-	if int64(len(raw)) < fr.H.Size() {
+	stored := v.Raw[engine.BatchHeaderLen:]
+	if int64(len(v.Raw)) < fr.Header.Size() {
 		add(st.Warn.Render(fmt.Sprintf("  records section cut at %s for display", humanBytes(int64(len(stored))))))
 	}
-	sec := stored
-	base := fr.Pos + codec.HeaderLen
-	switch fr.H.Codec() {
-	case codec.CodecZstd:
-		dec, err := decompress(stored)
-		if err != nil {
-			add(st.PanelTitle.Render(fmt.Sprintf("  RECORDS (zstd, %d bytes stored) — cannot decompress: %v", len(stored), err)))
-			add(annotatedHex(st, stored[:min(len(stored), hexDamaged)], base, []span{{0, min(len(stored), hexDamaged), 0, true}})...)
-			return out
-		}
-		sec = dec
-		raw := int64(len(dec))
+	sec := v.Section
+	base := fr.Pos + engine.BatchHeaderLen
+	switch {
+	case v.SectionErr != "":
+		add(st.PanelTitle.Render(fmt.Sprintf("  RECORDS (zstd, %d bytes stored) — cannot decompress: %s", len(stored), v.SectionErr)))
+		add(annotatedHex(st, stored[:min(len(stored), hexDamaged)], base, []span{{0, min(len(stored), hexDamaged), 0, true}})...)
+		return out
+	case v.Decompressed:
+		raw := int64(len(sec))
 		if fr.Raw > raw {
 			raw = fr.Raw
 		}
@@ -373,54 +306,33 @@ func recordsView(c *Common, fr frame, raw []byte) []string {
 		add(st.Warn.Render("  the CRC failed: these bytes are not verified; the decoder refuses them"))
 	}
 	styles := fieldStyles(st)
-	q := 0
-	for i := 0; q < len(sec); i++ {
-		if i == hexMaxRecords || q >= hexMaxSection {
-			add(st.Muted.Render(fmt.Sprintf("  … %s more bytes not shown", humanCount(int64(len(sec)-q)))))
-			break
-		}
-		fields, n, err := codec.RecordFields(sec[q:])
-		if err != nil {
-			rest := sec[q:min(len(sec), q+hexDamaged)]
-			add(st.Bad.Render(fmt.Sprintf("  record %d at byte %d does not parse: %v", i, q, err)))
-			add(annotatedHex(st, rest, base+int64(q), []span{{0, len(rest), 0, true}})...)
-			break
-		}
-		rec := sec[q : q+n]
+	for i, r := range v.Records.Records {
+		rec := sec[r.Start : r.Start+r.Len]
 		var spans []span
 		var names []string
-		var key, val []byte
-		var keyNull, valNull bool
-		var offDelta uint32
-		for j, f := range fields {
+		for j, f := range r.Fields {
 			spans = append(spans, span{from: f.Offset, to: f.Offset + f.Len, style: j})
 			names = append(names, styles[j%len(styles)].Render(f.Name))
-			b := rec[f.Offset : f.Offset+f.Len]
-			switch f.Name {
-			case "offsetDelta":
-				offDelta = binary.BigEndian.Uint32(b)
-			case "key":
-				key = b
-			case "value":
-				val = b
-			case "keyLength":
-				keyNull = binary.BigEndian.Uint32(b) == 0xFFFFFFFF
-			case "valueLength":
-				valNull = binary.BigEndian.Uint32(b) == 0xFFFFFFFF
-			}
 		}
-		k, v := `"`+oneLine(key, 24)+`"`, oneLine(val, 60)
-		if keyNull {
+		k, val := `"`+oneLine(r.Key, 24)+`"`, oneLine(r.Value, 60)
+		if r.KeyNull {
 			k = "null"
 		}
-		if valNull {
-			v = "null (tombstone)"
+		if r.ValueNull {
+			val = "null (tombstone)"
 		}
 		add("", st.Bold.Render(fmt.Sprintf("  record %d · offset %s · %d bytes · key %s · value %s",
-			i, humanCount(fr.H.BaseOffset+int64(offDelta)), n, k, truncate(v, 60))))
+			i, humanCount(fr.Header.BaseOffset+int64(r.OffsetDelta)), r.Len, k, truncate(val, 60))))
 		add(wrapWords(names, max(c.Width-4, 20), "  ")...)
-		add(annotatedHex(st, rec, base+int64(q), spans)...)
-		q += n
+		add(annotatedHex(st, rec, base+int64(r.Start), spans)...)
+	}
+	switch rv := v.Records; {
+	case rv.More > 0:
+		add(st.Muted.Render(fmt.Sprintf("  … %s more bytes not shown", humanCount(int64(rv.More)))))
+	case rv.BadErr != "":
+		rest := sec[rv.BadAt:min(len(sec), rv.BadAt+hexDamaged)]
+		add(st.Bad.Render(fmt.Sprintf("  record %d at byte %d does not parse: %s", rv.BadIndex, rv.BadAt, rv.BadErr)))
+		add(annotatedHex(st, rest, base+int64(rv.BadAt), []span{{0, len(rest), 0, true}})...)
 	}
 	return out
 }
@@ -444,20 +356,4 @@ func wrapWords(words []string, width int, indent string) []string {
 		w += ww
 	}
 	return append(out, line)
-}
-
-// decompress inflates the start of a zstd records section: at most
-// hexMaxSection plus one record's worth of bytes, since no more is shown
-// (a corrupt frame may claim up to codec.MaxBatchBytes).
-func decompress(sec []byte) ([]byte, error) {
-	d, err := zstd.NewReader(bytes.NewReader(sec), zstd.WithDecoderConcurrency(1), zstd.WithDecoderMaxMemory(codec.MaxBatchBytes))
-	if err != nil {
-		return nil, err
-	}
-	defer d.Close()
-	out, err := io.ReadAll(io.LimitReader(d, 2*hexMaxSection))
-	if err != nil {
-		return nil, err
-	}
-	return out, nil
 }

@@ -1,12 +1,14 @@
 package tui
 
 import (
-	"bytes"
 	"os"
 	"path/filepath"
 	"strings"
 	"testing"
 
+	"github.com/pulselog/pulse/engine"
+	"github.com/pulselog/pulse/engine/crashlab"
+	"github.com/pulselog/pulse/engine/segment"
 	"github.com/pulselog/pulse/themes"
 )
 
@@ -26,16 +28,34 @@ func FuzzFramesAndHexView(f *testing.F) {
 		}
 	}
 	f.Add([]byte{1, 1, 0, 0})
+	// The frames come from an engine, as in the UI: each input is written as
+	// a segment file of a real partition (base fuzzBase, past every other
+	// segment) and listed with SegmentFrames.
+	data := f.TempDir()
+	e, err := engine.Open(engine.DefaultOptions(data))
+	if err != nil {
+		f.Fatal(err)
+	}
+	f.Cleanup(func() { e.Close() })
+	if err := e.CreateTopic("fuzz", engine.DefaultTopicConfig()); err != nil {
+		f.Fatal(err)
+	}
+	const fuzzBase = 1 << 40
+	seg := filepath.Join(crashlab.PartitionDir(data, "fuzz", 0), segment.LogFile(fuzzBase))
 	st := themes.MustNew(themes.Options{Name: "dark"})
 	c := &Common{Styles: &st, Keys: DefaultKeyMap(), Opts: Options{FormatTime: func(int64) string { return "t" }}, Width: 100}
 	f.Fuzz(func(t *testing.T, data []byte) {
 		if len(data) > 1<<20 {
 			return
 		}
-		frs, next, err := walkFrames(bytes.NewReader(data), int64(len(data)), 0, 1000)
+		if err := os.WriteFile(seg, data, 0o644); err != nil {
+			t.Fatal(err)
+		}
+		pg, err := e.SegmentFrames("fuzz", 0, fuzzBase, 0, -1, 1000)
 		if err != nil {
 			t.Fatal(err)
 		}
+		frs, next := pg.Frames, pg.Next
 		var pos int64
 		for _, fr := range frs {
 			if fr.Pos != pos || fr.Size <= 0 {
@@ -45,12 +65,14 @@ func FuzzFramesAndHexView(f *testing.F) {
 				t.Fatalf("damaged frame without a reason: %+v", fr)
 			}
 			pos += fr.Size
-			end := min(pos, int64(len(data)))
-			raw := data[fr.Pos:end]
-			if !fr.HeaderOK {
-				raw = raw[:min(len(raw), hexDamaged)]
+			v, err := e.SegmentBatch("fuzz", 0, fuzzBase, fr, hexLimits)
+			if err != nil {
+				t.Fatal(err)
 			}
-			out := renderBatchHex(c, fr, raw)
+			if want := data[fr.Pos:min(pos, fr.Pos+int64(len(v.Raw)))]; string(v.Raw) != string(want) {
+				t.Fatalf("frame %+v: SegmentBatch read %d bytes that are not the file's", fr, len(v.Raw))
+			}
+			out := renderBatchHex(c, fr, v)
 			if !strings.Contains(out, "HEADER") {
 				t.Fatalf("no header section for %+v", fr)
 			}

@@ -9,13 +9,13 @@ import (
 	tea "github.com/charmbracelet/bubbletea"
 	"github.com/charmbracelet/lipgloss"
 	"github.com/pulselog/pulse/engine"
-	"github.com/pulselog/pulse/engine/recovery"
+	"github.com/pulselog/pulse/internal/layout"
 )
 
 // reportsMsg carries the recovery reports of the last open.
 type reportsMsg struct {
 	to
-	reports []recovery.Report
+	reports []engine.RecoveryReport
 	ok      bool // the source reports recovery at all
 }
 
@@ -47,7 +47,7 @@ func loadReports(src Source, id int) tea.Cmd {
 // relReport shows a report with its directory relative to the data dir, so
 // the screen never shows a machine's temporary paths. Segment and index
 // paths are shown as file names by Report.Lines already.
-func relReport(r recovery.Report, dataDir string) recovery.Report {
+func relReport(r engine.RecoveryReport, dataDir string) engine.RecoveryReport {
 	if rel, err := filepath.Rel(dataDir, r.Dir); err == nil && !strings.HasPrefix(rel, "..") {
 		r.Dir = rel
 	}
@@ -57,7 +57,7 @@ func relReport(r recovery.Report, dataDir string) recovery.Report {
 // reportLines is Report.Lines, the text `pulse inspect` prints, with the
 // directory relative to the data dir and the duration through the UI's
 // FormatDuration (so tests can pin it).
-func reportLines(c *Common, r recovery.Report) []string {
+func reportLines(c *Common, r engine.RecoveryReport) []string {
 	r = relReport(r, dataDir(c.Src))
 	lines := r.Lines()
 	for i, l := range lines {
@@ -69,7 +69,7 @@ func reportLines(c *Common, r recovery.Report) []string {
 }
 
 // reportState is the one-word state of a report, as Lines prints it.
-func reportState(r *recovery.Report) (string, func(*Common) lipgloss.Style) {
+func reportState(r *engine.RecoveryReport) (string, func(*Common) lipgloss.Style) {
 	switch {
 	case r.Degraded:
 		return "DEGRADED", func(c *Common) lipgloss.Style { return c.Styles.BadgeDegraded }
@@ -234,7 +234,7 @@ type recoveryScreen struct {
 	id     int
 	topic  string
 	part   int
-	report *recovery.Report
+	report *engine.RecoveryReport
 	ok     bool // the source reports recovery
 	loaded bool
 	info   *engine.PartitionInfo
@@ -359,7 +359,7 @@ func (s *recoveryScreen) rebuild() {
 	var rows []row
 	if r := s.report; r != nil {
 		for _, c := range r.Corrupt {
-			base, _ := recovery.ParseSegmentName(filepath.Base(c.Segment))
+			base, _, _ := layout.ParseSegmentFile(filepath.Base(c.Segment))
 			rows = append(rows, row{
 				Key:    fmt.Sprintf("%d@%d", base, c.StartPos),
 				Cells:  []string{"corrupt", filepath.Base(c.Segment), fmt.Sprintf("[%d, %d)", c.StartPos, c.EndPos), fmt.Sprintf("[%d, %d)", c.FirstOffset, c.EndOffset), c.Err},
@@ -367,7 +367,7 @@ func (s *recoveryScreen) rebuild() {
 			})
 		}
 		for _, t := range r.Truncations {
-			base, _ := recovery.ParseSegmentName(filepath.Base(t.Segment))
+			base, _, _ := layout.ParseSegmentFile(filepath.Base(t.Segment))
 			rows = append(rows, row{
 				Key:    fmt.Sprintf("%d@%d", base, t.Position),
 				Cells:  []string{"truncated", filepath.Base(t.Segment), fmt.Sprintf("at %d, -%d", t.Position, t.Bytes), "", t.Reason},

@@ -1,21 +1,21 @@
 package tui
 
-import "github.com/pulselog/pulse/engine/recovery"
+import "github.com/pulselog/pulse/engine"
 
 // Optional engine views of the recovery inspector (recovery.go), the frame
 // browser (frames.go) and the crash lab (crashlab.go). Like the ones in
 // source.go, the UI looks for them with a type assertion on the Source and
 // says "not available" where one is missing.
 //
-// The frame browser and the crash lab need no engine method: they read
-// segment files under Source.Dir() read-only (the crash lab copies them to
-// a scratch directory first).
+// The frame browser and hex view read segment files through SegmentFiles
+// (frames.go), the crash lab through CrashLab (crashlab.go), the snapshot
+// panel through SnapshotReader: the UI opens no file of a data dir itself.
 
 // recoveryReporter returns the recovery report of every partition from the
 // last open, sorted by topic and partition (the engine facade's
 // RecoveryReports).
 type recoveryReporter interface {
-	RecoveryReports() []recovery.Report
+	RecoveryReports() []engine.RecoveryReport
 }
 
 // HiddenTailExposer makes the hidden tail of a partition visible now: it
@@ -24,4 +24,10 @@ type recoveryReporter interface {
 // when the HWM moved, or with an error and nothing changed.
 type HiddenTailExposer interface {
 	ExposeHiddenTail(topic string, partition int) error
+}
+
+// SnapshotReader reads a partition's recovery checkpoint as stored (the
+// segments screen's snapshot panel).
+type SnapshotReader interface {
+	Snapshot(topic string, partition int) (engine.Snapshot, error)
 }

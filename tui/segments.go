@@ -9,8 +9,6 @@ import (
 	tea "github.com/charmbracelet/bubbletea"
 	"github.com/charmbracelet/lipgloss"
 	"github.com/pulselog/pulse/engine"
-	"github.com/pulselog/pulse/engine/crashlab"
-	"github.com/pulselog/pulse/engine/recovery"
 )
 
 type segmentsMsg struct {
@@ -28,9 +26,9 @@ type maintenanceMsg struct {
 
 type snapshotMsg struct {
 	to
-	snap   recovery.Snapshot
+	snap   engine.Snapshot
 	err    error
-	report *recovery.Report // the last open's recovery, nil: not reported
+	report *engine.RecoveryReport // the last open's recovery, nil: not reported
 }
 
 type passDoneMsg struct {
@@ -114,8 +112,12 @@ func (s *segmentsScreen) load() tea.Cmd {
 	}
 	cmds = append(cmds, func() tea.Msg {
 		msg := snapshotMsg{to: to{id}}
-		msg.snap, msg.err = recovery.ReadSnapshot(crashlab.PartitionDir(dataDir(src), topic, p))
-		if rr, ok := src.(interface{ RecoveryReports() []recovery.Report }); ok {
+		if sr, ok := src.(SnapshotReader); ok {
+			msg.snap, msg.err = sr.Snapshot(topic, p)
+		} else {
+			msg.err = fmt.Errorf("snapshot: %w", ErrNeedsDataDir)
+		}
+		if rr, ok := src.(recoveryReporter); ok {
 			for _, r := range rr.RecoveryReports() {
 				if r.Topic == topic && r.Partition == p {
 					msg.report = &r

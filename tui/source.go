@@ -30,8 +30,9 @@ type Source interface {
 // data dir") where one is missing. *engine.Engine implements all of them
 // but Groups; a cluster source implements ConsumerLister and GroupLister.
 
-// DataDir is a source on a local data directory: the frame browser, the
-// hex view, the snapshot panel and the crash lab read its segment files.
+// DataDir is a source on a local data directory: the engine-only screens
+// need one (they reach its files through SegmentFiles, SnapshotReader and
+// CrashLab), and recovery reports show paths relative to it.
 type DataDir interface {
 	Dir() string
 }

@@ -19,6 +19,7 @@ import (
 
 	"github.com/pulselog/pulse/engine"
 	"github.com/pulselog/pulse/engine/fsutil"
+	"github.com/pulselog/pulse/internal/layout"
 )
 
 func init() { register(newBenchCmd) }
@@ -542,8 +543,8 @@ func benchRecovery(dir string, size int64, res benchResult, notes benchNotes) er
 		return err
 	}
 	res["recovery_snapshot_ms"] = ms
-	pdir := filepath.Join(dir, name, "topics", "bench", "p00000")
-	if err := os.Remove(filepath.Join(pdir, "snapshot")); err != nil {
+	pdir := layout.PartitionDir(filepath.Join(dir, name), "bench", 0)
+	if err := os.Remove(filepath.Join(pdir, layout.SnapshotFile)); err != nil {
 		return err
 	}
 	ms, scanned, err := report()

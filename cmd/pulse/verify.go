@@ -9,7 +9,6 @@ import (
 	"os"
 	"path/filepath"
 	"sort"
-	"strconv"
 	"strings"
 
 	"github.com/spf13/cobra"
@@ -17,6 +16,7 @@ import (
 	"github.com/pulselog/pulse/engine/codec"
 	"github.com/pulselog/pulse/engine/recovery"
 	"github.com/pulselog/pulse/engine/segment"
+	"github.com/pulselog/pulse/internal/layout"
 	"github.com/pulselog/pulse/meta"
 )
 
@@ -214,13 +214,13 @@ func findPartitions(root string) ([]partitionDir, error) {
 		return nil, fmt.Errorf("%s is not a directory", root)
 	}
 	abs, _ := filepath.Abs(root)
-	if n, ok := parsePartitionName(filepath.Base(abs)); ok || holdsSegments(root) {
+	if n, ok := layout.ParsePartitionName(filepath.Base(abs)); ok || holdsSegments(root) {
 		if !looksLikePartition(root) {
 			return nil, fmt.Errorf("%w: %s holds no Pulse partition files (no hwm, snapshot or manifest file, no segment starting with a valid batch header)", errNotPulse, root)
 		}
 		return []partitionDir{{dir: root, topic: filepath.Base(filepath.Dir(abs)), partition: n}}, nil
 	}
-	topics := filepath.Join(root, "topics")
+	topics := filepath.Join(root, layout.TopicsDir)
 	if _, err := os.Stat(topics); err == nil {
 		var all []partitionDir
 		ents, err := os.ReadDir(topics)
@@ -298,25 +298,12 @@ func topicPartitions(dir, topic string) ([]partitionDir, error) {
 	}
 	var ps []partitionDir
 	for _, e := range ents {
-		if n, ok := parsePartitionName(e.Name()); ok && e.IsDir() {
+		if n, ok := layout.ParsePartitionName(e.Name()); ok && e.IsDir() {
 			ps = append(ps, partitionDir{dir: filepath.Join(dir, e.Name()), topic: topic, partition: n})
 		}
 	}
 	sort.Slice(ps, func(i, j int) bool { return ps[i].partition < ps[j].partition })
 	return ps, nil
-}
-
-// parsePartitionName parses "p00003".
-func parsePartitionName(name string) (int, bool) {
-	s, ok := strings.CutPrefix(name, "p")
-	if !ok || s == "" {
-		return 0, false
-	}
-	n, err := strconv.Atoi(s)
-	if err != nil || n < 0 {
-		return 0, false
-	}
-	return n, true
 }
 
 // segmentFiles lists the segment files of a partition directory by base.

@@ -81,3 +81,36 @@ func TestVerifyFindsDamage(t *testing.T) {
 		t.Fatalf("verify changed %s", p1)
 	}
 }
+
+// TestVerifyPartitionNamesAsTheEngine: pulse verify takes for a partition
+// directory exactly the names the engine writes and opens (p00001), so a
+// copy named p1 is not verified as partition 1 of the topic, as the engine
+// does not open it.
+func TestVerifyPartitionNamesAsTheEngine(t *testing.T) {
+	data, _, _ := makeDataDir(t)
+	src := filepath.Join(data, "topics", "orders", "p00001", fmt.Sprintf("%020d.log", 0))
+	b, err := os.ReadFile(src)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, name := range []string{"p1", "p+0001", "p000001"} {
+		writeFile(t, filepath.Join(data, "topics", "orders", name, fmt.Sprintf("%020d.log", 0)), b)
+	}
+	out, _, err := runPulse(t, "verify", data, "-q")
+	if err != nil {
+		t.Fatalf("%v\n%s", err, out)
+	}
+	if !strings.Contains(out, "verified 3 partitions, 4 segments, 17 batches") {
+		t.Fatalf("verify counted a directory the engine does not open:\n%s", out)
+	}
+}
+
+func writeFile(t *testing.T, path string, b []byte) {
+	t.Helper()
+	if err := os.MkdirAll(filepath.Dir(path), 0o755); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.WriteFile(path, b, 0o644); err != nil {
+		t.Fatal(err)
+	}
+}

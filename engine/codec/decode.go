@@ -33,6 +33,27 @@ func ParseHeader(b []byte) (BatchHeader, error) {
 	return h, nil
 }
 
+// PlausibleHeader is a cheap filter for positions that might start a batch
+// while searching past damage: b starts at the candidate (at least HeaderLen
+// bytes of it, or whatever the caller holds) and left bytes of the file
+// follow from there. It checks the flags and that batchLen fits; ParseHeader
+// and VerifyBatch decide. With fewer than HeaderLen bytes in b it says yes
+// when the file has more (the caller must look closer) and no otherwise.
+func PlausibleHeader(b []byte, left int64) bool {
+	if len(b) < headerLen || left < headerLen {
+		return len(b) < headerLen
+	}
+	flags := binary.BigEndian.Uint16(b[offFlags:])
+	if flags&^knownFlags != 0 {
+		return false
+	}
+	if c := Codec(flags & FlagCodecMask); c != CodecNone && c != CodecZstd {
+		return false
+	}
+	n := int64(binary.BigEndian.Uint32(b[offBatchLen:]))
+	return n <= MaxBatchBytes && headerLen+n <= left
+}
+
 func checkHeader(h *BatchHeader) error {
 	switch {
 	case h.Magic != Magic:

@@ -141,6 +141,10 @@ func rawSize(base int64, recs []Record, opts EncodeOptions) (int64, error) {
 	return total, nil
 }
 
+// EncodedSize is the encoded length of r inside an uncompressed records
+// section, its length field included.
+func EncodedSize(r *Record) int { return int(recLenSize + recordBody(r)) }
+
 // recordBody is the encoded length of r after its length field.
 func recordBody(r *Record) int64 {
 	n := int64(recFixedBody + len(r.Key) + len(r.Value))

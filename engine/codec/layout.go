@@ -31,6 +31,46 @@ func HeaderFields() []Field {
 	}
 }
 
+// HeaderProblems says which header fields of raw (a batch's bytes as stored,
+// from its header on, possibly cut short for display) are bad and why, keyed
+// by field name, for annotated views; "*" means the header itself is torn.
+// avail is how many bytes the file holds from the batch's position, or -1
+// when unknown. The CRC is checked only when raw holds the whole batch and
+// no other field is bad. Empty when the header and CRC are fine.
+func HeaderProblems(raw []byte, avail int64) map[string]string {
+	bad := map[string]string{}
+	if len(raw) < headerLen {
+		bad["*"] = fmt.Sprintf("only %d bytes: the header is torn", len(raw))
+		return bad
+	}
+	h := readHeader(raw)
+	if h.Magic != Magic {
+		bad["magic"] = fmt.Sprintf("want 0x%02x", Magic)
+	}
+	if h.Version != Version {
+		bad["version"] = fmt.Sprintf("want %d", Version)
+	}
+	if h.Flags&^knownFlags != 0 || h.Codec() > CodecZstd {
+		bad["flags"] = "unknown bits or codec"
+	}
+	bl := int64(h.BatchLen)
+	switch {
+	case bl > MaxBatchBytes:
+		bad["batchLen"] = fmt.Sprintf("over the %d.0 MiB bound", MaxBatchBytes>>20)
+	case avail >= 0 && avail < headerLen+bl:
+		bad["batchLen"] = fmt.Sprintf("overruns the file: %d bytes there", avail-headerLen)
+	}
+	if h.RecordCount == 0 {
+		bad["recordCount"] = "a batch holds at least one record"
+	}
+	if len(bad) == 0 && int64(len(raw)) == headerLen+bl {
+		if got := checksum(raw); got != h.CRC {
+			bad["crc32c"] = fmt.Sprintf("computed 0x%08x", got)
+		}
+	}
+	return bad
+}
+
 // RecordFields lists the fields of the encoded record at the start of rec
 // (an uncompressed records section, or the rest of one), length field first,
 // and returns the record's total encoded length. Header fields are named
@@ -90,4 +130,107 @@ func RecordFields(rec []byte) ([]Field, int, error) {
 		return nil, 0, corruptf("%d bytes after the record's last field", len(body)-q)
 	}
 	return fields, recLenSize + len(body), nil
+}
+
+// FieldView is one field of bytes being shown (pulse dump, the recovery
+// inspector's hex view): where it lies, its value when the bytes hold it,
+// and what is wrong with it.
+type FieldView struct {
+	Field
+	Present bool   // the bytes hold the whole field
+	Value   uint64 // the field's big-endian value when Present (fields of at most 8 bytes)
+	Desc    string // the codec's reading of a flags field ("0x0001 codec zstd"); "" for the others
+	Bad     string // why the field makes the batch bad; "" when fine
+}
+
+// ViewHeader annotates the batch header at the start of raw (a batch's
+// bytes as stored, possibly cut short): every field of HeaderFields with
+// its value and, from HeaderProblems, why it is bad. torn is set when raw
+// is shorter than the header. avail is as for HeaderProblems.
+func ViewHeader(raw []byte, avail int64) (fields []FieldView, torn string) {
+	bad := HeaderProblems(raw, avail)
+	for _, f := range HeaderFields() {
+		v := FieldView{Field: f, Bad: bad[f.Name]}
+		if f.Offset+f.Len <= len(raw) {
+			v.Present = true
+			for _, x := range raw[f.Offset : f.Offset+f.Len] {
+				v.Value = v.Value<<8 | uint64(x)
+			}
+			if f.Name == "flags" {
+				v.Desc = describeFlags(uint16(v.Value))
+			}
+		}
+		fields = append(fields, v)
+	}
+	return fields, bad["*"]
+}
+
+// describeFlags reads a flags field: its value, codec and sparse bit.
+func describeFlags(f uint16) string {
+	s := fmt.Sprintf("0x%04x codec %s", f, Codec(f&FlagCodecMask))
+	if f&FlagSparse != 0 {
+		s += ", sparse offsets"
+	}
+	return s
+}
+
+// RecordView is one encoded record of a records section being shown.
+type RecordView struct {
+	Start, Len  int     // where it lies in the section, length field included
+	Fields      []Field // RecordFields, relative to Start
+	OffsetDelta uint32
+	Key, Value  []byte // nil when null
+	KeyNull     bool
+	ValueNull   bool // a tombstone
+}
+
+// RecordsView annotates the start of an uncompressed records section.
+type RecordsView struct {
+	Records []RecordView
+	// More is how many bytes after the annotated records were not looked at
+	// (the limits of ViewRecords).
+	More int
+	// BadErr says why the record at byte BadAt (record number BadIndex) does
+	// not parse; "" when every annotated record parsed.
+	BadErr          string
+	BadAt, BadIndex int
+}
+
+// ViewRecords annotates the records at the start of sec, at most
+// maxRecords of them and none starting at or past byte maxBytes, stopping
+// at the first that does not parse.
+func ViewRecords(sec []byte, maxRecords, maxBytes int) RecordsView {
+	var v RecordsView
+	q := 0
+	for i := 0; q < len(sec); i++ {
+		if i == maxRecords || q >= maxBytes {
+			v.More = len(sec) - q
+			break
+		}
+		fields, n, err := RecordFields(sec[q:])
+		if err != nil {
+			v.BadErr, v.BadAt, v.BadIndex = err.Error(), q, i
+			break
+		}
+		rv := RecordView{Start: q, Len: n, Fields: fields}
+		rec := sec[q : q+n]
+		for _, f := range fields {
+			b := rec[f.Offset : f.Offset+f.Len]
+			switch f.Name {
+			case "offsetDelta":
+				rv.OffsetDelta = binary.BigEndian.Uint32(b)
+			case "key":
+				rv.Key = b
+			case "value":
+				rv.Value = b
+			case "keyLength":
+				rv.KeyNull = binary.BigEndian.Uint32(b) == nullLen
+			case "valueLength":
+				rv.ValueNull = binary.BigEndian.Uint32(b) == nullLen
+			}
+		}
+		v.Records = append(v.Records, rv)
+		q += n
+	}
+	return v
 }

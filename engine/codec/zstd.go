@@ -1,7 +1,9 @@
 package codec
 
 import (
+	"bytes"
 	"fmt"
+	"io"
 	"runtime"
 
 	"github.com/klauspost/compress/zstd"
@@ -69,4 +71,21 @@ func (p *pool[T]) put(v *T) { p.slots <- v }
 // tooLargef wraps ErrTooLarge with a formatted detail.
 func tooLargef(format string, args ...any) error {
 	return fmt.Errorf("codec: %w: %s", ErrTooLarge, fmt.Sprintf(format, args...))
+}
+
+// DecompressPrefix inflates at most n bytes from the start of a zstd
+// records section, for annotated views that show only the start of a batch
+// (possibly a damaged one, whose CRC failed): a corrupt frame may claim up
+// to MaxBatchBytes, and no more than n is produced. It returns what was
+// inflated, or the decoder's error.
+func DecompressPrefix(sec []byte, n int64) ([]byte, error) {
+	dec := decoders.get()
+	defer func() {
+		dec.Reset(nil)
+		decoders.put(dec)
+	}()
+	if err := dec.Reset(bytes.NewReader(sec)); err != nil {
+		return nil, err
+	}
+	return io.ReadAll(io.LimitReader(dec, n))
 }

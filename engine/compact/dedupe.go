@@ -126,12 +126,3 @@ func (d *dedupe) markExpired(cutoff int64) (blocked bool, nextTS int64) {
 	}
 	return blocked, nextTS
 }
-
-// recordSize is the encoded size of r inside a batch's records section.
-func recordSize(r *codec.Record) int {
-	n := 4 + 1 + 4 + 4 + 4 + len(r.Key) + 4 + len(r.Value) + 4
-	for _, h := range r.Headers {
-		n += 8 + len(h.Key) + len(h.Value)
-	}
-	return n
-}

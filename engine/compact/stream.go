@@ -1,85 +1,54 @@
 package compact
 
 import (
-	"bufio"
-	"errors"
 	"fmt"
 	"io"
 	"os"
 
 	"github.com/pulselog/pulse/engine/codec"
+	"github.com/pulselog/pulse/engine/segment"
 )
 
-// readBufferBytes is the read-ahead of a segment stream.
-const readBufferBytes = 1 << 20
-
-// stream reads the batches of one segment file sequentially, decoding each
-// into reused buffers. Memory stays at one batch plus the read-ahead.
+// stream reads the batches of one segment file sequentially with
+// segment.Reader at LevelDecode, decoding each into reused buffers. Memory
+// stays at one batch plus the reader's window.
 type stream struct {
-	path  string
-	f     *os.File
-	r     *bufio.Reader
-	pos   int64 // position of the next batch
-	limit int64 // bytes of the file to read
-	buf   []byte
-	recs  []codec.Record
+	path string
+	f    *os.File
+	rd   *segment.Reader
+	buf  []byte
+	recs []codec.Record
 }
 
+// openStream reads the first limit bytes of the segment file at path.
 func openStream(path string, limit int64, buf []byte, recs []codec.Record) (*stream, error) {
 	f, err := os.Open(path)
 	if err != nil {
 		return nil, fmt.Errorf("segment %s: %w", path, err)
 	}
-	return &stream{path: path, f: f, r: bufio.NewReaderSize(f, readBufferBytes), limit: limit, buf: buf, recs: recs}, nil
+	rd := segment.NewReader(f, limit, segment.ReaderOptions{Level: segment.LevelDecode, Buf: buf, Records: recs})
+	return &stream{path: path, f: f, rd: rd, buf: buf, recs: recs}, nil
 }
 
 // next decodes the next batch. It returns io.EOF at limit. The records are
 // valid until the next call.
 func (s *stream) next() (codec.Batch, int64, error) {
-	if s.pos >= s.limit {
-		return codec.Batch{}, s.pos, io.EOF
+	fr, ok := s.rd.Next()
+	s.buf, s.recs = s.rd.Buf(), s.rd.Records()
+	if !ok {
+		return codec.Batch{}, s.rd.Position(), io.EOF
 	}
-	pos := s.pos
-	if s.limit-pos < codec.HeaderLen {
-		return codec.Batch{}, pos, s.corrupt(pos, fmt.Errorf("%w: %d bytes left, a batch header needs %d", codec.ErrTorn, s.limit-pos, codec.HeaderLen))
+	if !fr.OK() {
+		off := int64(-1)
+		if fr.HeaderOK {
+			off = fr.Header.BaseOffset
+		}
+		return codec.Batch{}, fr.Position, &codec.CorruptError{Path: s.path, Position: fr.Position, Offset: off, Err: fr.Err}
 	}
-	s.buf = grow(s.buf, codec.HeaderLen)
-	if _, err := io.ReadFull(s.r, s.buf); err != nil {
-		return codec.Batch{}, pos, s.corrupt(pos, errors.Join(codec.ErrTorn, err))
-	}
-	h, err := codec.ParseHeader(s.buf)
-	if err != nil {
-		return codec.Batch{}, pos, s.corrupt(pos, err)
-	}
-	if pos+h.Size() > s.limit {
-		return codec.Batch{}, pos, s.corrupt(pos, fmt.Errorf("%w: batch of %d bytes overruns %d", codec.ErrTorn, h.Size(), s.limit))
-	}
-	s.buf = grow(s.buf, int(h.Size()))
-	if _, err := io.ReadFull(s.r, s.buf[codec.HeaderLen:]); err != nil {
-		return codec.Batch{}, pos, s.corrupt(pos, errors.Join(codec.ErrTorn, err))
-	}
-	b, err := codec.DecodeBatchInto(s.buf, s.recs[:0])
-	if err != nil {
-		return codec.Batch{}, pos, s.corrupt(pos, err)
-	}
-	s.recs = b.Records
-	s.pos = pos + h.Size()
-	return b, pos, nil
-}
-
-func (s *stream) corrupt(pos int64, err error) error {
-	return &codec.CorruptError{Path: s.path, Position: pos, Offset: -1, Err: err}
+	return fr.Batch, fr.Position, nil
 }
 
 func (s *stream) close() error { return s.f.Close() }
 
-// grow returns buf resized to n bytes, keeping its contents and
-// reallocating only when too small.
-func grow(buf []byte, n int) []byte {
-	if cap(buf) < n {
-		nb := make([]byte, n, n+n/4)
-		copy(nb, buf)
-		return nb
-	}
-	return buf[:n]
-}
+// recordSize is the encoded size of r inside a batch's records section.
+func recordSize(r *codec.Record) int { return codec.EncodedSize(r) }

@@ -18,6 +18,7 @@ import (
 	"strings"
 
 	"github.com/pulselog/pulse/engine/recovery"
+	"github.com/pulselog/pulse/internal/textcol"
 )
 
 // Options configure Run. The zero value is valid.
@@ -370,33 +371,7 @@ func rangeList(rs []OffsetRange, max int) string {
 	return strings.Join(s, ", ")
 }
 
-// SideBySide lays two reports' lines out in two columns, left at least
-// width cells wide (0: as wide as its longest line), with a title above
-// each.
+// SideBySide lays two reports' lines out in two columns (textcol.SideBySide).
 func SideBySide(leftTitle string, left []string, rightTitle string, right []string, width int) []string {
-	w := max(width, len(leftTitle))
-	if width <= 0 {
-		for _, l := range left {
-			w = max(w, len([]rune(l)))
-		}
-	}
-	cut := func(s string) string {
-		r := []rune(s)
-		if len(r) > w {
-			return string(r[:w-1]) + "…"
-		}
-		return s + strings.Repeat(" ", w-len(r))
-	}
-	out := []string{cut(leftTitle) + " │ " + rightTitle}
-	for i := 0; i < max(len(left), len(right)); i++ {
-		var l, r string
-		if i < len(left) {
-			l = left[i]
-		}
-		if i < len(right) {
-			r = right[i]
-		}
-		out = append(out, strings.TrimRight(cut(l)+" │ "+r, " "))
-	}
-	return out
+	return textcol.SideBySide(leftTitle, left, rightTitle, right, width)
 }

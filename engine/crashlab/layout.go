@@ -1,14 +1,13 @@
 package crashlab
 
 import (
-	"errors"
 	"fmt"
-	"io"
 	"os"
 	"path/filepath"
 
 	"github.com/pulselog/pulse/engine/codec"
 	"github.com/pulselog/pulse/engine/segment"
+	"github.com/pulselog/pulse/internal/layout"
 )
 
 // SegmentLayout is one segment file of a partition as found on disk.
@@ -59,20 +58,13 @@ func segmentLayout(path string, base int64) (SegmentLayout, error) {
 		return SegmentLayout{}, err
 	}
 	sl := SegmentLayout{Base: base, Size: fi.Size()}
-	hb := make([]byte, codec.HeaderLen)
-	for pos := int64(0); pos+codec.HeaderLen <= sl.Size; {
-		if _, err := f.ReadAt(hb, pos); err != nil {
-			if errors.Is(err, io.EOF) {
-				break
-			}
-			return sl, fmt.Errorf("segment %s: read header at %d: %w", path, pos, err)
-		}
-		h, err := codec.ParseHeader(hb)
-		if err != nil || pos+h.Size() > sl.Size {
+	rd := segment.NewReader(f, sl.Size, segment.ReaderOptions{Level: segment.LevelHeader})
+	for {
+		fr, ok := rd.Next()
+		if !ok || !fr.OK() {
 			break
 		}
-		sl.Batches = append(sl.Batches, BatchSpan{Pos: pos, Size: h.Size(), BaseOffset: h.BaseOffset})
-		pos += h.Size()
+		sl.Batches = append(sl.Batches, BatchSpan{Pos: fr.Position, Size: fr.Size, BaseOffset: fr.Header.BaseOffset})
 	}
 	return sl, nil
 }
@@ -174,6 +166,4 @@ func baseList(segs []SegmentLayout) string {
 
 // PartitionDir is where partition p of topic keeps its files in the data
 // directory data (topics/<topic>/p00003, docs/architecture.md).
-func PartitionDir(data, topic string, p int) string {
-	return filepath.Join(data, "topics", topic, fmt.Sprintf("p%05d", p))
-}
+func PartitionDir(data, topic string, p int) string { return layout.PartitionDir(data, topic, p) }

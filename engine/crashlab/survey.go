@@ -1,10 +1,8 @@
 package crashlab
 
 import (
-	"errors"
 	"fmt"
 	"hash/fnv"
-	"io"
 	"math"
 	"os"
 	"path/filepath"
@@ -14,10 +12,11 @@ import (
 	"github.com/pulselog/pulse/engine/segment"
 )
 
-// walkBatches decodes the batches of the .log file at path in order, one at
-// a time (never the whole file). At a batch that does not decode it asks
-// skip for the position of the next valid batch (a corrupt range recovery
-// reported); without one the walk ends there.
+// walkBatches decodes the batches of the .log file at path in order with
+// segment.Reader at LevelDecode, one at a time (never the whole file). At a
+// batch that does not decode it asks skip for the position of the next
+// valid batch (a corrupt range recovery reported); without one the walk
+// ends there.
 func walkBatches(path string, skip func(pos int64) (int64, bool), fn func(pos int64, b codec.Batch)) error {
 	f, err := os.Open(path)
 	if err != nil {
@@ -28,44 +27,32 @@ func walkBatches(path string, skip func(pos int64) (int64, bool), fn func(pos in
 	if err != nil {
 		return err
 	}
-	size := fi.Size()
-	hb := make([]byte, codec.HeaderLen)
-	var buf []byte
-	for pos := int64(0); pos < size; {
-		next, ok := func() (int64, bool) {
-			if pos+codec.HeaderLen > size {
-				return 0, false
-			}
-			if _, err := f.ReadAt(hb, pos); err != nil {
-				return 0, false
-			}
-			h, err := codec.ParseHeader(hb)
-			if err != nil || pos+h.Size() > size {
-				return 0, false
-			}
-			if int64(cap(buf)) < h.Size() {
-				buf = make([]byte, h.Size())
-			}
-			buf = buf[:h.Size()]
-			if _, err := f.ReadAt(buf, pos); err != nil && !errors.Is(err, io.EOF) {
-				return 0, false
-			}
-			b, err := codec.DecodeBatch(buf)
-			if err != nil {
-				return 0, false
-			}
-			fn(pos, b)
-			return pos + h.Size(), true
-		}()
-		if !ok {
-			if skip == nil {
+	var (
+		buf  []byte
+		recs []codec.Record
+		next int64
+	)
+	for pos := int64(0); pos < fi.Size(); {
+		rd := segment.NewReader(f, fi.Size(), segment.ReaderOptions{Level: segment.LevelDecode, Start: pos, Next: next, Buf: buf, Records: recs})
+		for {
+			fr, ok := rd.Next()
+			if !ok {
 				return nil
 			}
-			if next, ok = skip(pos); !ok || next <= pos {
-				return nil
+			if !fr.OK() {
+				break
 			}
+			fn(fr.Position, fr.Batch)
 		}
-		pos = next
+		buf, recs, next, pos = rd.Buf(), rd.Records(), rd.NextOffset(), rd.Position()
+		if skip == nil {
+			return nil
+		}
+		np, ok := skip(pos)
+		if !ok || np <= pos {
+			return nil
+		}
+		pos = np
 	}
 	return nil
 }
@@ -145,7 +132,7 @@ func resync(path string, from int64) (pos, base int64, ok bool, err error) {
 		return 0, 0, false, err
 	}
 	defer f.Close()
-	pos, base, ok = recovery.NextValidBatch(f, fileSize(path), from, 0, math.MaxInt64)
+	pos, base, ok = segment.NextValidBatch(f, fileSize(path), from, 0, math.MaxInt64)
 	return pos, base, ok, nil
 }
 

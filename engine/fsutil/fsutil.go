@@ -9,12 +9,14 @@ import (
 	"os"
 	"path/filepath"
 	"strings"
+
+	"github.com/pulselog/pulse/internal/layout"
 )
 
 // TempPrefix starts the name of every temporary file WriteFileAtomic
 // creates (".tmp-<name>-<random>"). Recovery deletes files with this prefix:
 // an unrenamed temp is never the only copy of anything.
-const TempPrefix = ".tmp-"
+const TempPrefix = layout.TempPrefix
 
 // FileMode is the permission of files Pulse creates in a data directory.
 const FileMode = 0o644

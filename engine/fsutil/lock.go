@@ -7,10 +7,12 @@ import (
 	"path/filepath"
 	"strconv"
 	"strings"
+
+	"github.com/pulselog/pulse/internal/layout"
 )
 
 // LockFile is the name of the lock file Lock creates in a directory.
-const LockFile = "LOCK"
+const LockFile = layout.LockFile
 
 // DirLock is an exclusive lock on <dir>/LOCK: flock(2) on unix, LockFileEx
 // on Windows (lock_unix.go, lock_windows.go). The kernel releases it when

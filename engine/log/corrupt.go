@@ -6,6 +6,7 @@ import (
 	"sync"
 
 	"github.com/pulselog/pulse/engine/recovery"
+	"github.com/pulselog/pulse/engine/segment"
 )
 
 // corruptSet is the list of corrupt ranges reads skip: the ones recovery
@@ -60,7 +61,7 @@ func (l *Log) corruptAt(st *segState, pos, from, limit, nextBase int64, cause er
 	if limitOffset < 0 {
 		limitOffset = math.MaxInt64
 	}
-	if next, base, ok := recovery.NextValidBatch(st.seg, limit, pos+1, st.seg.Base(), limitOffset); ok {
+	if next, base, ok := segment.NextValidBatch(st.seg, limit, pos+1, st.seg.Base(), limitOffset); ok {
 		r.EndPos, endOffset = next, base
 	}
 	r.EndOffset = max(endOffset, from)

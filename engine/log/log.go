@@ -666,15 +666,6 @@ func (l *Log) enqueue(recs []codec.Record, strict bool, producer codec.ProducerS
 	return req, nil
 }
 
-// recordSize is the encoded size of r inside a batch's records section.
-func recordSize(r *codec.Record) int {
-	n := 4 + 1 + 4 + 4 + 4 + len(r.Key) + 4 + len(r.Value) + 4
-	for _, h := range r.Headers {
-		n += 8 + len(h.Key) + len(h.Value)
-	}
-	return n
-}
-
 // ExposeHiddenTail makes the records recovery kept hidden (between the HWM
 // and the recovered end, under the "hide" policy) visible now: it fsyncs
 // the segments holding them, moves the HWM over them, wakes readers and

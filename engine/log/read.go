@@ -7,6 +7,7 @@ import (
 	"unsafe"
 
 	"github.com/pulselog/pulse/engine/codec"
+	"github.com/pulselog/pulse/engine/segment"
 )
 
 // ReadResult is one read of a partition.
@@ -264,18 +265,25 @@ type segmentReader interface {
 	Path() string
 }
 
-// scanHeaders walks batch headers in [from, limit), calling fn for each
-// until it returns false.
+// scanHeaders walks batch headers in [from, limit) with segment.Reader at
+// LevelHeader, calling fn for each until it returns false. A header that
+// does not parse or a batch that overruns limit ends the walk with a
+// *codec.CorruptError.
 func scanHeaders(seg segmentReader, from, limit int64, fn func(pos int64, h codec.BatchHeader) bool) error {
-	for pos := from; pos < limit; {
-		h, err := readHeader(seg, pos)
-		if err != nil {
-			return err
-		}
-		if !fn(pos, h) {
+	rd := segment.NewReader(seg, limit, segment.ReaderOptions{Level: segment.LevelHeader, Start: from})
+	for {
+		fr, ok := rd.Next()
+		if !ok {
 			return nil
 		}
-		pos += h.Size()
+		if !fr.OK() {
+			return &codec.CorruptError{Path: seg.Path(), Position: fr.Position, Offset: -1, Err: fr.Err}
+		}
+		if !fn(fr.Position, fr.Header) {
+			return nil
+		}
 	}
-	return nil
 }
+
+// recordSize is the encoded size of r inside a batch's records section.
+func recordSize(r *codec.Record) int { return codec.EncodedSize(r) }

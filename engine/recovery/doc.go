@@ -14,7 +14,9 @@
 //     segment's growth past the checkpoint is scanned (all of it when the
 //     checkpointed prefix does not check out). Otherwise the full scan:
 //     every segment in offset order, every batch's header and CRC.
-//  3. A scanned batch is accepted when its header parses, its CRC matches,
+//  3. The scan reads with segment.Reader at LevelCRC, the reader every
+//     other walker of segment bytes uses. A scanned batch is accepted when
+//     its header parses, its CRC matches,
 //     its base offset is at or above the previous batch's end and below the
 //     segment's end (the next segment's base; none for the active one), and
 //     its last offset is below that end. A batch that is not acceptable is

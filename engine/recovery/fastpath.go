@@ -8,6 +8,7 @@ import (
 	"sync/atomic"
 
 	"github.com/pulselog/pulse/engine/codec"
+	"github.com/pulselog/pulse/engine/segment"
 )
 
 // fastPath restores the log from a snapshot that names the active segment on
@@ -187,12 +188,12 @@ func (r *runner) checkEntries(s *segState, entries []indexEntry, end int64) stri
 // went unindexed, and that every base offset lies in the segment. It returns
 // the offset after the last batch.
 func (r *runner) walkTail(s *segState, last indexEntry, end int64) (int64, string) {
-	hb := make([]byte, codec.HeaderLen)
-	pos, next := last.pos, last.offset
-	for pos < end {
-		h, why := readHeader(s, hb, pos, end)
-		if why != "" {
-			return 0, why
+	rd := segment.NewReader(s.seg, end, segment.ReaderOptions{Level: segment.LevelHeader, Start: last.pos})
+	next := last.offset
+	for fr, ok := rd.Next(); ok; fr, ok = rd.Next() {
+		pos, h := fr.Position, fr.Header
+		if !fr.OK() {
+			return 0, fmt.Sprintf("batch at position %d: %v", pos, fr.Err)
 		}
 		if pos != last.pos {
 			if pos-last.pos >= int64(r.opts.IndexIntervalBytes) {
@@ -221,7 +222,6 @@ func (r *runner) walkTail(s *segState, last indexEntry, end int64) (int64, strin
 		if next > s.limit {
 			return 0, fmt.Sprintf("batch at position %d ends at offset %d, past the segment end %d", pos, next, s.limit)
 		}
-		pos += h.Size()
 	}
 	return next, ""
 }

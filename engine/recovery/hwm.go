@@ -7,12 +7,13 @@ import (
 	"path/filepath"
 
 	"github.com/pulselog/pulse/engine/fsutil"
+	"github.com/pulselog/pulse/internal/layout"
 )
 
 // HWMFile is the name of the persisted high-watermark inside a partition
 // directory: 8 bytes, big-endian, the exclusive bound of what consumers may see.
 const (
-	HWMFile = "hwm"
+	HWMFile = layout.HWMFile
 	HWMLen  = 8
 )
 

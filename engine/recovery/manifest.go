@@ -10,11 +10,12 @@ import (
 	"slices"
 
 	"github.com/pulselog/pulse/engine/fsutil"
+	"github.com/pulselog/pulse/internal/layout"
 )
 
 // ManifestFile is the per-partition record of the segments the partition
 // should hold.
-const ManifestFile = "manifest"
+const ManifestFile = layout.ManifestFile
 
 // manifestVersion is the only version written and read.
 const manifestVersion = 1

@@ -8,6 +8,7 @@ import (
 	"path/filepath"
 
 	"github.com/pulselog/pulse/engine/fsutil"
+	"github.com/pulselog/pulse/internal/layout"
 )
 
 // Snapshot file layout (seed 002 §8). All integers big-endian.
@@ -21,8 +22,8 @@ import (
 //	24 activeSize i64  valid byte length of the active segment (a batch boundary)
 //	32 activeNext i64  next offset of the active segment; equals leo
 const (
-	SnapshotFile    = "snapshot" // file name inside a partition directory
-	SnapshotLen     = 40         // bytes
+	SnapshotFile    = layout.SnapshotFile // file name inside a partition directory
+	SnapshotLen     = 40                  // bytes
 	snapshotMagic   = 0x53
 	snapshotVersion = 0x01
 

@@ -1,6 +1,10 @@
 package segment
 
-import "errors"
+import (
+	"errors"
+
+	"github.com/pulselog/pulse/internal/layout"
+)
 
 // Errors returned by the segment package, matched with errors.Is. Corrupt or
 // torn batch bytes are reported as *codec.CorruptError wrapping the codec's
@@ -9,7 +13,7 @@ var (
 	// Opening and naming.
 
 	// ErrBadName: a file name is not <20-digit base offset>.log / .index.
-	ErrBadName = errors.New("not a segment file name")
+	ErrBadName = layout.ErrBadName
 
 	// The sparse index.
 

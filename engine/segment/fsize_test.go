@@ -65,7 +65,7 @@ func run(dir string) error {
 		if s.Size() != before || fi.Size() != before {
 			return fmt.Errorf("after the failed append: Size %d, file %d bytes, want both %d", s.Size(), fi.Size(), before)
 		}
-		return s.Scan(0, func(int64, codec.BatchHeader, []byte) error { return nil })
+		return scanSeg(s, 0, func(int64, codec.BatchHeader, []byte) error { return nil })
 	}
 }
 

@@ -96,3 +96,30 @@ func names(t *testing.T, dir string) []string {
 	sort.Strings(out)
 	return out
 }
+
+// scanSeg walks the batches of s from position from to its size with Reader
+// at LevelCRC, calling fn with each one's position, header and bytes. It
+// stops at the first damaged frame, returning a *codec.CorruptError with its
+// position, or at the first error fn returns, which it returns as it is.
+func scanSeg(s *Segment, from int64, fn func(pos int64, h codec.BatchHeader, raw []byte) error) error {
+	if from < 0 {
+		return fmt.Errorf("segment %s: scan from negative position %d", s.Path(), from)
+	}
+	rd := NewReader(s, s.Size(), ReaderOptions{Level: LevelCRC, Start: from, Next: s.Base()})
+	for {
+		fr, ok := rd.Next()
+		if !ok {
+			return nil
+		}
+		if !fr.OK() {
+			off := int64(-1)
+			if fr.HeaderOK {
+				off = fr.Header.BaseOffset
+			}
+			return s.corrupt(fr.Position, off, fr.Err)
+		}
+		if err := fn(fr.Position, fr.Header, fr.Bytes); err != nil {
+			return err
+		}
+	}
+}

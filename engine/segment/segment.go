@@ -8,6 +8,12 @@
 // memory; entries reach the .index file on Sync, after the .log data they
 // point at has been fsynced, so an index file is never ahead of durable data
 // (a crash can only leave it short, which recovery rebuilds).
+//
+// Reader (reader.go) is the one walker of a .log file's bytes, at the level
+// a caller needs (headers, CRC and offsets, decoded records), with resync
+// past damage: recovery, compaction, the crash lab, pulse verify and dump,
+// the partition log and the UI's frame browser read through it and so give
+// one verdict on the same bytes.
 package segment
 
 import (
@@ -52,7 +58,7 @@ func (o Options) withDefaults() Options {
 // Truncate, SetIndex, Close and Remove are the writer's; they are serialized
 // internally, and Sync and SyncData never block Append for the length of an
 // fsync.
-// ReadAt, ReadBatch, Scan, Lookup, Index, Size and the name accessors may be
+// ReadAt (so a Reader over the segment), ReadBatch, Lookup, Index, Size and the name accessors may be
 // called from any goroutine at any time, concurrently with Append and Sync:
 // they see a batch once the Append that wrote it has returned. Truncate,
 // SetIndex, Close and Remove change what positions mean or close the files,

@@ -283,7 +283,7 @@ func rebuild(t *testing.T, s *Segment, interval int64) []IndexEntry {
 	t.Helper()
 	var entries []IndexEntry
 	var since int64
-	err := s.Scan(0, func(pos int64, h codec.BatchHeader, raw []byte) error {
+	err := scanSeg(s, 0, func(pos int64, h codec.BatchHeader, raw []byte) error {
 		if len(entries) == 0 || since >= interval {
 			entries = append(entries, IndexEntry{uint32(h.BaseOffset - s.Base()), uint32(pos)})
 			since = 0
@@ -431,7 +431,7 @@ func TestTornTailAndCorruption(t *testing.T) {
 		}
 	}
 	var seen []int64
-	err = s.Scan(0, func(pos int64, h codec.BatchHeader, raw []byte) error {
+	err = scanSeg(s, 0, func(pos int64, h codec.BatchHeader, raw []byte) error {
 		seen = append(seen, pos)
 		return nil
 	})
@@ -441,7 +441,7 @@ func TestTornTailAndCorruption(t *testing.T) {
 	if err := s.Truncate(tornPos); err != nil {
 		t.Fatal(err)
 	}
-	if err := s.Scan(0, func(int64, codec.BatchHeader, []byte) error { return nil }); err != nil {
+	if err := scanSeg(s, 0, func(int64, codec.BatchHeader, []byte) error { return nil }); err != nil {
 		t.Fatalf("Scan after truncating the torn tail: %v", err)
 	}
 
@@ -451,7 +451,7 @@ func TestTornTailAndCorruption(t *testing.T) {
 	f.WriteAt([]byte{^bad.data[100]}, bad.pos+100)
 	f.Close()
 	seen = seen[:0]
-	err = s.Scan(ws[2].pos, func(pos int64, h codec.BatchHeader, raw []byte) error {
+	err = scanSeg(s, ws[2].pos, func(pos int64, h codec.BatchHeader, raw []byte) error {
 		seen = append(seen, pos)
 		return nil
 	})
@@ -459,7 +459,7 @@ func TestTornTailAndCorruption(t *testing.T) {
 		t.Fatalf("Scan over a flipped byte: %v after %d batches", err, len(seen))
 	}
 	stop := errors.New("stop")
-	if err := s.Scan(0, func(int64, codec.BatchHeader, []byte) error { return stop }); err != stop {
+	if err := scanSeg(s, 0, func(int64, codec.BatchHeader, []byte) error { return stop }); err != stop {
 		t.Fatalf("Scan did not return fn's error: %v", err)
 	}
 }
@@ -492,7 +492,7 @@ func TestOpenReadOnlyNeverWrites(t *testing.T) {
 		if !r.ReadOnly() {
 			t.Fatal("ReadOnly() false")
 		}
-		r.Scan(0, func(int64, codec.BatchHeader, []byte) error { return nil })
+		scanSeg(r, 0, func(int64, codec.BatchHeader, []byte) error { return nil })
 		r.Lookup(base + 20)
 		r.ReadBatch(0, nil)
 		r.Index()
@@ -647,7 +647,7 @@ func TestAppendChecksHeader(t *testing.T) {
 	if _, err := s.Append([]byte("not a batch at all, just some bytes of text here...................."), h); !errors.Is(err, ErrBadAppend) {
 		t.Fatalf("garbage bytes: %v", err)
 	}
-	if err := s.Scan(-1, func(int64, codec.BatchHeader, []byte) error { return nil }); err == nil {
+	if err := scanSeg(s, -1, func(int64, codec.BatchHeader, []byte) error { return nil }); err == nil {
 		t.Fatal("Scan from a negative position")
 	}
 	if s.Size() != 0 {

@@ -162,7 +162,7 @@ func simulate(t *testing.T, seed uint64, steps int) {
 		}
 	}
 	n := 0
-	if err := s.Scan(0, func(pos int64, h codec.BatchHeader, raw []byte) error {
+	if err := scanSeg(s, 0, func(pos int64, h codec.BatchHeader, raw []byte) error {
 		if pos != model[n].pos || !bytes.Equal(raw, model[n].data) {
 			t.Fatalf("seed %d: Scan batch %d differs", seed, n)
 		}

@@ -1,0 +1,201 @@
+package engine
+
+import (
+	"bytes"
+	"fmt"
+	"os"
+	"path/filepath"
+	"testing"
+
+	"github.com/pulselog/pulse/engine/codec"
+	"github.com/pulselog/pulse/engine/recovery"
+	"github.com/pulselog/pulse/internal/layout"
+)
+
+// FuzzOneVerdict holds every consumer of segment bytes to one verdict on
+// the same bytes: the file check pulse verify and pulse dump print
+// (recovery.CheckSegmentFile), the frame browser (SegmentFrames), recovery
+// at open (its report), and the read path (Read from offset 0). The bytes
+// are the only segment of a partition whose persisted HWM is 0 (nothing
+// acknowledged, so recovery may truncate a torn tail and exposes the rest).
+// An input costs two opens of a data dir (tens of ms), so fuzz it with a
+// short minimization: go test ./engine -fuzz FuzzOneVerdict
+// -fuzzminimizetime 2x (the default minimizes each new input for a minute).
+func FuzzOneVerdict(f *testing.F) {
+	paths, _ := filepath.Glob(filepath.Join("..", "testdata", "recovery", "segments", "*.log"))
+	for _, p := range paths {
+		b, err := os.ReadFile(p)
+		if err != nil {
+			f.Fatal(err)
+		}
+		f.Add(b)
+	}
+	// Batches at offsets 0, 3, 6 of each codec; then the same with a copy
+	// of the first batch after them (header and CRC fine, offsets not), and
+	// with the copy between the second and the third.
+	for _, c := range []codec.Codec{codec.CodecNone, codec.CodecZstd} {
+		var file []byte
+		var batches [][]byte
+		for i := int64(0); i < 3; i++ {
+			b, err := codec.AppendBatch(nil, 3*i, verdictRecords(3*i, 3), codec.EncodeOptions{Codec: c})
+			if err != nil {
+				f.Fatal(err)
+			}
+			batches = append(batches, b)
+			file = append(file, b...)
+		}
+		f.Add(file)
+		f.Add(append(bytes.Clone(file), batches[0]...))
+		mid := append(append(append(bytes.Clone(batches[0]), batches[1]...), batches[0]...), batches[2]...)
+		f.Add(mid)
+	}
+	f.Fuzz(checkOneVerdict)
+}
+
+// checkOneVerdict is FuzzOneVerdict's check of one segment file's bytes.
+func checkOneVerdict(t *testing.T, data []byte) {
+	// Past damage every position holding a plausible header costs a CRC
+	// check of the batch it claims: a file of such headers costs
+	// quadratic time, so inputs stay small.
+	if len(data) > 64<<10 {
+		return
+	}
+	dir := t.TempDir()
+	e, err := Open(DefaultOptions(dir))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := e.CreateTopic("t", DefaultTopicConfig()); err != nil {
+		t.Fatal(err)
+	}
+	if err := e.Close(); err != nil {
+		t.Fatal(err)
+	}
+	part := layout.PartitionDir(dir, "t", 0)
+	path := filepath.Join(part, layout.LogFile(0))
+	if err := os.WriteFile(path, data, 0o644); err != nil {
+		t.Fatal(err)
+	}
+	for _, name := range []string{layout.IndexFile(0), layout.SnapshotFile} {
+		if err := os.Remove(filepath.Join(part, name)); err != nil && !os.IsNotExist(err) {
+			t.Fatal(err)
+		}
+	}
+	if err := recovery.WriteHWM(part, 0); err != nil {
+		t.Fatal(err)
+	}
+
+	// pulse verify / dump.
+	var want []int64 // positions of the batches accepted
+	var wantRecs []codec.Record
+	check, err := recovery.CheckSegmentFile(path, recovery.CheckOptions{Visit: func(fr recovery.Frame) error {
+		if fr.Err == "" {
+			want = append(want, fr.Position)
+			b, err := codec.DecodeBatch(fr.Bytes)
+			if err != nil {
+				return fmt.Errorf("batch at %d accepted, but it does not decode: %w", fr.Position, err)
+			}
+			for _, r := range b.Records {
+				r.Key, r.Value = bytes.Clone(r.Key), bytes.Clone(r.Value)
+				wantRecs = append(wantRecs, r)
+			}
+		}
+		return nil
+	}})
+	if err != nil {
+		t.Fatal(err)
+	}
+
+	e, err = Open(DefaultOptions(dir))
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer e.Close()
+
+	// The frame browser. The engine is open, and recovery has cut a torn
+	// tail: the browser sees the file as recovered, the bytes it kept.
+	pg, err := e.SegmentFrames("t", 0, 0, 0, -1, 1<<20)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var got []int64
+	for _, fr := range pg.Frames {
+		if !fr.Damaged {
+			got = append(got, fr.Pos)
+		}
+	}
+	if fmt.Sprint(got) != fmt.Sprint(want) {
+		t.Fatalf("frame browser accepts batches at %v, pulse verify at %v", got, want)
+	}
+	var damaged []int64
+	for _, fr := range pg.Frames {
+		if fr.Damaged {
+			damaged = append(damaged, fr.Pos)
+		}
+	}
+	var corrupt []int64
+	for _, c := range check.Corrupt {
+		corrupt = append(corrupt, c.StartPos)
+	}
+	if fmt.Sprint(damaged) != fmt.Sprint(corrupt) {
+		t.Fatalf("frame browser: damaged regions at %v; pulse verify: corrupt ranges at %v (torn %+v)", damaged, corrupt, check.Torn)
+	}
+
+	// Recovery at open.
+	reps := e.RecoveryReports()
+	if len(reps) != 1 {
+		t.Fatalf("%d recovery reports", len(reps))
+	}
+	rep := reps[0]
+	if fmt.Sprint(rep.Corrupt) != fmt.Sprint(check.Corrupt) {
+		t.Fatalf("recovery reports corrupt ranges %+v, pulse verify %+v", rep.Corrupt, check.Corrupt)
+	}
+	switch {
+	case check.Torn == nil && len(rep.Truncations) != 0:
+		t.Fatalf("recovery truncated %+v, pulse verify saw no torn tail", rep.Truncations)
+	case check.Torn != nil && (len(rep.Truncations) != 1 || rep.Truncations[0] != *check.Torn):
+		t.Fatalf("recovery truncated %+v, pulse verify saw the torn tail %+v", rep.Truncations, *check.Torn)
+	}
+
+	// The read path.
+	var recs []Record
+	var skipped int64
+	for from := int64(0); ; {
+		res, err := e.Read("t", 0, from, 0, 0)
+		if err != nil {
+			t.Fatalf("read from %d: %v", from, err)
+		}
+		recs = append(recs, res.Records...)
+		skipped += res.Skipped
+		if res.Next >= res.HWM || (len(res.Records) == 0 && res.Skipped == 0) {
+			if res.Next < res.HWM {
+				t.Fatalf("read stuck at %d below the hwm %d", res.Next, res.HWM)
+			}
+			break
+		}
+		from = res.Next
+	}
+	if len(recs) != len(wantRecs) {
+		t.Fatalf("read %d records, the accepted batches hold %d", len(recs), len(wantRecs))
+	}
+	for i := range recs {
+		if recs[i].Offset != wantRecs[i].Offset || !bytes.Equal(recs[i].Value, wantRecs[i].Value) || !bytes.Equal(recs[i].Key, wantRecs[i].Key) {
+			t.Fatalf("record %d: read offset %d %q, accepted batch holds offset %d %q", i, recs[i].Offset, recs[i].Value, wantRecs[i].Offset, wantRecs[i].Value)
+		}
+	}
+	var lost int64
+	for _, c := range check.Corrupt {
+		lost += c.EndOffset - c.FirstOffset
+	}
+	if skipped != lost {
+		t.Fatalf("read skipped %d offsets, the corrupt ranges hold %d", skipped, lost)
+	}
+}
+
+func verdictRecords(base int64, n int) []codec.Record {
+	recs := make([]codec.Record, n)
+	for i := range recs {
+		recs[i] = codec.Record{Timestamp: 1_700_000_000_000, Key: []byte(fmt.Sprintf("k%d", base+int64(i))), Value: []byte(fmt.Sprintf(`{"n":%d}`, base+int64(i)))}
+	}
+	return recs
+}
