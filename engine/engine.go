@@ -34,16 +34,20 @@ type Engine struct {
 	// bound, Options.MaxOpenSegments < 0).
 	files *segment.Pool
 
-	// mu guards topics, reports, problems and closed. It is held for
-	// reading on every produce and read, for writing while a topic is
-	// created or deleted.
+	// mu guards topics (and each topic's state and settled), reports,
+	// problems and closed. It is held for reading on every produce and
+	// read, and for writing only to change the map or a topic's state: no
+	// I/O happens under it (topics.go: a create or delete does its
+	// directories, fsyncs, meta.db commit and partition recovery outside,
+	// while its topic is marked creating or deleting).
 	mu       sync.RWMutex
 	topics   map[string]*topic
 	reports  map[string]recovery.Report // by "topic/partition"
 	problems []string                   // what startup found inconsistent, and what it did
 	closed   bool
 
-	bg sync.WaitGroup // background work that Close waits for
+	bg  sync.WaitGroup // background work that Close waits for
+	ops sync.WaitGroup // creates and deletes under way, which Close waits for
 
 	maint maintainer // retention and compaction sweeper and status, see maintenance.go
 }
@@ -55,10 +59,26 @@ type topic struct {
 	parts     []*plog.Log
 	part      partitioner
 
+	// state and settled are guarded by Engine.mu. Only an active topic is
+	// served; settled is closed when a create or delete ends (nil while
+	// active), so whoever meets a topic in transition waits on it without
+	// holding the lock.
+	state   topicState
+	settled chan struct{}
+
 	// cfgMu guards cfg, which AlterTopic may change while the topic serves.
 	cfgMu sync.Mutex
 	cfg   TopicConfig
 }
+
+// topicState is where a topic is in its life: see topics.go.
+type topicState uint8
+
+const (
+	topicActive   topicState = iota // served: every partition open
+	topicCreating                   // name reserved; directories, meta.db record and partitions being made
+	topicDeleting                   // no longer served; partitions closing, files and record being removed
+)
 
 // config returns the topic's current configuration.
 func (t *topic) config() TopicConfig {
@@ -424,6 +444,7 @@ func (e *Engine) Close() error {
 	}
 	e.closed = true
 	e.mu.Unlock()
+	e.ops.Wait()
 	e.stopMaintenance()
 	return e.closeAll()
 }
@@ -468,14 +489,20 @@ func (e *Engine) closeAll() error {
 
 // partition returns partition p of topic name.
 func (e *Engine) partition(name string, p int) (*plog.Log, error) {
+	_, l, err := e.topicPartition(name, p)
+	return l, err
+}
+
+// topicPartition returns topic name and its partition p.
+func (e *Engine) topicPartition(name string, p int) (*topic, *plog.Log, error) {
 	t, err := e.topic(name)
 	if err != nil {
-		return nil, err
+		return nil, nil, err
 	}
 	if p < 0 || p >= len(t.parts) {
-		return nil, fmt.Errorf("%w: topic %s has %d partitions, asked for %d", ErrPartitionOutOfRange, name, len(t.parts), p)
+		return nil, nil, fmt.Errorf("%w: topic %s has %d partitions, asked for %d", ErrPartitionOutOfRange, name, len(t.parts), p)
 	}
-	return t.parts[p], nil
+	return t, t.parts[p], nil
 }
 
 func (e *Engine) topic(name string) (*topic, error) {
@@ -485,13 +512,50 @@ func (e *Engine) topic(name string) (*topic, error) {
 		return nil, ErrClosed
 	}
 	t, ok := e.topics[name]
-	if !ok {
+	if !ok || t.state == topicCreating {
+		// A topic being created is not visible until it is whole.
 		if err := ValidateTopicName(name); err != nil {
 			return nil, err
 		}
 		return nil, fmt.Errorf("%w: %s", ErrTopicNotFound, name)
 	}
+	if t.state == topicDeleting {
+		return nil, fmt.Errorf("%w: %s is being deleted", ErrTopicNotFound, name)
+	}
 	return t, nil
+}
+
+// activeTopics returns the topics being served, in no order (none once
+// the engine is closed).
+func (e *Engine) activeTopics() []*topic {
+	e.mu.RLock()
+	defer e.mu.RUnlock()
+	if e.closed {
+		return nil
+	}
+	ts := make([]*topic, 0, len(e.topics))
+	for _, t := range e.topics {
+		if t.state == topicActive {
+			ts = append(ts, t)
+		}
+	}
+	return ts
+}
+
+// mapPartitionErr is mapLogErr for an error of one of t's partitions: a
+// partition closed because its topic was deleted under a produce or read
+// says so, rather than that the engine is closed.
+func (e *Engine) mapPartitionErr(t *topic, err error) error {
+	if errors.Is(err, plog.ErrClosed) {
+		e.mu.RLock()
+		gone := t.state == topicDeleting || e.topics[t.name] != t
+		closed := e.closed
+		e.mu.RUnlock()
+		if gone && !closed {
+			return fmt.Errorf("%w: %s was deleted: %w", ErrTopicNotFound, t.name, err)
+		}
+	}
+	return mapLogErr(err)
 }
 
 // mapLogErr translates partition-log errors to the engine's sentinels.
