@@ -166,7 +166,10 @@ func TestCreateWaitsForDeleteOfSameName(t *testing.T) {
 	var delErr, createErr error
 	wg.Add(2)
 	go func() { defer wg.Done(); delErr = e.DeleteTopic("orders") }()
-	go func() { defer wg.Done(); createErr = e.CreateTopic("orders", TopicConfig{Partitions: 4, Codec: "none"}) }()
+	go func() {
+		defer wg.Done()
+		createErr = e.CreateTopic("orders", TopicConfig{Partitions: 4, Codec: "none"})
+	}()
 	wg.Wait()
 	if delErr != nil && !errors.Is(delErr, ErrTopicNotFound) {
 		t.Fatalf("delete: %v", delErr)
