@@ -15,8 +15,6 @@ import (
 	"github.com/pulselog/pulse/engine/recovery"
 )
 
-func init() { register(newCrashlabCmd) }
-
 // crashlabConfig is what one `pulse crashlab` run needs.
 type crashlabConfig struct {
 	data      string

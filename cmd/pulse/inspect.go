@@ -10,8 +10,6 @@ import (
 	"github.com/pulselog/pulse/engine/recovery"
 )
 
-func init() { register(newInspectCmd) }
-
 func newInspectCmd() *cobra.Command {
 	var asJSON bool
 	var opts recovery.Options
