@@ -523,13 +523,6 @@ func skipLit(b []byte, i int, lit string) (int, bool) {
 	return i, false
 }
 
-// skipString skips a string (see skipStr).
-func (p *fastParser) skipString() bool {
-	i, ok := skipStr(p.b, p.i)
-	p.i = i
-	return ok
-}
-
 // skipStr returns the end of the string at b[i:], checking its escapes
 // (bytes >= 0x80 are taken as they are, as encoding/json's scanner does).
 // Plain bytes are skipped eight at a time: the lowest flagged byte of a
@@ -647,12 +640,6 @@ const (
 	ones  = 0x0101010101010101
 	highs = 0x8080808080808080
 )
-
-// hasZero reports whether a byte of x is zero.
-func hasZero(x uint64) bool { return zeroBytes(x) != 0 }
-
-// hasLess reports whether a byte of x is below n (n <= 128).
-func hasLess(x, n uint64) bool { return lessBytes(x, n) != 0 }
 
 // zeroBytes sets the high bit of the bytes of x that are zero. Bytes above
 // (more significant than) a zero byte may be flagged too, but the lowest
