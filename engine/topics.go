@@ -48,17 +48,48 @@ func normalize(cfg TopicConfig) (TopicConfig, error) {
 		return cfg, fmt.Errorf("%w: partitions %d, want 1..%d", ErrInvalidConfig, cfg.Partitions, MaxPartitions)
 	case cfg.SegmentMaxBytes < MinSegmentMaxBytes || cfg.SegmentMaxBytes > MaxSegmentMaxBytes:
 		return cfg, fmt.Errorf("%w: segment size %d bytes, want %d..%d", ErrInvalidConfig, cfg.SegmentMaxBytes, MinSegmentMaxBytes, MaxSegmentMaxBytes)
-	case cfg.SyncMode != SyncEveryWrite && cfg.SyncMode != SyncInterval:
-		return cfg, fmt.Errorf("%w: sync mode %q, want %q or %q", ErrInvalidConfig, cfg.SyncMode, SyncEveryWrite, SyncInterval)
-	case cfg.Cleanup != CleanupDelete && cfg.Cleanup != CleanupCompact:
-		return cfg, fmt.Errorf("%w: cleanup %q, want %q or %q", ErrInvalidConfig, cfg.Cleanup, CleanupDelete, CleanupCompact)
 	case cfg.RetentionMaxAge < 0 || cfg.RetentionMaxBytes < 0 || cfg.TombstoneRetention < 0:
 		return cfg, fmt.Errorf("%w: negative retention", ErrInvalidConfig)
 	}
-	if _, ok := codec.ParseCodec(cfg.Codec); !ok {
-		return cfg, fmt.Errorf("%w: codec %q, want zstd or none", ErrInvalidConfig, cfg.Codec)
+	if _, err := ParseSyncMode(string(cfg.SyncMode)); err != nil {
+		return cfg, err
+	}
+	if _, err := ParseCleanup(string(cfg.Cleanup)); err != nil {
+		return cfg, err
+	}
+	if err := CheckCodec(cfg.Codec); err != nil {
+		return cfg, err
 	}
 	return cfg, nil
+}
+
+// ParseSyncMode, ParseCleanup and CheckCodec check one field of a topic
+// configuration as a user wrote it: they are the one validator of those
+// values, used by normalize and by every surface that reads a config
+// (websocket, terminal UI). An error wraps ErrInvalidConfig.
+func ParseSyncMode(s string) (SyncMode, error) {
+	switch m := SyncMode(s); m {
+	case SyncEveryWrite, SyncInterval:
+		return m, nil
+	}
+	return "", fmt.Errorf("%w: sync mode %q, want %q or %q", ErrInvalidConfig, s, SyncEveryWrite, SyncInterval)
+}
+
+// ParseCleanup checks a cleanup policy: see ParseSyncMode.
+func ParseCleanup(s string) (Cleanup, error) {
+	switch c := Cleanup(s); c {
+	case CleanupDelete, CleanupCompact:
+		return c, nil
+	}
+	return "", fmt.Errorf("%w: cleanup %q, want %q or %q", ErrInvalidConfig, s, CleanupDelete, CleanupCompact)
+}
+
+// CheckCodec checks a codec name: see ParseSyncMode.
+func CheckCodec(s string) error {
+	if _, ok := codec.ParseCodec(s); !ok {
+		return fmt.Errorf("%w: codec %q, want zstd or none", ErrInvalidConfig, s)
+	}
+	return nil
 }
 
 // CreateTopic creates a topic. Zero fields of cfg take DefaultTopicConfig's

@@ -690,21 +690,9 @@ func (c *conn) opCommit(req *request) {
 		c.reply(req.ID, nil, errorf(CodeInvalidRequest, `commit needs "partition" and "offset"`))
 		return
 	}
-	p, off := *req.Partition, *req.Offset
-	t, err := c.srv.b.Describe(topic)
-	if err != nil {
-		c.reply(req.ID, nil, toError(err))
-		return
-	}
-	if p < 0 || p >= len(t.Partitions) {
-		c.reply(req.ID, nil, errorf(CodePartitionOutOfRange, "partition %d of topic %q: the topic has %d", p, topic, len(t.Partitions)))
-		return
-	}
-	if pi := t.Partitions[p]; off < 0 || off > pi.LEO {
-		c.reply(req.ID, nil, errorf(CodeOffsetOutOfRange, "offset %d of %s/%d: the log ends at %d", off, topic, p, pi.LEO))
-		return
-	}
-	if err := c.srv.b.CommitCursor(consumer, topic, p, off); err != nil {
+	// The backend checks the partition and the offset (ErrPartitionOutOfRange,
+	// ErrOffsetOutOfRange), under the same look-up as the commit.
+	if err := c.srv.b.CommitCursor(consumer, topic, *req.Partition, *req.Offset); err != nil {
 		c.reply(req.ID, nil, toError(err))
 		return
 	}

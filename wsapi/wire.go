@@ -270,30 +270,32 @@ func (c *TopicConfig) engineConfig() (engine.TopicConfig, error) {
 	if c.Partitions > 0 {
 		cfg.Partitions = c.Partitions
 	}
+	// The values are the engine's to judge (engine.ParseSyncMode and its
+	// siblings); the ranges too, in CreateTopic, or the cluster's.
 	if c.Codec != "" {
-		if c.Codec != "zstd" && c.Codec != "none" {
-			return cfg, errorf(CodeInvalidConfig, "codec %q: want zstd or none", c.Codec)
+		if err := engine.CheckCodec(c.Codec); err != nil {
+			return cfg, toError(err)
 		}
 		cfg.Codec = c.Codec
 	}
 	if c.SegmentBytes > 0 {
 		cfg.SegmentMaxBytes = c.SegmentBytes
 	}
-	switch engine.SyncMode(c.SyncMode) {
-	case "":
-	case engine.SyncEveryWrite, engine.SyncInterval:
-		cfg.SyncMode = engine.SyncMode(c.SyncMode)
-	default:
-		return cfg, errorf(CodeInvalidConfig, "sync_mode %q: want every-write or interval", c.SyncMode)
+	if c.SyncMode != "" {
+		m, err := engine.ParseSyncMode(c.SyncMode)
+		if err != nil {
+			return cfg, toError(err)
+		}
+		cfg.SyncMode = m
 	}
 	cfg.RetentionMaxAge = time.Duration(c.RetentionMs) * time.Millisecond
 	cfg.RetentionMaxBytes = c.RetentionBytes
-	switch engine.Cleanup(c.Cleanup) {
-	case "":
-	case engine.CleanupDelete, engine.CleanupCompact:
-		cfg.Cleanup = engine.Cleanup(c.Cleanup)
-	default:
-		return cfg, errorf(CodeInvalidConfig, "cleanup %q: want delete or compact", c.Cleanup)
+	if c.Cleanup != "" {
+		cl, err := engine.ParseCleanup(c.Cleanup)
+		if err != nil {
+			return cfg, toError(err)
+		}
+		cfg.Cleanup = cl
 	}
 	return cfg, nil
 }
