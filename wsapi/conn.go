@@ -457,7 +457,11 @@ func (c *conn) send1(ctx context.Context, msg []byte) bool {
 // reply queues the answer to request id: fields is a JSON object body
 // without braces (nil for {"id":..,"ok":true}), or err.
 func (c *conn) reply(id json.RawMessage, fields []byte, err *Error) {
-	b := make([]byte, 0, 64+len(fields))
+	c.enqueue(appendReply(make([]byte, 0, 64+len(fields)), id, fields, err))
+}
+
+// appendReply appends the reply frame to request id (see reply) to b.
+func appendReply(b []byte, id json.RawMessage, fields []byte, err *Error) []byte {
 	b = append(b, '{')
 	if len(id) > 0 {
 		b = append(b, `"id":`...)
@@ -472,8 +476,7 @@ func (c *conn) reply(id json.RawMessage, fields []byte, err *Error) {
 	default:
 		b = append(b, fields...)
 	}
-	b = append(b, '}')
-	c.enqueue(b)
+	return append(b, '}')
 }
 
 // replyJSON queues {"id":..,"<name>":v}.
