@@ -3,6 +3,8 @@ package engine
 import (
 	"fmt"
 	"sort"
+
+	"github.com/pulselog/pulse/meta"
 )
 
 // ConsumerInfo is one consumer's cursor on one partition, with its lag.
@@ -26,6 +28,20 @@ func (e *Engine) CommitCursor(consumer, topic string, partition int, offset int6
 	}
 	if err := e.meta.CommitCursor(consumer, topic, partition, offset); err != nil {
 		return fmt.Errorf("cursor %s/%s/%d: %w", consumer, topic, partition, mapMetaErr(err))
+	}
+	return nil
+}
+
+// Cursor is one consumer's position on one partition, for CommitCursors.
+type Cursor = meta.Cursor
+
+// CommitCursors stores several cursors in one synced meta.db commit, all or
+// none (a Kafka OffsetCommit). Unlike CommitCursor it does not bound the
+// offsets by the log end: a Kafka group may commit any offset >= 0. Errors
+// wrap meta's sentinels (meta.ErrTopicNotFound, meta.ErrInvalidConsumer).
+func (e *Engine) CommitCursors(cs []Cursor) error {
+	if err := e.meta.CommitCursors(cs); err != nil {
+		return fmt.Errorf("cursors: %w", mapMetaErr(err))
 	}
 	return nil
 }

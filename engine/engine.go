@@ -158,8 +158,17 @@ func (o Options) withDefaults() Options {
 // Dir is the data directory.
 func (e *Engine) Dir() string { return e.opts.Dir }
 
-// Meta is the metadata store.
-func (e *Engine) Meta() *meta.Store { return e.meta }
+// Identity is the data directory's cluster and broker identity (meta.db).
+func (e *Engine) Identity() (Identity, error) {
+	id, err := e.meta.Identity()
+	if err != nil {
+		return Identity{}, fmt.Errorf("data directory %s: identity: %w", e.opts.Dir, err)
+	}
+	return id, nil
+}
+
+// Identity is a data directory's cluster and broker identity.
+type Identity = meta.Identity
 
 // partitionDir is where partition p of topic keeps its files.
 func (e *Engine) partitionDir(topic string, p int) string {

@@ -31,7 +31,7 @@ func (s *Server) ensureTopic(topic string, allowCreate bool) int16 {
 }
 
 func (s *Server) clusterID() *string {
-	id, err := s.eng.Meta().Identity()
+	id, err := s.eng.Identity()
 	if err != nil {
 		return nil
 	}

@@ -72,7 +72,7 @@ func (s *Server) offsetCommit(r *kmsg.OffsetCommitRequest) *kmsg.OffsetCommitRes
 	if len(cursors) == 0 {
 		return resp
 	}
-	if err := s.eng.Meta().CommitCursors(cursors); err != nil {
+	if err := s.eng.CommitCursors(cursors); err != nil {
 		code := errUnknownServerError
 		switch {
 		case errors.Is(err, meta.ErrTopicNotFound):
