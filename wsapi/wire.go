@@ -256,6 +256,11 @@ type TopicConfig struct {
 	RetentionMs    int64  `json:"retention_ms"`            // 0: no age limit (always in replies)
 	RetentionBytes int64  `json:"retention_bytes"`         // 0: no size limit (always in replies)
 	Cleanup        string `json:"cleanup,omitempty"`       // "delete" or "compact"
+	// TombstoneRetentionMs is how long compaction keeps a tombstone after
+	// its commit (0: the default, 24 h); ProtectCursors makes retention keep
+	// the segments holding a consumer's cursor.
+	TombstoneRetentionMs int64 `json:"tombstone_retention_ms,omitempty"`
+	ProtectCursors       bool  `json:"protect_cursors,omitempty"`
 }
 
 // engineConfig turns c into an engine configuration, defaults filled in.
@@ -264,9 +269,13 @@ func (c *TopicConfig) engineConfig() (engine.TopicConfig, error) {
 	if c == nil {
 		return cfg, nil
 	}
-	if c.Partitions < 0 || c.SegmentBytes < 0 || c.RetentionMs < 0 || c.RetentionBytes < 0 {
-		return cfg, errorf(CodeInvalidConfig, "partitions, segment_bytes, retention_ms and retention_bytes must not be negative")
+	if c.Partitions < 0 || c.SegmentBytes < 0 || c.RetentionMs < 0 || c.RetentionBytes < 0 || c.TombstoneRetentionMs < 0 {
+		return cfg, errorf(CodeInvalidConfig, "partitions, segment_bytes, retention_ms, retention_bytes and tombstone_retention_ms must not be negative")
 	}
+	if c.TombstoneRetentionMs > 0 {
+		cfg.TombstoneRetention = time.Duration(c.TombstoneRetentionMs) * time.Millisecond
+	}
+	cfg.ProtectCursors = c.ProtectCursors
 	if c.Partitions > 0 {
 		cfg.Partitions = c.Partitions
 	}
@@ -310,6 +319,9 @@ func wireConfig(c engine.TopicConfig) TopicConfig {
 		RetentionMs:    c.RetentionMaxAge.Milliseconds(),
 		RetentionBytes: c.RetentionMaxBytes,
 		Cleanup:        string(c.Cleanup),
+
+		TombstoneRetentionMs: c.TombstoneRetention.Milliseconds(),
+		ProtectCursors:       c.ProtectCursors,
 	}
 }
 
