@@ -134,8 +134,7 @@ func Open(opts Options) (*Engine, error) {
 const topicsDir = "topics"
 
 // withDefaults fills what the facade itself uses; the partition logs fill
-// their own zero fields (see log.DefaultOptions, which has the same values as
-// DefaultOptions).
+// their own zero fields from log.DefaultOptions, which DefaultOptions copies.
 func (o Options) withDefaults() Options {
 	if o.HiddenTail == "" {
 		o.HiddenTail = HiddenTailExpose

@@ -4,6 +4,7 @@ import (
 	"time"
 
 	"github.com/pulselog/pulse/engine/codec"
+	"github.com/pulselog/pulse/engine/compact"
 	plog "github.com/pulselog/pulse/engine/log"
 	"github.com/pulselog/pulse/engine/recovery"
 )
@@ -68,14 +69,19 @@ type TopicConfig struct {
 
 // DefaultTopicConfig is the configuration of a topic created without one,
 // including topics auto-created on first produce.
+//
+// The codec, segment size and sync mode are the partition log's defaults
+// (log.DefaultOptions), the tombstone retention compaction's
+// (compact.DefaultOptions).
 func DefaultTopicConfig() TopicConfig {
+	l := plog.DefaultOptions()
 	return TopicConfig{
 		Partitions:         1,
-		Codec:              "zstd",
-		SegmentMaxBytes:    64 << 20,
-		SyncMode:           SyncEveryWrite,
+		Codec:              l.Codec.String(),
+		SegmentMaxBytes:    l.SegmentMaxBytes,
+		SyncMode:           l.SyncMode,
 		Cleanup:            CleanupDelete,
-		TombstoneRetention: 24 * time.Hour,
+		TombstoneRetention: compact.DefaultOptions().TombstoneRetention,
 	}
 }
 
