@@ -4,7 +4,6 @@ import (
 	"encoding/base64"
 	"encoding/json"
 	"errors"
-	"fmt"
 	"reflect"
 	"strconv"
 	"strings"
@@ -409,18 +408,6 @@ const (
 type fromSpec struct {
 	kind fromKind
 	n    int64 // offset or timestamp
-}
-
-func (f fromSpec) String() string {
-	switch f.kind {
-	case fromEarliest:
-		return "earliest"
-	case fromOffset:
-		return fmt.Sprintf("offset %d", f.n)
-	case fromTimestamp:
-		return fmt.Sprintf("timestamp %d", f.n)
-	}
-	return "latest"
 }
 
 // decodeRequest parses one JSON request: the fast path when it can, else
