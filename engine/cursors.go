@@ -34,6 +34,20 @@ func (e *Engine) CommitCursor(consumer, topic string, partition int, offset int6
 	return nil
 }
 
+// Cursor is one consumer's position on one partition, for CommitCursors.
+type Cursor = meta.Cursor
+
+// CommitCursors stores several cursors in one synced meta.db commit, all or
+// none (a Kafka OffsetCommit). Unlike CommitCursor it does not bound the
+// offsets by the log end: a Kafka group may commit any offset >= 0. Errors
+// wrap meta's sentinels (meta.ErrTopicNotFound, meta.ErrInvalidConsumer).
+func (e *Engine) CommitCursors(cs []Cursor) error {
+	if err := e.meta.CommitCursors(cs); err != nil {
+		return fmt.Errorf("cursors: %w", mapMetaErr(err))
+	}
+	return nil
+}
+
 // Cursor returns consumer's stored position on a partition; ok is false
 // when it never committed one.
 func (e *Engine) Cursor(consumer, topic string, partition int) (offset int64, ok bool, err error) {
@@ -225,4 +239,35 @@ func onTopic(topic string) string {
 		return ""
 	}
 	return " on topic " + topic
+}
+
+// CommitCursorsMetadata stores cursors with a commit metadata string each
+// (Kafka's OffsetCommit metadata; "" for none), in one synced meta.db
+// commit.
+func (e *Engine) CommitCursorsMetadata(cs []Cursor, metadata []string) error {
+	if err := e.meta.CommitCursorsMetadata(cs, metadata); err != nil {
+		return fmt.Errorf("cursors: %w", mapMetaErr(err))
+	}
+	return nil
+}
+
+// CursorMetadata returns consumer's stored position on a partition with its
+// commit metadata string; ok is false when it never committed one.
+func (e *Engine) CursorMetadata(consumer, topic string, partition int) (offset int64, metadata string, ok bool, err error) {
+	offset, metadata, ok, err = e.meta.CursorMetadata(consumer, topic, partition)
+	if err != nil {
+		return 0, "", false, fmt.Errorf("cursor %s/%s/%d: %w", consumer, topic, partition, mapMetaErr(err))
+	}
+	return offset, metadata, ok, nil
+}
+
+// ReserveProducerIDs reserves n producer ids for idempotent Kafka producers
+// and returns the first; ids are never handed out twice, across restarts
+// too (the reservation is a synced meta.db commit).
+func (e *Engine) ReserveProducerIDs(n uint32) (uint32, error) {
+	first, err := e.meta.ReserveProducerIDs(n)
+	if err != nil {
+		return 0, fmt.Errorf("producer ids: %w", err)
+	}
+	return first, nil
 }

@@ -34,16 +34,20 @@ type Engine struct {
 	// bound, Options.MaxOpenSegments < 0).
 	files *segment.Pool
 
-	// mu guards topics, reports, problems and closed. It is held for
-	// reading on every produce and read, for writing while a topic is
-	// created or deleted.
+	// mu guards topics (and each topic's state and settled), reports,
+	// problems and closed. It is held for reading on every produce and
+	// read, and for writing only to change the map or a topic's state: no
+	// I/O happens under it (topics.go: a create or delete does its
+	// directories, fsyncs, meta.db commit and partition recovery outside,
+	// while its topic is marked creating or deleting).
 	mu       sync.RWMutex
 	topics   map[string]*topic
 	reports  map[string]recovery.Report // by "topic/partition"
 	problems []string                   // what startup found inconsistent, and what it did
 	closed   bool
 
-	bg sync.WaitGroup // background work that Close waits for
+	bg  sync.WaitGroup // background work that Close waits for
+	ops sync.WaitGroup // creates and deletes under way, which Close waits for
 
 	maint maintainer // retention and compaction sweeper and status, see maintenance.go
 
@@ -57,12 +61,28 @@ type topic struct {
 	parts     []*plog.Log
 	part      partitioner
 
+	// state and settled are guarded by Engine.mu. Only an active topic is
+	// served; settled is closed when a create or delete ends (nil while
+	// active), so whoever meets a topic in transition waits on it without
+	// holding the lock.
+	state   topicState
+	settled chan struct{}
+
 	// cfgMu guards cfg, which AlterTopic may change while the topic serves.
 	cfgMu sync.Mutex
 	cfg   TopicConfig
 
 	grown growth // closed when AlterTopic replaces the topic with more partitions, see topics.go
 }
+
+// topicState is where a topic is in its life: see topics.go.
+type topicState uint8
+
+const (
+	topicActive   topicState = iota // served: every partition open
+	topicCreating                   // name reserved; directories, meta.db record and partitions being made
+	topicDeleting                   // no longer served; partitions closing, files and record being removed
+)
 
 // config returns the topic's current configuration.
 func (t *topic) config() TopicConfig {
@@ -118,8 +138,7 @@ func Open(opts Options) (*Engine, error) {
 const topicsDir = "topics"
 
 // withDefaults fills what the facade itself uses; the partition logs fill
-// their own zero fields (see log.DefaultOptions, which has the same values as
-// DefaultOptions).
+// their own zero fields from log.DefaultOptions, which DefaultOptions copies.
 func (o Options) withDefaults() Options {
 	if o.HiddenTail == "" {
 		o.HiddenTail = HiddenTailExpose
@@ -142,8 +161,17 @@ func (o Options) withDefaults() Options {
 // Dir is the data directory.
 func (e *Engine) Dir() string { return e.opts.Dir }
 
-// Meta is the metadata store.
-func (e *Engine) Meta() *meta.Store { return e.meta }
+// Identity is the data directory's cluster and broker identity (meta.db).
+func (e *Engine) Identity() (Identity, error) {
+	id, err := e.meta.Identity()
+	if err != nil {
+		return Identity{}, fmt.Errorf("data directory %s: identity: %w", e.opts.Dir, err)
+	}
+	return id, nil
+}
+
+// Identity is a data directory's cluster and broker identity.
+type Identity = meta.Identity
 
 // partitionDir is where partition p of topic keeps its files.
 func (e *Engine) partitionDir(topic string, p int) string {
@@ -350,11 +378,11 @@ func (e *Engine) openPartition(topicName string, p int, cfg TopicConfig) (*plog.
 		FlushBytes:         e.opts.FlushBytes,
 		FlushRecords:       e.opts.FlushRecords,
 		FlushInterval:      e.opts.FlushInterval,
-		SyncMode:           plog.SyncMode(cfg.SyncMode),
+		SyncMode:           cfg.SyncMode,
 		SyncInterval:       e.opts.SyncInterval,
 		SyncBytes:          e.opts.SyncBytes,
 		HWMInterval:        e.opts.HWMInterval,
-		HiddenTail:         string(e.opts.HiddenTail),
+		HiddenTail:         e.opts.HiddenTail,
 		FilePool:           e.files,
 		Logger:             e.opts.Logger,
 		Observer:           e.opts.Observer,
@@ -422,6 +450,7 @@ func (e *Engine) Close() error {
 	}
 	e.closed = true
 	e.mu.Unlock()
+	e.ops.Wait()
 	e.stopMaintenance()
 	return e.closeAll()
 }
@@ -466,14 +495,20 @@ func (e *Engine) closeAll() error {
 
 // partition returns partition p of topic name.
 func (e *Engine) partition(name string, p int) (*plog.Log, error) {
+	_, l, err := e.topicPartition(name, p)
+	return l, err
+}
+
+// topicPartition returns topic name and its partition p.
+func (e *Engine) topicPartition(name string, p int) (*topic, *plog.Log, error) {
 	t, err := e.topic(name)
 	if err != nil {
-		return nil, err
+		return nil, nil, err
 	}
 	if p < 0 || p >= len(t.parts) {
-		return nil, fmt.Errorf("%w: topic %s has %d partitions, asked for %d", ErrPartitionOutOfRange, name, len(t.parts), p)
+		return nil, nil, fmt.Errorf("%w: topic %s has %d partitions, asked for %d", ErrPartitionOutOfRange, name, len(t.parts), p)
 	}
-	return t.parts[p], nil
+	return t, t.parts[p], nil
 }
 
 func (e *Engine) topic(name string) (*topic, error) {
@@ -483,13 +518,50 @@ func (e *Engine) topic(name string) (*topic, error) {
 		return nil, ErrClosed
 	}
 	t, ok := e.topics[name]
-	if !ok {
+	if !ok || t.state == topicCreating {
+		// A topic being created is not visible until it is whole.
 		if err := ValidateTopicName(name); err != nil {
 			return nil, err
 		}
 		return nil, fmt.Errorf("%w: %s", ErrTopicNotFound, name)
 	}
+	if t.state == topicDeleting {
+		return nil, fmt.Errorf("%w: %s is being deleted", ErrTopicNotFound, name)
+	}
 	return t, nil
+}
+
+// activeTopics returns the topics being served, in no order (none once
+// the engine is closed).
+func (e *Engine) activeTopics() []*topic {
+	e.mu.RLock()
+	defer e.mu.RUnlock()
+	if e.closed {
+		return nil
+	}
+	ts := make([]*topic, 0, len(e.topics))
+	for _, t := range e.topics {
+		if t.state == topicActive {
+			ts = append(ts, t)
+		}
+	}
+	return ts
+}
+
+// mapPartitionErr is mapLogErr for an error of one of t's partitions: a
+// partition closed because its topic was deleted under a produce or read
+// says so, rather than that the engine is closed.
+func (e *Engine) mapPartitionErr(t *topic, err error) error {
+	if errors.Is(err, plog.ErrClosed) {
+		e.mu.RLock()
+		gone := t.state == topicDeleting || e.topics[t.name] != t
+		closed := e.closed
+		e.mu.RUnlock()
+		if gone && !closed {
+			return fmt.Errorf("%w: %s was deleted: %w", ErrTopicNotFound, t.name, err)
+		}
+	}
+	return mapLogErr(err)
 }
 
 // mapLogErr translates partition-log errors to the engine's sentinels.

@@ -250,17 +250,7 @@ func (e *Engine) sweepLoop(ctx context.Context) {
 // topic. Failures are logged and kept in the partition's status; the sweep
 // goes on with the next partition.
 func (e *Engine) sweep(ctx context.Context, doRet, doCmp bool) {
-	e.mu.RLock()
-	if e.closed {
-		e.mu.RUnlock()
-		return
-	}
-	topics := make([]*topic, 0, len(e.topics))
-	for _, t := range e.topics {
-		topics = append(topics, t)
-	}
-	e.mu.RUnlock()
-	for _, t := range topics {
+	for _, t := range e.activeTopics() {
 		for p, l := range t.parts {
 			if ctx.Err() != nil {
 				return

@@ -68,18 +68,21 @@ type Options struct {
 // Observer is the partition logs' metrics hook (engine/log.Observer).
 type Observer = plog.Observer
 
-// DefaultOptions returns the options Pulse runs with on dir.
+// DefaultOptions returns the options Pulse runs with on dir. The partition
+// logs' settings are engine/log's defaults (log.DefaultOptions, the one
+// table of them); the facade adds its own.
 func DefaultOptions(dir string) Options {
+	l := plog.DefaultOptions()
 	return Options{
 		Dir:                dir,
-		FlushBytes:         1 << 20,
-		FlushRecords:       1000,
-		FlushInterval:      100 * time.Millisecond,
-		SyncInterval:       time.Second,
-		SyncBytes:          8 << 20,
-		IndexIntervalBytes: 4 << 10,
-		HWMInterval:        time.Second,
-		HiddenTail:         HiddenTailExpose,
+		FlushBytes:         l.FlushBytes,
+		FlushRecords:       l.FlushRecords,
+		FlushInterval:      l.FlushInterval,
+		SyncInterval:       l.SyncInterval,
+		SyncBytes:          l.SyncBytes,
+		IndexIntervalBytes: l.IndexIntervalBytes,
+		HWMInterval:        l.HWMInterval,
+		HiddenTail:         l.HiddenTail,
 		RetentionInterval:  30 * time.Second,
 		CompactionInterval: 30 * time.Second,
 		MaxTopics:          DefaultMaxTopics,

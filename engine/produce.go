@@ -121,7 +121,7 @@ func (e *Engine) appendTo(ctx context.Context, t *topic, p int, recs []Record, i
 	}
 	base, ts, err := t.parts[p].Append(ctx, batch)
 	if err != nil {
-		return fmt.Errorf("topic %s partition %d: %w", t.name, p, mapLogErr(err))
+		return fmt.Errorf("topic %s partition %d: %w", t.name, p, e.mapPartitionErr(t, err))
 	}
 	for i := range batch {
 		j := i
@@ -184,13 +184,13 @@ func (e *Engine) ProducerBatches(topic string, partition int, fn func(ProducerBa
 // Read returns records of one partition with offsets in [from, HWM): see
 // log.Log.Read. The records are read-only.
 func (e *Engine) Read(topic string, partition int, from int64, maxRecords, maxBytes int) (ReadResult, error) {
-	l, err := e.partition(topic, partition)
+	t, l, err := e.topicPartition(topic, partition)
 	if err != nil {
 		return ReadResult{}, err
 	}
 	r, err := l.Read(from, maxRecords, maxBytes)
 	if err != nil {
-		return ReadResult{}, fmt.Errorf("topic %s partition %d: %w", topic, partition, mapLogErr(err))
+		return ReadResult{}, fmt.Errorf("topic %s partition %d: %w", topic, partition, e.mapPartitionErr(t, err))
 	}
 	return ReadResult{Records: r.Records, Next: r.Next, HWM: r.HWM, LogStart: r.LogStart, Skipped: r.Skipped}, nil
 }

@@ -50,22 +50,60 @@ func normalize(cfg TopicConfig) (TopicConfig, error) {
 		return cfg, fmt.Errorf("%w: partitions %d, want 1..%d", ErrInvalidConfig, cfg.Partitions, MaxPartitions)
 	case cfg.SegmentMaxBytes < MinSegmentMaxBytes || cfg.SegmentMaxBytes > MaxSegmentMaxBytes:
 		return cfg, fmt.Errorf("%w: segment size %d bytes, want %d..%d", ErrInvalidConfig, cfg.SegmentMaxBytes, MinSegmentMaxBytes, MaxSegmentMaxBytes)
-	case cfg.SyncMode != SyncEveryWrite && cfg.SyncMode != SyncInterval:
-		return cfg, fmt.Errorf("%w: sync mode %q, want %q or %q", ErrInvalidConfig, cfg.SyncMode, SyncEveryWrite, SyncInterval)
-	case cfg.Cleanup != CleanupDelete && cfg.Cleanup != CleanupCompact:
-		return cfg, fmt.Errorf("%w: cleanup %q, want %q or %q", ErrInvalidConfig, cfg.Cleanup, CleanupDelete, CleanupCompact)
 	case cfg.RetentionMaxAge < 0 || cfg.RetentionMaxBytes < 0 || cfg.TombstoneRetention < 0:
 		return cfg, fmt.Errorf("%w: negative retention", ErrInvalidConfig)
 	}
-	if _, ok := codec.ParseCodec(cfg.Codec); !ok {
-		return cfg, fmt.Errorf("%w: codec %q, want zstd or none", ErrInvalidConfig, cfg.Codec)
+	if _, err := ParseSyncMode(string(cfg.SyncMode)); err != nil {
+		return cfg, err
+	}
+	if _, err := ParseCleanup(string(cfg.Cleanup)); err != nil {
+		return cfg, err
+	}
+	if err := CheckCodec(cfg.Codec); err != nil {
+		return cfg, err
 	}
 	return cfg, nil
+}
+
+// ParseSyncMode, ParseCleanup and CheckCodec check one field of a topic
+// configuration as a user wrote it: they are the one validator of those
+// values, used by normalize and by every surface that reads a config
+// (websocket, terminal UI). An error wraps ErrInvalidConfig.
+func ParseSyncMode(s string) (SyncMode, error) {
+	switch m := SyncMode(s); m {
+	case SyncEveryWrite, SyncInterval:
+		return m, nil
+	}
+	return "", fmt.Errorf("%w: sync mode %q, want %q or %q", ErrInvalidConfig, s, SyncEveryWrite, SyncInterval)
+}
+
+// ParseCleanup checks a cleanup policy: see ParseSyncMode.
+func ParseCleanup(s string) (Cleanup, error) {
+	switch c := Cleanup(s); c {
+	case CleanupDelete, CleanupCompact:
+		return c, nil
+	}
+	return "", fmt.Errorf("%w: cleanup %q, want %q or %q", ErrInvalidConfig, s, CleanupDelete, CleanupCompact)
+}
+
+// CheckCodec checks a codec name: see ParseSyncMode.
+func CheckCodec(s string) error {
+	if _, ok := codec.ParseCodec(s); !ok {
+		return fmt.Errorf("%w: codec %q, want zstd or none", ErrInvalidConfig, s)
+	}
+	return nil
 }
 
 // CreateTopic creates a topic. Zero fields of cfg take DefaultTopicConfig's
 // values. The partition directories are made first and the meta.db commit
 // is the point of no return, so a crash leaves either no topic or a whole one.
+//
+// The name is reserved (state creating) under the engine's lock, and the
+// I/O — directories, fsyncs, the meta.db commit, the recovery of every
+// partition — happens outside it, so reads and produces of other topics
+// never wait for it; the topic is visible only once it is whole. A create
+// that meets the same name being created or deleted waits for that to end:
+// of two creates of one name, one wins and the other gets ErrTopicExists.
 func (e *Engine) CreateTopic(name string, cfg TopicConfig) error {
 	if err := ValidateTopicName(name); err != nil {
 		return err
@@ -74,17 +112,69 @@ func (e *Engine) CreateTopic(name string, cfg TopicConfig) error {
 	if err != nil {
 		return fmt.Errorf("topic %s: %w", name, err)
 	}
-	e.mu.Lock()
-	defer e.mu.Unlock()
-	if e.closed {
-		return ErrClosed
-	}
-	if _, ok := e.topics[name]; ok {
-		return fmt.Errorf("%w: %s", ErrTopicExists, name)
-	}
-	if err := e.checkCapsLocked(name, cfg.Partitions); err != nil {
+	t, err := e.reserveTopic(name, cfg)
+	if err != nil {
 		return err
 	}
+	defer e.ops.Done()
+	err = e.makeTopic(t)
+	e.mu.Lock()
+	defer e.mu.Unlock()
+	if err != nil {
+		delete(e.topics, name)
+	} else {
+		t.state = topicActive
+		for _, l := range t.parts {
+			r := l.Report()
+			e.reports[r.Name()] = r
+		}
+	}
+	close(t.settled)
+	t.settled = nil
+	return err
+}
+
+// reserveTopic enters name in the topic map in state creating, once no
+// create or delete of the same name is under way, and counts the create in
+// e.ops (the caller calls e.ops.Done).
+func (e *Engine) reserveTopic(name string, cfg TopicConfig) (*topic, error) {
+	for {
+		e.mu.Lock()
+		if e.closed {
+			e.mu.Unlock()
+			return nil, ErrClosed
+		}
+		if old, ok := e.topics[name]; ok {
+			if old.state == topicActive {
+				e.mu.Unlock()
+				return nil, fmt.Errorf("%w: %s", ErrTopicExists, name)
+			}
+			settled := old.settled
+			e.mu.Unlock()
+			<-settled
+			continue
+		}
+		if err := e.checkCapsLocked(name, cfg.Partitions); err != nil {
+			e.mu.Unlock()
+			return nil, err
+		}
+		t := &topic{
+			name: name, cfg: cfg, createdAt: time.Now().UTC(), parts: make([]*plog.Log, cfg.Partitions),
+			state: topicCreating, settled: make(chan struct{}),
+		}
+		e.topics[name] = t
+		e.ops.Add(1)
+		e.mu.Unlock()
+		return t, nil
+	}
+}
+
+// makeTopic does a reserved topic's I/O: its partition directories, the
+// meta.db commit, then the recovery of every partition. It holds no lock:
+// nothing but the creating state protects t, and only this goroutine
+// touches t.parts until the topic is active.
+func (e *Engine) makeTopic(t *topic) error {
+	name, cfg := t.name, t.cfg
 	for p := range cfg.Partitions {
 		if err := os.MkdirAll(e.partitionDir(name, p), 0o755); err != nil {
 			return fmt.Errorf("topic %s: %w", name, err)
@@ -97,11 +187,9 @@ func (e *Engine) CreateTopic(name string, cfg TopicConfig) error {
 	if err != nil {
 		return fmt.Errorf("topic %s: %w", name, err)
 	}
-	now := time.Now().UTC()
-	if err := e.meta.PutTopic(meta.Topic{Name: name, Partitions: cfg.Partitions, Config: raw, CreatedAt: now, State: meta.TopicActive}); err != nil {
+	if err := e.meta.PutTopic(meta.Topic{Name: name, Partitions: cfg.Partitions, Config: raw, CreatedAt: t.createdAt, State: meta.TopicActive}); err != nil {
 		return fmt.Errorf("topic %s: %w", name, mapMetaErr(err))
 	}
-	t := &topic{name: name, cfg: cfg, createdAt: now, parts: make([]*plog.Log, cfg.Partitions)}
 	for p := range cfg.Partitions {
 		l, err := e.openPartition(name, p, cfg)
 		if err != nil {
@@ -111,22 +199,23 @@ func (e *Engine) CreateTopic(name string, cfg TopicConfig) error {
 			return err
 		}
 		t.parts[p] = l
-		r := l.Report()
-		e.reports[r.Name()] = r
 	}
-	e.topics[name] = t
 	return nil
 }
 
 // checkCapsLocked refuses a new topic of n partitions past Options.MaxTopics
-// or Options.MaxPartitions. The caller holds e.mu.
+// or Options.MaxPartitions, counting the topics served and being created.
+// The caller holds e.mu.
 func (e *Engine) checkCapsLocked(name string, n int) error {
-	parts := 0
+	topics, parts := 0, 0
 	for _, t := range e.topics {
-		parts += len(t.parts)
+		if t.state != topicDeleting {
+			topics++
+			parts += len(t.parts)
+		}
 	}
-	if m := e.opts.MaxTopics; m >= 0 && len(e.topics)+1 > m {
-		return fmt.Errorf("%w: topic %s would be topic %d, the limit is %d (engine MaxTopics)", ErrTooManyTopics, name, len(e.topics)+1, m)
+	if m := e.opts.MaxTopics; m >= 0 && topics+1 > m {
+		return fmt.Errorf("%w: topic %s would be topic %d, the limit is %d (engine MaxTopics)", ErrTooManyTopics, name, topics+1, m)
 	}
 	if m := e.opts.MaxPartitions; m >= 0 && parts+n > m {
 		return fmt.Errorf("%w: topic %s adds %d partitions to %d, the limit is %d (engine MaxPartitions)", ErrTooManyTopics, name, n, parts, m)
@@ -137,29 +226,65 @@ func (e *Engine) checkCapsLocked(name string, n int) error {
 // DeleteTopic deletes a topic and all its data. The topic is first marked
 // deleting in meta.db; its files are removed only after that commit, and the
 // record last, so a crash at any point is finished by the next open.
+//
+// The topic stops being served at once (state deleting, under the engine's
+// lock): a produce or read of it from then on gets ErrTopicNotFound, and
+// one already under way when its partition closes gets ErrTopicNotFound
+// saying it was deleted. The meta.db commits, the closing of the
+// partitions and the removal of the files happen outside the lock.
 func (e *Engine) DeleteTopic(name string) error {
 	if err := ValidateTopicName(name); err != nil {
 		return err
 	}
-	e.mu.Lock()
-	defer e.mu.Unlock()
-	if e.closed {
-		return ErrClosed
+	var t *topic
+	for t == nil {
+		e.mu.Lock()
+		if e.closed {
+			e.mu.Unlock()
+			return ErrClosed
+		}
+		cur, ok := e.topics[name]
+		switch {
+		case !ok:
+			e.mu.Unlock()
+			return fmt.Errorf("%w: %s", ErrTopicNotFound, name)
+		case cur.state != topicActive:
+			settled := cur.settled
+			e.mu.Unlock()
+			<-settled
+			continue
+		}
+		t = cur
+		t.state, t.settled = topicDeleting, make(chan struct{})
+		e.ops.Add(1)
+		e.mu.Unlock()
 	}
-	t, ok := e.topics[name]
-	if !ok {
-		return fmt.Errorf("%w: %s", ErrTopicNotFound, name)
+	defer e.ops.Done()
+	settle := func(remove bool) {
+		e.mu.Lock()
+		defer e.mu.Unlock()
+		if remove {
+			delete(e.topics, name)
+			t.grown.close()
+			for p := range t.parts {
+				delete(e.reports, fmt.Sprintf("%s/%d", name, p))
+			}
+		} else {
+			t.state = topicActive
+		}
+		close(t.settled)
+		t.settled = nil
 	}
 	if err := e.meta.MarkTopicDeleting(name); err != nil {
+		settle(false)
 		return fmt.Errorf("topic %s: %w", name, mapMetaErr(err))
 	}
-	delete(e.topics, name)
-	t.grown.close()
-	for p, l := range t.parts {
+	for _, l := range t.parts {
 		l.Close()
-		delete(e.reports, fmt.Sprintf("%s/%d", name, p))
 	}
-	return e.finishDelete(name)
+	err := e.finishDelete(name)
+	settle(true)
+	return err
 }
 
 // finishDelete removes a topic's files and then its meta.db record.
@@ -199,15 +324,30 @@ func (e *Engine) AlterTopic(name string, cfg TopicConfig) error {
 	// e.mu is held for writing throughout: alters are rare, and growing
 	// replaces the topic in e.topics (its partition slice is never changed
 	// in place, so readers holding the old one stay consistent).
+	// A topic being created or deleted is waited for: an alter applies to
+	// an active topic or reports that there is none.
 	e.mu.Lock()
+	var t *topic
+	for {
+		if e.closed {
+			e.mu.Unlock()
+			return ErrClosed
+		}
+		cur, ok := e.topics[name]
+		if !ok {
+			e.mu.Unlock()
+			return fmt.Errorf("%w: %s", ErrTopicNotFound, name)
+		}
+		if cur.state == topicActive {
+			t = cur
+			break
+		}
+		settled := cur.settled
+		e.mu.Unlock()
+		<-settled
+		e.mu.Lock()
+	}
 	defer e.mu.Unlock()
-	if e.closed {
-		return ErrClosed
-	}
-	t, ok := e.topics[name]
-	if !ok {
-		return fmt.Errorf("%w: %s", ErrTopicNotFound, name)
-	}
 	old := t.config()
 	have := len(t.parts)
 	switch {
@@ -390,15 +530,12 @@ func (e *Engine) prepareGrowLocked(name string, from, to int) error {
 // Topics describes every topic, sorted by name.
 func (e *Engine) Topics() ([]TopicInfo, error) {
 	e.mu.RLock()
-	if e.closed {
-		e.mu.RUnlock()
+	closed := e.closed
+	e.mu.RUnlock()
+	if closed {
 		return nil, ErrClosed
 	}
-	ts := make([]*topic, 0, len(e.topics))
-	for _, t := range e.topics {
-		ts = append(ts, t)
-	}
-	e.mu.RUnlock()
+	ts := e.activeTopics()
 	sort.Slice(ts, func(i, j int) bool { return ts[i].name < ts[j].name })
 	out := make([]TopicInfo, 0, len(ts))
 	for _, t := range ts {

@@ -4,6 +4,9 @@ import (
 	"time"
 
 	"github.com/pulselog/pulse/engine/codec"
+	"github.com/pulselog/pulse/engine/compact"
+	plog "github.com/pulselog/pulse/engine/log"
+	"github.com/pulselog/pulse/engine/recovery"
 )
 
 // Record is one event: see codec.Record. On produce, Offset and Timestamp are
@@ -18,16 +21,17 @@ type Header = codec.Header
 // (engine/codec/doc.go).
 const AttrTextValue = codec.AttrTextValue
 
-// SyncMode says when an append is acknowledged.
-type SyncMode string
+// SyncMode says when an append is acknowledged: the partition log's
+// type (engine/log.SyncMode), the one definition.
+type SyncMode = plog.SyncMode
 
 const (
 	// SyncEveryWrite acks only after the batch holding the record is fsynced
 	// and re-read with a verified CRC (group commit). Strict.
-	SyncEveryWrite SyncMode = "every-write"
+	SyncEveryWrite = plog.SyncEveryWrite
 	// SyncInterval acks once the write reached the OS; fsync happens every
 	// SyncInterval / SyncBytes, on roll, on close and on explicit Sync. Lax.
-	SyncInterval SyncMode = "interval"
+	SyncInterval = plog.SyncInterval
 )
 
 // Cleanup is a topic's cleanup policy.
@@ -39,14 +43,14 @@ const (
 )
 
 // HiddenTailPolicy says what recovery does with records between the
-// persisted high-watermark and the recovered log end.
-type HiddenTailPolicy string
+// persisted high-watermark and the recovered log end (recovery.HiddenTailPolicy).
+type HiddenTailPolicy = recovery.HiddenTailPolicy
 
 const (
 	// HiddenTailExpose fsyncs the recovered tail and makes it visible (default).
-	HiddenTailExpose HiddenTailPolicy = "expose"
+	HiddenTailExpose = recovery.HiddenTailExpose
 	// HiddenTailHide keeps it hidden until the next commit moves the HWM over it.
-	HiddenTailHide HiddenTailPolicy = "hide"
+	HiddenTailHide = recovery.HiddenTailHide
 )
 
 // TopicConfig is a topic's configuration. Zero fields take the defaults of
@@ -65,14 +69,19 @@ type TopicConfig struct {
 
 // DefaultTopicConfig is the configuration of a topic created without one,
 // including topics auto-created on first produce.
+//
+// The codec, segment size and sync mode are the partition log's defaults
+// (log.DefaultOptions), the tombstone retention compaction's
+// (compact.DefaultOptions).
 func DefaultTopicConfig() TopicConfig {
+	l := plog.DefaultOptions()
 	return TopicConfig{
 		Partitions:         1,
-		Codec:              "zstd",
-		SegmentMaxBytes:    64 << 20,
-		SyncMode:           SyncEveryWrite,
+		Codec:              l.Codec.String(),
+		SegmentMaxBytes:    l.SegmentMaxBytes,
+		SyncMode:           l.SyncMode,
 		Cleanup:            CleanupDelete,
-		TombstoneRetention: 24 * time.Hour,
+		TombstoneRetention: compact.DefaultOptions().TombstoneRetention,
 	}
 }
 

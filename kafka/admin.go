@@ -24,14 +24,14 @@ func (s *Server) ensureTopic(topic string, allowCreate bool) int16 {
 	if !errors.Is(err, engine.ErrTopicNotFound) || !allowCreate || !s.opts.AutoCreate {
 		return engineErrorCode(err)
 	}
-	if err := s.eng.CreateTopic(topic, engine.TopicConfig{}); err != nil && !errors.Is(err, engine.ErrTopicExists) {
+	if err := engine.AutoCreate(s.eng, topic, -1); err != nil {
 		return engineErrorCode(err)
 	}
 	return errNone
 }
 
 func (s *Server) clusterID() *string {
-	id, err := s.eng.Meta().Identity()
+	id, err := s.eng.Identity()
 	if err != nil {
 		return nil
 	}

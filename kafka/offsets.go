@@ -68,7 +68,7 @@ func (s *Server) offsetCommit(r *kmsg.OffsetCommitRequest) *kmsg.OffsetCommitRes
 	if len(cursors) == 0 {
 		return resp
 	}
-	if err := s.eng.Meta().CommitCursorsMetadata(cursors, metadata); err != nil {
+	if err := s.eng.CommitCursorsMetadata(cursors, metadata); err != nil {
 		code := errUnknownServerError
 		switch {
 		case errors.Is(err, meta.ErrTopicNotFound):
@@ -120,7 +120,7 @@ func (s *Server) offsetFetch(r *kmsg.OffsetFetchRequest) *kmsg.OffsetFetchRespon
 			case ok:
 				rp.Offset = off
 				// The offset again, with its metadata, from one read.
-				off, md, ok, err := s.eng.Meta().CursorMetadata(r.Group, t.Topic, int(p))
+				off, md, ok, err := s.eng.CursorMetadata(r.Group, t.Topic, int(p))
 				switch {
 				case err != nil:
 					rp.ErrorCode = errUnknownServerError

@@ -338,7 +338,7 @@ func (s *Server) newProducerID() (int64, error) {
 	p.idMu.Lock()
 	defer p.idMu.Unlock()
 	if p.next == p.limit {
-		first, err := s.eng.Meta().ReserveProducerIDs(producerIDBlock)
+		first, err := s.eng.ReserveProducerIDs(producerIDBlock)
 		if err != nil {
 			return 0, err
 		}

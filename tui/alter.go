@@ -148,20 +148,18 @@ func (s *alterTopicScreen) FullHelp() [][]key.Binding { return [][]key.Binding{f
 
 // parseCleanup reads a cleanup policy.
 func parseCleanup(v string) (engine.Cleanup, error) {
-	switch c := engine.Cleanup(strings.TrimSpace(v)); c {
-	case engine.CleanupDelete, engine.CleanupCompact:
-		return c, nil
-	default:
-		return "", fmt.Errorf("%w: cleanup %q (want delete or compact)", ErrBadInput, c)
+	c, err := engine.ParseCleanup(strings.TrimSpace(v))
+	if err != nil {
+		return "", fmt.Errorf("%w: %w", ErrBadInput, err)
 	}
+	return c, nil
 }
 
 // parseSyncMode reads a sync mode.
 func parseSyncMode(v string) (engine.SyncMode, error) {
-	switch m := engine.SyncMode(strings.TrimSpace(v)); m {
-	case engine.SyncEveryWrite, engine.SyncInterval:
-		return m, nil
-	default:
-		return "", fmt.Errorf("%w: sync mode %q (want every-write or interval)", ErrBadInput, m)
+	m, err := engine.ParseSyncMode(strings.TrimSpace(v))
+	if err != nil {
+		return "", fmt.Errorf("%w: %w", ErrBadInput, err)
 	}
+	return m, nil
 }

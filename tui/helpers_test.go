@@ -4,7 +4,6 @@ import (
 	"bytes"
 	"context"
 	"fmt"
-	"os"
 	"strings"
 	"testing"
 	"time"
@@ -14,6 +13,7 @@ import (
 	"github.com/charmbracelet/x/exp/teatest"
 	"github.com/muesli/termenv"
 	"github.com/pulselog/pulse/engine"
+	"go.uber.org/goleak"
 )
 
 // Terminal size of every golden test.
@@ -39,7 +39,12 @@ var (
 
 func TestMain(m *testing.M) {
 	lipgloss.SetColorProfile(termenv.Ascii)
-	os.Exit(m.Run())
+	goleak.VerifyTestMain(m,
+		// teatest and the text input's cursor blink leave these behind
+		// after a program quits; they are the UI libraries', not Pulse's.
+		goleak.IgnoreTopFunction("github.com/charmbracelet/x/exp/teatest.NewTestModel.func2"),
+		goleak.IgnoreAnyFunction("github.com/charmbracelet/bubbles/cursor.(*Model).BlinkCmd.func1"),
+	)
 }
 
 // openEngine opens a real engine on a fresh data dir.

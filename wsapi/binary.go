@@ -3,7 +3,6 @@ package wsapi
 import (
 	"bytes"
 	"encoding/binary"
-	"slices"
 	"unicode/utf8"
 
 	"github.com/pulselog/pulse/engine"
@@ -141,22 +140,6 @@ func binaryBytes(b []byte, i, rec int, what string) ([]byte, int, *Error) {
 		return nil, i, errorf(CodeInvalidRequest, "record %d: %s of %d bytes, only %d left in the frame", rec, what, l, len(b)-i)
 	}
 	return b[i : i+int(l) : i+int(l)], i + int(l), nil
-}
-
-// appendBinaryProduce encodes a binary produce frame (see
-// decodeBinaryProduce): id, topic and partition (-1: none) in the header.
-func appendBinaryProduce(b []byte, id int64, topic string, partition int, recs []engine.Record) []byte {
-	size := 64 + len(topic)
-	for i := range recs {
-		size += 16 + len(recs[i].Key) + len(recs[i].Value)
-		for _, h := range recs[i].Headers {
-			size += 10 + len(h.Key) + len(h.Value)
-		}
-	}
-	b = slices.Grow(b, size)
-	b = appendProduceHeader(b, id, topic, partition)
-	b = append(b, "}\n"...)
-	return appendBinaryRecords(b, recs)
 }
 
 // appendBinaryRecords appends the records part of a binary produce frame.

@@ -453,6 +453,22 @@ func appendProduceHeader(b []byte, id int64, topic string, partition int) []byte
 	return b
 }
 
+// appendBinaryProduce encodes a binary produce frame (see
+// decodeBinaryProduce): id, topic and partition (-1: none) in the header.
+func appendBinaryProduce(b []byte, id int64, topic string, partition int, recs []engine.Record) []byte {
+	size := 64 + len(topic)
+	for i := range recs {
+		size += 16 + len(recs[i].Key) + len(recs[i].Value)
+		for _, h := range recs[i].Headers {
+			size += 10 + len(h.Key) + len(h.Value)
+		}
+	}
+	b = slices.Grow(b, size)
+	b = appendProduceHeader(b, id, topic, partition)
+	b = append(b, "}\n"...)
+	return appendBinaryRecords(b, recs)
+}
+
 // appendRecordIn encodes one record of a produce request.
 func appendRecordIn(b []byte, r *RecordIn) []byte {
 	b = append(b, '{')

@@ -457,7 +457,11 @@ func (c *conn) send1(ctx context.Context, msg []byte) bool {
 // reply queues the answer to request id: fields is a JSON object body
 // without braces (nil for {"id":..,"ok":true}), or err.
 func (c *conn) reply(id json.RawMessage, fields []byte, err *Error) {
-	b := make([]byte, 0, 64+len(fields))
+	c.enqueue(appendReply(make([]byte, 0, 64+len(fields)), id, fields, err))
+}
+
+// appendReply appends the reply frame to request id (see reply) to b.
+func appendReply(b []byte, id json.RawMessage, fields []byte, err *Error) []byte {
 	b = append(b, '{')
 	if len(id) > 0 {
 		b = append(b, `"id":`...)
@@ -472,8 +476,7 @@ func (c *conn) reply(id json.RawMessage, fields []byte, err *Error) {
 	default:
 		b = append(b, fields...)
 	}
-	b = append(b, '}')
-	c.enqueue(b)
+	return append(b, '}')
 }
 
 // replyJSON queues {"id":..,"<name>":v}.
@@ -692,21 +695,9 @@ func (c *conn) opCommit(req *request) {
 		c.reply(req.ID, nil, errorf(CodeInvalidRequest, `commit needs "partition" and "offset"`))
 		return
 	}
-	p, off := *req.Partition, *req.Offset
-	t, err := c.srv.b.Describe(topic)
-	if err != nil {
-		c.reply(req.ID, nil, toError(err))
-		return
-	}
-	if p < 0 || p >= len(t.Partitions) {
-		c.reply(req.ID, nil, errorf(CodePartitionOutOfRange, "partition %d of topic %q: the topic has %d", p, topic, len(t.Partitions)))
-		return
-	}
-	if pi := t.Partitions[p]; off < 0 || off > pi.LEO {
-		c.reply(req.ID, nil, errorf(CodeOffsetOutOfRange, "offset %d of %s/%d: the log ends at %d", off, topic, p, pi.LEO))
-		return
-	}
-	if err := c.srv.b.CommitCursor(consumer, topic, p, off); err != nil {
+	// The backend checks the partition and the offset (ErrPartitionOutOfRange,
+	// ErrOffsetOutOfRange), under the same look-up as the commit.
+	if err := c.srv.b.CommitCursor(consumer, topic, *req.Partition, *req.Offset); err != nil {
 		c.reply(req.ID, nil, toError(err))
 		return
 	}

@@ -29,5 +29,10 @@
 // without a token.
 //
 // Client is the Go side: Dial, then Produce / ProduceAsync, Subscribe,
-// Commit, Topics, Describe, CreateTopic and DeleteTopic.
+// Commit, Topics, Describe, CreateTopic and DeleteTopic. Its code is in the
+// client*.go and *_client.go files (its fast parsers of the server's
+// messages in client_json.go, its binary produce encoder in client.go);
+// the server's files use none of it. What both sides share is the wire
+// form (wire.go, errors.go, binary.go's frame layout) and the strict JSON
+// reader of fastjson.go.
 package wsapi

@@ -105,12 +105,14 @@ func FuzzRequest(f *testing.F) {
 }
 
 // FuzzFastDecode checks the fast request decoder against encoding/json:
-// whenever it accepts a message, the result is exactly json.Unmarshal's.
+// whenever it accepts a message, the result is exactly json.Unmarshal's;
+// and a request of the shape it is for, built from the input, it accepts.
 func FuzzFastDecode(f *testing.F) {
 	addSeeds(f, "requests")
 	f.Add([]byte(`{"op":"produce","records":[{"value":{"a":[1,2.5e3,-0,true,null,"x\u00e9\n"]}}],"op":"x"}`))
 	f.Add([]byte(`{"op":"produce","partition":01,"value":1}`))
 	f.Fuzz(func(t *testing.T, msg []byte) {
+		checkFastDecodeScope(t, msg)
 		var fast request
 		if !fastDecode(msg, &fast) {
 			return
@@ -137,11 +139,13 @@ func FuzzValidJSON(f *testing.F) {
 	})
 }
 
-// FuzzFastAcks checks the client's fast ack parser against encoding/json.
+// FuzzFastAcks checks the client's fast ack parser against encoding/json,
+// and that it reads back every batch ack reply the server writes.
 func FuzzFastAcks(f *testing.F) {
 	f.Add([]byte(`{"id":7,"acks":[{"partition":0,"offset":1,"timestamp":1700000000000},{"partition":2,"offset":3,"timestamp":4}]}`))
 	f.Add([]byte(`{"id":7,"partition":0,"offset":1,"timestamp":2}`))
 	f.Fuzz(func(t *testing.T, b []byte) {
+		checkFastAcksScope(t, b)
 		var fast envelope
 		if !fastAcks(b, &fast) {
 			return
@@ -158,13 +162,14 @@ func FuzzFastAcks(f *testing.F) {
 
 // FuzzFastReply checks the client's fast parser of single acks and pushes
 // against encoding/json: whatever it accepts, encoding/json must accept and
-// read the same.
+// read the same; and it accepts the single acks and pushes the server writes.
 func FuzzFastReply(f *testing.F) {
 	f.Add([]byte(`{"id":7,"partition":0,"offset":1,"timestamp":2}`))
 	f.Add([]byte(`{"sub":3,"partition":1,"next":9,"records":[{"partition":1,"offset":8,"timestamp":5,"key":"k","value":{"a":[1,2]}}]}`))
 	f.Add([]byte(`{"sub":3,"partition":1,"next":9,"skipped":4,"records":[]}`))
 	f.Add([]byte(`{"id":1,"error":{"code":"internal","message":"x"}}`))
 	f.Fuzz(func(t *testing.T, b []byte) {
+		checkFastReplyScope(t, b)
 		var fast envelope
 		if !fastReply(b, &fast) {
 			if !reflect.DeepEqual(fast, envelope{}) {
@@ -185,13 +190,14 @@ func FuzzFastReply(f *testing.F) {
 // FuzzDecodeRecord feeds arbitrary server records to the client: nothing
 // may panic, and DecodeRecord's fast path must read exactly what its
 // encoding/json path reads, on arbitrary bytes and on records the server
-// wrote.
+// wrote; and a record of the common shape it reads back as written.
 func FuzzDecodeRecord(f *testing.F) {
 	addSeeds(f, "records")
 	f.Add([]byte(`{"partition":1,"offset":8,"timestamp":5,"key":"k","value":"text"}`))
 	f.Add([]byte(`{"partition":1,"offset":8,"timestamp":5,"tombstone":true}`))
 	f.Add([]byte(`{"partition":1,"offset":8,"timestamp":5,"key":"","value":null}`))
 	f.Fuzz(func(t *testing.T, b []byte) {
+		checkFastRecordScope(t, b)
 		check := func(raw []byte) {
 			fast, ok := fastRecord(raw)
 			if !ok {

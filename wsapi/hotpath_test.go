@@ -124,13 +124,15 @@ func TestManyPipelinedRepliesInOrder(t *testing.T) {
 }
 
 // FuzzFastPush checks the client's one-pass push parser against fastReply
-// and DecodeRecord: whatever it accepts, they must accept and read the same.
+// and DecodeRecord: whatever it accepts, they must accept and read the same;
+// and it reads back the pushes of the server's records.
 func FuzzFastPush(f *testing.F) {
 	f.Add([]byte(`{"sub":3,"partition":1,"next":9,"records":[{"partition":1,"offset":8,"timestamp":5,"key":"k","value":{"a":[1,2]}}]}`))
 	f.Add([]byte(`{"sub":3,"partition":1,"next":9,"skipped":4,"records":[]}`))
 	f.Add([]byte(`{"sub":3,"partition":1,"next":9,"records":[{"partition":1,"offset":8,"timestamp":5,"tombstone":true}],"records":[]}`))
 	f.Add([]byte(`{"sub":3,"partition":1,"error":{"code":"internal","message":"x"}}`))
 	f.Fuzz(func(t *testing.T, b []byte) {
+		checkFastPushScope(t, b)
 		var fast envelope
 		recs, ok := fastPush(b, &fast)
 		if !ok {

@@ -263,12 +263,8 @@ func storedBy(err error, acks []engine.Ack, n int) []bool {
 func (c *conn) runJob(j *produceJob) (acks []engine.Ack, stored []bool, err error) {
 	n := j.records()
 	if len(j.units) > 1 {
-		parts := engine.DefaultTopicConfig().Partitions
-		t, err := c.srv.b.Describe(j.topic)
-		switch {
-		case err == nil:
-			parts = len(t.Partitions)
-		case !errors.Is(err, engine.ErrTopicNotFound):
+		parts, err := engine.ProducePartitions(c.srv.b, j.topic)
+		if err != nil {
 			return nil, make([]bool, n), err
 		}
 		for _, u := range j.units {
@@ -329,14 +325,7 @@ func (c *conn) autoCreate(topic string, partition int) error {
 	if !c.srv.opts.AutoCreate {
 		return fmt.Errorf("%w: %s (the server does not create topics on first use)", engine.ErrTopicNotFound, topic)
 	}
-	cfg := engine.DefaultTopicConfig()
-	if partition >= cfg.Partitions {
-		return errorf(CodePartitionOutOfRange, "partition %d of topic %q: a topic created on first use has %d", partition, topic, cfg.Partitions)
-	}
-	if err := c.srv.b.CreateTopic(topic, cfg); err != nil && !errors.Is(err, engine.ErrTopicExists) {
-		return err
-	}
-	return nil
+	return engine.AutoCreate(c.srv.b, topic, partition)
 }
 
 // answer queues the reply to job j (produceReply).

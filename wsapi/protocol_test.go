@@ -2,6 +2,7 @@ package wsapi
 
 import (
 	"encoding/json"
+	"errors"
 	"fmt"
 	"strings"
 	"testing"
@@ -9,6 +10,7 @@ import (
 	"unicode/utf8"
 
 	"github.com/gorilla/websocket"
+	"github.com/pulselog/pulse/engine"
 )
 
 // Requests that parse as JSON objects but have a field of the wrong type
@@ -402,5 +404,38 @@ func TestTailOfDeletedTopic(t *testing.T) {
 	_, _, err := tail.ws.ReadMessage()
 	if ce, ok := err.(*websocket.CloseError); !ok || ce.Code != websocket.ClosePolicyViolation || !strings.HasPrefix(ce.Text, CodeTopicNotFound+": ") {
 		t.Errorf("close %v, want 1008 topic_not_found", err)
+	}
+}
+
+// tombstone_retention_ms and protect_cursors set at create_topic reach the
+// engine's topic config and come back in replies; a negative tombstone
+// retention is invalid_config and creates nothing.
+func TestCreateTopicTombstoneRetentionAndProtectCursors(t *testing.T) {
+	ts := startServer(t, DefaultOptions())
+	c := dialRaw(t, ts.addr, "/v1/ws", nil)
+	r := c.call(1, map[string]any{"op": "create_topic", "topic": "kv", "config": map[string]any{
+		"cleanup": "compact", "tombstone_retention_ms": 3600000, "protect_cursors": true}})
+	if errCode(r) != "" {
+		t.Fatal(r)
+	}
+	for _, m := range []map[string]any{r, c.call(2, map[string]any{"op": "describe", "topic": "kv"})} {
+		cfg := m["topic"].(map[string]any)["config"].(map[string]any)
+		if cfg["tombstone_retention_ms"] != float64(3600000) || cfg["protect_cursors"] != true {
+			t.Errorf("config %v: want tombstone_retention_ms 3600000 and protect_cursors true", cfg)
+		}
+	}
+	info, err := ts.eng.Describe("kv")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if info.Config.TombstoneRetention != time.Hour || !info.Config.ProtectCursors {
+		t.Fatalf("engine config %+v: want a 1h tombstone retention and protected cursors", info.Config)
+	}
+	r = c.call(3, map[string]any{"op": "create_topic", "topic": "neg", "config": map[string]any{"tombstone_retention_ms": -1}})
+	if errCode(r) != CodeInvalidConfig {
+		t.Fatalf("negative tombstone retention: %v, want invalid_config", r)
+	}
+	if _, err := ts.eng.Describe("neg"); !errors.Is(err, engine.ErrTopicNotFound) {
+		t.Fatalf("after a refused create: %v, want ErrTopicNotFound", err)
 	}
 }

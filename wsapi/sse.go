@@ -284,9 +284,10 @@ func (s *Server) writeEvents(rc *http.ResponseController, w http.ResponseWriter,
 	return rc.Flush() == nil
 }
 
-// readEvents reads partition p from next and hands each read to out: the
-// long-poll loop of docs/architecture.md. One read at a time is in flight,
-// so a slow client holds at most one read per partition in memory.
+// readEvents reads partition p from next and hands each read to out, with
+// engine.LongPoll (the long-poll loop of docs/architecture.md, retention
+// reset included). One read at a time is in flight, so a slow client holds
+// at most one read per partition in memory.
 func (s *Server) readEvents(ctx context.Context, topic string, p int, next int64, out chan<- sseBatch) {
 	send := func(b sseBatch) bool {
 		select {
@@ -297,38 +298,17 @@ func (s *Server) readEvents(ctx context.Context, topic string, p int, next int64
 		}
 	}
 	for {
-		ch, err := s.b.NotifyC(topic, p)
-		if err != nil {
-			send(sseBatch{p: p, err: err})
+		res, err := engine.LongPoll(ctx, s.b, topic, p, next, s.opts.PushRecords, s.opts.PushBytes)
+		if ctx.Err() != nil {
 			return
-		}
-		res, err := s.b.Read(topic, p, next, s.opts.PushRecords, s.opts.PushBytes)
-		if errors.Is(err, engine.ErrOffsetOutOfRange) {
-			// Retention removed what was next: go on from the log start.
-			if t, derr := s.b.Describe(topic); derr == nil && p < len(t.Partitions) && next < t.Partitions[p].LogStart {
-				next = t.Partitions[p].LogStart
-				continue
-			}
 		}
 		if err != nil {
 			send(sseBatch{p: p, err: err})
 			return
 		}
-		if len(res.Records) > 0 {
-			if !send(sseBatch{p: p, res: res, next: res.Next}) {
-				return
-			}
-			next = res.Next
-			continue
-		}
-		if res.Next > next {
-			next = res.Next // over a compacted or corrupt range
-			continue
-		}
-		select {
-		case <-ch:
-		case <-ctx.Done():
+		if !send(sseBatch{p: p, res: res, next: res.Next}) {
 			return
 		}
+		next = res.Next
 	}
 }

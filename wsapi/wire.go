@@ -4,7 +4,6 @@ import (
 	"encoding/base64"
 	"encoding/json"
 	"errors"
-	"fmt"
 	"reflect"
 	"strconv"
 	"strings"
@@ -256,6 +255,11 @@ type TopicConfig struct {
 	RetentionMs    int64  `json:"retention_ms"`            // 0: no age limit (always in replies)
 	RetentionBytes int64  `json:"retention_bytes"`         // 0: no size limit (always in replies)
 	Cleanup        string `json:"cleanup,omitempty"`       // "delete" or "compact"
+	// TombstoneRetentionMs is how long compaction keeps a tombstone after
+	// its commit (0: the default, 24 h); ProtectCursors makes retention keep
+	// the segments holding a consumer's cursor.
+	TombstoneRetentionMs int64 `json:"tombstone_retention_ms,omitempty"`
+	ProtectCursors       bool  `json:"protect_cursors,omitempty"`
 }
 
 // engineConfig turns c into an engine configuration, defaults filled in.
@@ -264,36 +268,42 @@ func (c *TopicConfig) engineConfig() (engine.TopicConfig, error) {
 	if c == nil {
 		return cfg, nil
 	}
-	if c.Partitions < 0 || c.SegmentBytes < 0 || c.RetentionMs < 0 || c.RetentionBytes < 0 {
-		return cfg, errorf(CodeInvalidConfig, "partitions, segment_bytes, retention_ms and retention_bytes must not be negative")
+	if c.Partitions < 0 || c.SegmentBytes < 0 || c.RetentionMs < 0 || c.RetentionBytes < 0 || c.TombstoneRetentionMs < 0 {
+		return cfg, errorf(CodeInvalidConfig, "partitions, segment_bytes, retention_ms, retention_bytes and tombstone_retention_ms must not be negative")
 	}
+	if c.TombstoneRetentionMs > 0 {
+		cfg.TombstoneRetention = time.Duration(c.TombstoneRetentionMs) * time.Millisecond
+	}
+	cfg.ProtectCursors = c.ProtectCursors
 	if c.Partitions > 0 {
 		cfg.Partitions = c.Partitions
 	}
+	// The values are the engine's to judge (engine.ParseSyncMode and its
+	// siblings); the ranges too, in CreateTopic, or the cluster's.
 	if c.Codec != "" {
-		if c.Codec != "zstd" && c.Codec != "none" {
-			return cfg, errorf(CodeInvalidConfig, "codec %q: want zstd or none", c.Codec)
+		if err := engine.CheckCodec(c.Codec); err != nil {
+			return cfg, toError(err)
 		}
 		cfg.Codec = c.Codec
 	}
 	if c.SegmentBytes > 0 {
 		cfg.SegmentMaxBytes = c.SegmentBytes
 	}
-	switch engine.SyncMode(c.SyncMode) {
-	case "":
-	case engine.SyncEveryWrite, engine.SyncInterval:
-		cfg.SyncMode = engine.SyncMode(c.SyncMode)
-	default:
-		return cfg, errorf(CodeInvalidConfig, "sync_mode %q: want every-write or interval", c.SyncMode)
+	if c.SyncMode != "" {
+		m, err := engine.ParseSyncMode(c.SyncMode)
+		if err != nil {
+			return cfg, toError(err)
+		}
+		cfg.SyncMode = m
 	}
 	cfg.RetentionMaxAge = time.Duration(c.RetentionMs) * time.Millisecond
 	cfg.RetentionMaxBytes = c.RetentionBytes
-	switch engine.Cleanup(c.Cleanup) {
-	case "":
-	case engine.CleanupDelete, engine.CleanupCompact:
-		cfg.Cleanup = engine.Cleanup(c.Cleanup)
-	default:
-		return cfg, errorf(CodeInvalidConfig, "cleanup %q: want delete or compact", c.Cleanup)
+	if c.Cleanup != "" {
+		cl, err := engine.ParseCleanup(c.Cleanup)
+		if err != nil {
+			return cfg, toError(err)
+		}
+		cfg.Cleanup = cl
 	}
 	return cfg, nil
 }
@@ -308,6 +318,9 @@ func wireConfig(c engine.TopicConfig) TopicConfig {
 		RetentionMs:    c.RetentionMaxAge.Milliseconds(),
 		RetentionBytes: c.RetentionMaxBytes,
 		Cleanup:        string(c.Cleanup),
+
+		TombstoneRetentionMs: c.TombstoneRetention.Milliseconds(),
+		ProtectCursors:       c.ProtectCursors,
 	}
 }
 
@@ -395,18 +408,6 @@ const (
 type fromSpec struct {
 	kind fromKind
 	n    int64 // offset or timestamp
-}
-
-func (f fromSpec) String() string {
-	switch f.kind {
-	case fromEarliest:
-		return "earliest"
-	case fromOffset:
-		return fmt.Sprintf("offset %d", f.n)
-	case fromTimestamp:
-		return fmt.Sprintf("timestamp %d", f.n)
-	}
-	return "latest"
 }
 
 // decodeRequest parses one JSON request: the fast path when it can, else

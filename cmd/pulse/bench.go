@@ -22,8 +22,6 @@ import (
 	"github.com/pulselog/pulse/internal/layout"
 )
 
-func init() { register(newBenchCmd) }
-
 type benchConfig struct {
 	dir        string
 	jsonOut    bool
@@ -125,7 +123,7 @@ func runBench(ctx context.Context, cfg benchConfig, out, progress io.Writer) err
 			return err
 		}
 	}
-	for _, extra := range benchExtras {
+	for _, extra := range benchExtras() {
 		if cfg.noExtras {
 			break
 		}
@@ -135,10 +133,7 @@ func runBench(ctx context.Context, cfg benchConfig, out, progress io.Writer) err
 	}
 	if cfg.ws != "" {
 		if err := step("websocket API at "+cfg.ws, func() error {
-			if wsBench == nil {
-				return fmt.Errorf("this build has no websocket benchmark")
-			}
-			figs, why, err := wsBench(ctx, wsBenchOptions{addr: cfg.ws, total: total, records: cfg.wsRecords, serverPID: cfg.serverPID, steps: wsSteps}, progress)
+			figs, why, err := runWSBench(ctx, wsBenchOptions{addr: cfg.ws, total: total, records: cfg.wsRecords, serverPID: cfg.serverPID, steps: wsSteps}, progress)
 			for k, v := range figs {
 				res[k] = v
 			}
@@ -163,10 +158,6 @@ type wsBenchOptions struct {
 	steps     map[string]bool // steps to run (of wsBenchSteps); nil: all
 }
 
-// wsBench measures the websocket API of a running Pulse (set by the
-// websocket client's bench file).
-var wsBench func(ctx context.Context, o wsBenchOptions, progress io.Writer) (benchResult, benchNotes, error)
-
 // settle removes what earlier steps left in dir and waits for the kernel to
 // write back every dirty page, so that no step's fsyncs queue behind the
 // writeback of the step before it.
@@ -178,10 +169,23 @@ func settle(dir string) {
 	writebackAll()
 }
 
-// benchExtras are further figures other parts of Pulse add to `pulse bench`.
-var benchExtras []struct {
+// benchExtra is a further figure of `pulse bench`, after the engine's own.
+type benchExtra struct {
 	name string
 	run  func(ctx context.Context, dir string, res benchResult) error
+}
+
+// benchExtras are the further figures of `pulse bench`, in the order they run.
+func benchExtras() []benchExtra {
+	return []benchExtra{
+		{"compaction", benchCompaction},
+		{"Kafka listener (franz-go over loopback)", func(ctx context.Context, dir string, res benchResult) error {
+			if !benchKafka {
+				return nil
+			}
+			return runKafkaBench(ctx, dir, res)
+		}},
+	}
 }
 
 func printBench(w io.Writer, res benchResult, notes benchNotes, asJSON bool) error {

@@ -36,13 +36,6 @@ const (
 	compactKeyCap   = 1 << 18 // compact.DefaultOptions().MaxKeys
 )
 
-func init() {
-	benchExtras = append(benchExtras, struct {
-		name string
-		run  func(ctx context.Context, dir string, res benchResult) error
-	}{"compaction", benchCompaction})
-}
-
 func benchCompaction(ctx context.Context, dir string, res benchResult) error {
 	size := int64(compactBenchMB) << 20
 	if v := os.Getenv(compactBenchEnv); v != "" {

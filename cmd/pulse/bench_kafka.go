@@ -22,18 +22,6 @@ var (
 	benchKafkaTotal int64 = 256 << 20
 )
 
-func init() {
-	benchExtras = append(benchExtras, struct {
-		name string
-		run  func(ctx context.Context, dir string, res benchResult) error
-	}{"Kafka listener (franz-go over loopback)", func(ctx context.Context, dir string, res benchResult) error {
-		if !benchKafka {
-			return nil
-		}
-		return runKafkaBench(ctx, dir, res)
-	}})
-}
-
 // Sizes of the Kafka listener's end-to-end latency run.
 const (
 	kafkaBenchE2ERate    = 2000 // records/s

@@ -19,8 +19,6 @@ import (
 	"github.com/pulselog/pulse/wsapi"
 )
 
-func init() { wsBench = runWSBench }
-
 // Sizes of the websocket benchmark runs.
 const (
 	wsBenchConns        = 4    // producing connections of the batched runs, as the engine's own append run

@@ -12,8 +12,6 @@ import (
 	"github.com/pulselog/pulse/wsapi"
 )
 
-func init() { register(newConsumersCmd) }
-
 func newConsumersCmd() *cobra.Command {
 	cmd := &cobra.Command{
 		Use:   "consumers",

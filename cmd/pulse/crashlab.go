@@ -15,8 +15,6 @@ import (
 	"github.com/pulselog/pulse/engine/recovery"
 )
 
-func init() { register(newCrashlabCmd) }
-
 // crashlabConfig is what one `pulse crashlab` run needs.
 type crashlabConfig struct {
 	data      string
@@ -60,7 +58,7 @@ the first batch's records, bit 0.`,
 	cmd.Flags().IntVar(&cfg.partition, "partition", 0, "partition number")
 	cmd.Flags().StringVar(&cfg.fault, "fault", "", "fault to apply, e.g. cut:1234, flip:4096:3, index:delete (required)")
 	cmd.Flags().BoolVar(&cfg.asJSON, "json", false, "print the result as JSON")
-	cmd.Flags().StringVar(&cfg.opts.HiddenTail, "hidden-tail", recovery.HiddenTailExpose, "hidden-tail policy recovery uses: expose or hide")
+	cmd.Flags().StringVar((*string)(&cfg.opts.HiddenTail), "hidden-tail", string(recovery.HiddenTailExpose), "hidden-tail policy recovery uses: expose or hide")
 	cmd.Flags().IntVar(&cfg.opts.IndexIntervalBytes, "index-interval-bytes", recovery.DefaultIndexIntervalBytes, "sparse index spacing the log was written with")
 	cmd.Flags().StringVar(&cfg.opts.ScratchDir, "scratch", "", "directory for the scratch copies (default the system temp dir)")
 	cmd.Flags().BoolVar(&cfg.opts.Keep, "keep", false, "keep the scratch copies (their path is printed)")

@@ -18,8 +18,6 @@ import (
 	"github.com/pulselog/pulse/engine/segment"
 )
 
-func init() { register(newDumpCmd) }
-
 func newDumpCmd() *cobra.Command {
 	var records, asJSON bool
 	cmd := &cobra.Command{

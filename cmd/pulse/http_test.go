@@ -105,7 +105,7 @@ func TestEventsResumeAfterSIGKILL(t *testing.T) {
 	post(`{"value":3}`)
 	s.cmd.Process.Signal(syscall.SIGKILL)
 	<-s.waited
-	s = startServe(t, dir, "--listen", s.addr)
+	startServe(t, dir, "--listen", s.addr)
 	post(`{"value":4}`)
 	if got := strings.Join(events("0/2", 2), " "); got != "0/3 0/4" {
 		t.Fatalf("stream resumed after 0/2: %s, want 0/3 0/4", got)

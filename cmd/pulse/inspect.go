@@ -10,8 +10,6 @@ import (
 	"github.com/pulselog/pulse/engine/recovery"
 )
 
-func init() { register(newInspectCmd) }
-
 func newInspectCmd() *cobra.Command {
 	var asJSON bool
 	var opts recovery.Options
@@ -29,7 +27,7 @@ running pulse (whose in-flight writes may then show as torn tails).`,
 	}
 	data := addDataFlag(cmd)
 	cmd.Flags().BoolVar(&asJSON, "json", false, "print the reports as a JSON array")
-	cmd.Flags().StringVar(&opts.HiddenTail, "hidden-tail", recovery.HiddenTailExpose, "hidden-tail policy to evaluate: expose or hide")
+	cmd.Flags().StringVar((*string)(&opts.HiddenTail), "hidden-tail", string(recovery.HiddenTailExpose), "hidden-tail policy to evaluate: expose or hide")
 	cmd.Flags().IntVar(&opts.IndexIntervalBytes, "index-interval-bytes", recovery.DefaultIndexIntervalBytes, "sparse index spacing the log was written with")
 	cmd.RunE = func(cmd *cobra.Command, args []string) error {
 		root := *data

@@ -9,11 +9,23 @@ import (
 	"github.com/spf13/cobra"
 )
 
-// commands holds the constructors of the subcommands; each command's file
-// registers itself from init().
-var commands []func() *cobra.Command
-
-func register(newCmd func() *cobra.Command) { commands = append(commands, newCmd) }
+// subcommands are the constructors of pulse's subcommands, each in its
+// command's file.
+var subcommands = []func() *cobra.Command{
+	newBenchCmd,
+	newConsumersCmd,
+	newCrashlabCmd,
+	newDumpCmd,
+	newInspectCmd,
+	newMetaCmd,
+	newMirrorCmd,
+	newProduceCmd,
+	newServeCmd,
+	newTailCmd,
+	newTopicsCmd,
+	newVerifyCmd,
+	newVersionCmd,
+}
 
 func newRootCmd() *cobra.Command {
 	root := &cobra.Command{
@@ -26,7 +38,7 @@ func newRootCmd() *cobra.Command {
 	root.SetVersionTemplate("{{.Version}}\n")
 	setupRoot(root)
 	addProfileFlag(root)
-	for _, c := range commands {
+	for _, c := range subcommands {
 		root.AddCommand(c())
 	}
 	rejectUnknownSubcommands(root)

@@ -17,8 +17,6 @@ import (
 	"github.com/pulselog/pulse/meta"
 )
 
-func init() { register(newMetaCmd) }
-
 func newMetaCmd() *cobra.Command {
 	cmd := &cobra.Command{
 		Use:   "meta",

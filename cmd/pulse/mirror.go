@@ -18,8 +18,6 @@ import (
 	"github.com/pulselog/pulse/kafka/cluster"
 )
 
-func init() { register(newMirrorCmd) }
-
 // mirrorReportEvery is how often pulse mirror prints its position.
 const mirrorReportEvery = time.Second
 

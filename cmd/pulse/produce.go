@@ -20,8 +20,6 @@ import (
 	"github.com/pulselog/pulse/wsapi"
 )
 
-func init() { register(newProduceCmd) }
-
 // produceWindow is how many produce requests `pulse produce` keeps in
 // flight before waiting for the oldest ack.
 const produceWindow = 32

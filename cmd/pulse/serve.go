@@ -21,8 +21,6 @@ import (
 	"github.com/pulselog/pulse/wsapi"
 )
 
-func init() { register(newServeCmd) }
-
 // apiShutdownWait bounds how long stopping the websocket API waits for
 // produces in flight to be acked before connections are cut.
 const apiShutdownWait = 10 * time.Second

@@ -24,8 +24,6 @@ import (
 	"github.com/pulselog/pulse/wsapi"
 )
 
-func init() { register(newTailCmd) }
-
 type tailConfig struct {
 	from      string
 	partition int

@@ -17,8 +17,6 @@ import (
 	"github.com/pulselog/pulse/wsapi"
 )
 
-func init() { register(newTopicsCmd) }
-
 // clientFlags are the flags of every command that talks to a running Pulse
 // over the websocket API.
 type clientFlags struct {

@@ -20,8 +20,6 @@ import (
 	"github.com/pulselog/pulse/meta"
 )
 
-func init() { register(newVerifyCmd) }
-
 func newVerifyCmd() *cobra.Command {
 	var asJSON, quiet bool
 	cmd := &cobra.Command{

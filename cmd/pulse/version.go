@@ -9,18 +9,16 @@ import (
 	"github.com/spf13/cobra"
 )
 
-func init() {
-	register(func() *cobra.Command {
-		return &cobra.Command{
-			Use:   "version",
-			Short: "Print the version of this pulse binary (as --version does)",
-			Args:  cobra.NoArgs,
-			RunE: func(cmd *cobra.Command, _ []string) error {
-				_, err := fmt.Fprintln(cmd.OutOrStdout(), versionString())
-				return err
-			},
-		}
-	})
+func newVersionCmd() *cobra.Command {
+	return &cobra.Command{
+		Use:   "version",
+		Short: "Print the version of this pulse binary (as --version does)",
+		Args:  cobra.NoArgs,
+		RunE: func(cmd *cobra.Command, _ []string) error {
+			_, err := fmt.Fprintln(cmd.OutOrStdout(), versionString())
+			return err
+		},
+	}
 }
 
 // versionString describes this binary from the build information the Go

@@ -39,7 +39,7 @@ type Options struct {
 
 	// HiddenTail and IndexIntervalBytes are passed to recovery (defaults:
 	// recovery's, expose and 4 KiB).
-	HiddenTail         string
+	HiddenTail         recovery.HiddenTailPolicy
 	IndexIntervalBytes int
 
 	// Seed drives the garbage bytes of the corrupt faults; default 1, so a

@@ -27,6 +27,26 @@ import (
 )
 
 // Log is one partition log. See the package comment for its concurrency contract.
+//
+// Lock order. A goroutine holding one of these locks takes only locks below
+// it, never one above:
+//
+//  1. maint.mu      a whole retention or compaction pass, BeginMaintenance to
+//     Pass.End (Close takes it, holding nothing, to wait for a pass)
+//  2. syncMu        one sync pass: syncNow, rewind, ExposeHiddenTail (roll
+//     runs syncNow before it takes segMu, not around it)
+//  3. maint.readMu  read-held by readers (pinReads) around segMu and the
+//     segment reads
+//  4. segMu
+//  5. manMu         under segMu (writeManifestLocked), or under syncMu alone
+//     (rewind's addGap)
+//  6. maint.retiredMu  under segMu (retire) or maint.mu (closeRetired); it
+//     only ever TryLocks readMu, which never waits
+//
+// mu, wmu, notifyMu, hwmMu, segStats.mu (info.go), readCache.mu (cache.go)
+// and corruptSet.mu (corrupt.go) are leaves: taken under any of the above,
+// they are released before any other lock is taken. In particular mu and
+// wmu are never held together.
 type Log struct {
 	dir  string
 	opts Options

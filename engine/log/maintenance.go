@@ -139,7 +139,8 @@ func (l *Log) isClosing() bool {
 // setting closing, so no pass starts or commits afterwards.
 func (l *Log) waitMaintenance() {
 	l.maint.mu.Lock()
-	l.maint.mu.Unlock() // holding it was the point
+	//lint:ignore SA2001 taking the lock is the wait: a pass holds it until End
+	l.maint.mu.Unlock()
 }
 
 // End finishes the pass and releases the maintenance lock. Calling it twice

@@ -7,6 +7,7 @@ import (
 	"time"
 
 	"github.com/pulselog/pulse/engine/codec"
+	"github.com/pulselog/pulse/engine/recovery"
 	"github.com/pulselog/pulse/engine/segment"
 )
 
@@ -69,7 +70,7 @@ type Options struct {
 
 	// HiddenTail is the recovery policy for records past the persisted HWM:
 	// "expose" (default) or "hide".
-	HiddenTail string
+	HiddenTail recovery.HiddenTailPolicy
 
 	// MaxRecordBytes refuses a record whose encoding is larger.
 	MaxRecordBytes int // default 16 MiB
@@ -106,7 +107,7 @@ func DefaultOptions() Options {
 		SyncBytes:          8 << 20,
 		VisibleWithin:      5 * time.Millisecond,
 		HWMInterval:        time.Second,
-		HiddenTail:         "expose",
+		HiddenTail:         recovery.HiddenTailExpose,
 		MaxRecordBytes:     16 << 20,
 		CacheBytes:         4 << 20,
 	}

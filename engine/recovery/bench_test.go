@@ -13,6 +13,7 @@ import (
 	"testing"
 
 	"github.com/pulselog/pulse/engine/codec"
+	"go.uber.org/goleak"
 )
 
 // The recovery benchmarks run on one partition built once per process in a
@@ -59,6 +60,13 @@ func TestMain(m *testing.M) {
 	code := m.Run()
 	if bench.dir != "" {
 		os.RemoveAll(bench.dir)
+	}
+	if code == 0 {
+		// The fast path's parallel index checks must all have ended.
+		if err := goleak.Find(); err != nil {
+			fmt.Fprintf(os.Stderr, "goleak: goroutines left behind: %v\n", err)
+			code = 1
+		}
 	}
 	os.Exit(code)
 }

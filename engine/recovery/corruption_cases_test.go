@@ -373,15 +373,6 @@ func TestTornTailEveryByte(t *testing.T) {
 	}
 }
 
-func indexAt(s *fixSeg, pos int64) bool {
-	for i, p := range s.starts {
-		if p == pos {
-			return indexed(s, i)
-		}
-	}
-	return false
-}
-
 // TestTempFilesOnly: a directory holding only a temp file is a new log.
 func TestNewPartition(t *testing.T) {
 	dir := t.TempDir()

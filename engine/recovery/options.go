@@ -6,14 +6,20 @@ import (
 	"github.com/pulselog/pulse/engine/segment"
 )
 
+// HiddenTailPolicy says what recovery does with the records between the
+// persisted high-watermark and the recovered log end (the hidden tail). It
+// is the one type of the policy: engine.HiddenTailPolicy and the partition
+// log's option are this type, and Report.HiddenTailPolicy holds its value.
+type HiddenTailPolicy string
+
 // Hidden-tail policies, in Options.HiddenTail and Report.HiddenTailPolicy.
 const (
 	// HiddenTailExpose fsyncs the records between the persisted hwm and the
 	// recovered end and makes them visible (the default).
-	HiddenTailExpose = "expose"
+	HiddenTailExpose HiddenTailPolicy = "expose"
 	// HiddenTailHide keeps them hidden until the next commit moves the HWM
 	// over them.
-	HiddenTailHide = "hide"
+	HiddenTailHide HiddenTailPolicy = "hide"
 )
 
 // DefaultIndexIntervalBytes is the sparse index spacing when
@@ -33,7 +39,7 @@ type Options struct {
 	IndexIntervalBytes int
 
 	// HiddenTail is HiddenTailExpose (default) or HiddenTailHide.
-	HiddenTail string
+	HiddenTail HiddenTailPolicy
 
 	// FilePool bounds the descriptors of the segments Run opens (see
 	// segment.Pool); nil: no bound.

@@ -77,13 +77,13 @@ type Report struct {
 	MissingSegments []string `json:"missing_segments,omitempty"`
 	StraySegments   []string `json:"stray_segments,omitempty"`
 
-	PersistedHWM     int64  `json:"persisted_hwm"` // -1 when the hwm file was missing or unreadable
-	RecoveredEnd     int64  `json:"recovered_end"` // log end offset after recovery
-	HiddenTail       int64  `json:"hidden_tail"`   // recovered end minus the clamped persisted HWM
-	HiddenTailPolicy string `json:"hidden_tail_policy"`
-	HWM              int64  `json:"hwm"` // the high-watermark the log starts with
-	LogStart         int64  `json:"log_start"`
-	Degraded         bool   `json:"degraded"` // corrupt ranges, gaps, missing or stray segments present
+	PersistedHWM     int64            `json:"persisted_hwm"` // -1 when the hwm file was missing or unreadable
+	RecoveredEnd     int64            `json:"recovered_end"` // log end offset after recovery
+	HiddenTail       int64            `json:"hidden_tail"`   // recovered end minus the clamped persisted HWM
+	HiddenTailPolicy HiddenTailPolicy `json:"hidden_tail_policy"`
+	HWM              int64            `json:"hwm"` // the high-watermark the log starts with
+	LogStart         int64            `json:"log_start"`
+	Degraded         bool             `json:"degraded"` // corrupt ranges, gaps, missing or stray segments present
 
 	SnapshotNote string   `json:"snapshot_note,omitempty"` // why the snapshot was not used
 	Notes        []string `json:"notes,omitempty"`

@@ -187,12 +187,8 @@ func scanSegment(in scanInput) scanOutput {
 	}
 	// Entries past the last valid batch: dropped by a truncation, otherwise
 	// they point at nothing.
-	for ; j < len(in.disk); j++ {
-		if out.torn != nil && in.disk[j].pos >= out.torn.Position {
-			break
-		}
+	if j < len(in.disk) && (out.torn == nil || in.disk[j].pos < out.torn.Position) {
 		problem("index entry at position %d (offset %d) points past the last valid batch", in.disk[j].pos, in.disk[j].offset)
-		break
 	}
 	out.buf = rd.Buf()
 	return out

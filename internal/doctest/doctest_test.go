@@ -377,7 +377,9 @@ func (r *runner) run(b *block) error {
 	if err != nil {
 		return err
 	}
-	defer stop()
+	// stop is replaced below when a second server starts: the deferred
+	// call must stop the one running then.
+	defer func() { stop() }()
 
 	switch kind(b) {
 	case "sh":

@@ -4,7 +4,6 @@ import (
 	"bufio"
 	"bytes"
 	"context"
-	"fmt"
 	"io"
 	"os"
 	"os/exec"
@@ -130,5 +129,5 @@ func startPulseServe(t *testing.T, bin, dir string) string {
 	case <-ctx.Done():
 		t.Fatalf("pulse serve printed no Kafka address within %v\n%s", hangGuard, stderr.String())
 	}
-	panic(fmt.Sprint("unreachable"))
+	panic("unreachable")
 }
