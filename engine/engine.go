@@ -67,6 +67,7 @@ type topic struct {
 	// holding the lock.
 	state   topicState
 	settled chan struct{}
+	adding  int // partitions an alter under way adds (state altering), counted against the caps
 
 	// cfgMu guards cfg, which AlterTopic may change while the topic serves.
 	cfgMu sync.Mutex
@@ -82,6 +83,7 @@ const (
 	topicActive   topicState = iota // served: every partition open
 	topicCreating                   // name reserved; directories, meta.db record and partitions being made
 	topicDeleting                   // no longer served; partitions closing, files and record being removed
+	topicAltering                   // served; a config change or a grow being stored and applied (see AlterTopic)
 )
 
 // config returns the topic's current configuration.
@@ -541,7 +543,7 @@ func (e *Engine) activeTopics() []*topic {
 	}
 	ts := make([]*topic, 0, len(e.topics))
 	for _, t := range e.topics {
-		if t.state == topicActive {
+		if t.state == topicActive || t.state == topicAltering {
 			ts = append(ts, t)
 		}
 	}

@@ -145,7 +145,7 @@ func (e *Engine) reserveTopic(name string, cfg TopicConfig) (*topic, error) {
 			return nil, ErrClosed
 		}
 		if old, ok := e.topics[name]; ok {
-			if old.state == topicActive {
+			if old.state == topicActive || old.state == topicAltering {
 				e.mu.Unlock()
 				return nil, fmt.Errorf("%w: %s", ErrTopicExists, name)
 			}
@@ -211,7 +211,7 @@ func (e *Engine) checkCapsLocked(name string, n int) error {
 	for _, t := range e.topics {
 		if t.state != topicDeleting {
 			topics++
-			parts += len(t.parts)
+			parts += len(t.parts) + t.adding
 		}
 	}
 	if m := e.opts.MaxTopics; m >= 0 && topics+1 > m {
@@ -321,52 +321,90 @@ func (e *Engine) AlterTopic(name string, cfg TopicConfig) error {
 	if err != nil {
 		return fmt.Errorf("topic %s: %w", name, err)
 	}
-	// e.mu is held for writing throughout: alters are rare, and growing
-	// replaces the topic in e.topics (its partition slice is never changed
-	// in place, so readers holding the old one stay consistent).
-	// A topic being created or deleted is waited for: an alter applies to
-	// an active topic or reports that there is none.
+	// The topic is marked altering under the engine's lock (it serves on;
+	// a create, delete or alter of the same name waits for the change to
+	// end), and the I/O — directories, the meta.db commit, the recovery of
+	// new partitions — happens outside it, so reads and produces of every
+	// topic go on meanwhile.
+	t, err := e.beginAlter(name, cfg)
+	if err != nil {
+		return err
+	}
+	defer e.ops.Done()
+	grown, err := e.alter(t, cfg)
 	e.mu.Lock()
-	var t *topic
+	defer e.mu.Unlock()
+	if grown != nil {
+		for _, l := range grown.parts[len(t.parts):] {
+			r := l.Report()
+			e.reports[r.Name()] = r
+		}
+		e.topics[t.name] = grown
+		t.grown.close()
+	}
+	t.state, t.adding = topicActive, 0
+	close(t.settled)
+	t.settled = nil
+	return err
+}
+
+// beginAlter marks the active topic name altering, once no create, delete
+// or alter of it is under way, and counts the alter in e.ops (the caller
+// calls e.ops.Done). What can be refused from the topic's state is refused
+// here: a codec change, a shrink, and a grow past Options.MaxPartitions
+// (the partitions a grow adds count against it until it ends).
+func (e *Engine) beginAlter(name string, cfg TopicConfig) (*topic, error) {
 	for {
+		e.mu.Lock()
 		if e.closed {
 			e.mu.Unlock()
-			return ErrClosed
+			return nil, ErrClosed
 		}
-		cur, ok := e.topics[name]
+		t, ok := e.topics[name]
 		if !ok {
 			e.mu.Unlock()
-			return fmt.Errorf("%w: %s", ErrTopicNotFound, name)
+			return nil, fmt.Errorf("%w: %s", ErrTopicNotFound, name)
 		}
-		if cur.state == topicActive {
-			t = cur
-			break
+		if t.state != topicActive {
+			settled := t.settled
+			e.mu.Unlock()
+			<-settled
+			continue
 		}
-		settled := cur.settled
+		old, have := t.config(), len(t.parts)
+		var err error
+		switch {
+		case cfg.Codec != old.Codec:
+			err = fmt.Errorf("%w: topic %s: the codec is fixed at creation (%s)", ErrInvalidConfig, name, old.Codec)
+		case cfg.Partitions < have:
+			err = fmt.Errorf("%w: topic %s: partitions can grow, never shrink (it has %d, asked for %d)", ErrInvalidConfig, name, have, cfg.Partitions)
+		case cfg.Partitions > have:
+			err = e.checkGrowLocked(name, cfg.Partitions-have)
+		}
+		if err != nil {
+			e.mu.Unlock()
+			return nil, err
+		}
+		t.state, t.settled, t.adding = topicAltering, make(chan struct{}), cfg.Partitions-have
+		e.ops.Add(1)
 		e.mu.Unlock()
-		<-settled
-		e.mu.Lock()
+		return t, nil
 	}
-	defer e.mu.Unlock()
-	old := t.config()
-	have := len(t.parts)
-	switch {
-	case cfg.Codec != old.Codec:
-		return fmt.Errorf("%w: topic %s: the codec is fixed at creation (%s)", ErrInvalidConfig, name, old.Codec)
-	case cfg.Partitions < have:
-		return fmt.Errorf("%w: topic %s: partitions can grow, never shrink (it has %d, asked for %d)", ErrInvalidConfig, name, have, cfg.Partitions)
-	}
+}
+
+// alter stores and applies cfg to t, which is in state altering: only this
+// goroutine changes t's partitions or config until it ends. A grow returns
+// the topic that replaces t, with the new partitions open.
+func (e *Engine) alter(t *topic, cfg TopicConfig) (*topic, error) {
+	name, have := t.name, len(t.parts)
 	if cfg.Partitions > have {
-		if err := e.checkGrowLocked(name, cfg.Partitions-have); err != nil {
-			return err
-		}
-		if err := e.prepareGrowLocked(name, have, cfg.Partitions); err != nil {
-			return err
+		if err := e.prepareGrow(name, have, cfg.Partitions); err != nil {
+			return nil, err
 		}
 	}
 	raw, err := json.Marshal(cfg)
 	if err != nil {
-		return fmt.Errorf("topic %s: %w", name, err)
+		return nil, fmt.Errorf("topic %s: %w", name, err)
 	}
 	if cfg.Partitions > have {
 		err = e.meta.GrowTopic(name, cfg.Partitions, raw)
@@ -374,19 +412,19 @@ func (e *Engine) AlterTopic(name string, cfg TopicConfig) error {
 		err = e.meta.UpdateTopicConfig(name, raw)
 	}
 	if err != nil {
-		return fmt.Errorf("topic %s: %w", name, mapMetaErr(err))
+		return nil, fmt.Errorf("topic %s: %w", name, mapMetaErr(err))
 	}
 	// Stored: from here on the change is what the next open applies too.
 	for _, l := range t.parts {
 		if err := applyLive(l, cfg); err != nil {
-			return fmt.Errorf("topic %s: %w", name, err)
+			return nil, fmt.Errorf("topic %s: %w", name, err)
 		}
 	}
 	if cfg.Partitions == have {
 		t.cfgMu.Lock()
 		t.cfg = cfg
 		t.cfgMu.Unlock()
-		return nil
+		return nil, nil
 	}
 	parts, err := e.openNewPartitions(name, have, cfg)
 	if err != nil {
@@ -395,16 +433,10 @@ func (e *Engine) AlterTopic(name string, cfg TopicConfig) error {
 		t.cfg = cfg
 		t.cfg.Partitions = have // the rest of the change applies
 		t.cfgMu.Unlock()
-		return fmt.Errorf("topic %s: grow to %d partitions: %w", name, cfg.Partitions, err)
+		return nil, fmt.Errorf("topic %s: grow to %d partitions: %w", name, cfg.Partitions, err)
 	}
 	parts = append(append(make([]*plog.Log, 0, cfg.Partitions), t.parts...), parts...)
-	for _, l := range parts[have:] {
-		r := l.Report()
-		e.reports[r.Name()] = r
-	}
-	e.topics[name] = &topic{name: name, createdAt: t.createdAt, parts: parts, cfg: cfg}
-	t.grown.close()
-	return nil
+	return &topic{name: name, createdAt: t.createdAt, parts: parts, cfg: cfg}, nil
 }
 
 // growth is a topic's "it has more partitions now" broadcast: a channel
@@ -493,7 +525,7 @@ func applyLive(l *plog.Log, cfg TopicConfig) error {
 func (e *Engine) checkGrowLocked(name string, n int) error {
 	parts := 0
 	for _, t := range e.topics {
-		parts += len(t.parts)
+		parts += len(t.parts) + t.adding
 	}
 	if m := e.opts.MaxPartitions; m >= 0 && parts+n > m {
 		return fmt.Errorf("%w: topic %s grows by %d partitions to %d in all, the limit is %d (engine MaxPartitions)", ErrTooManyTopics, name, n, parts+n, m)
@@ -501,12 +533,12 @@ func (e *Engine) checkGrowLocked(name string, n int) error {
 	return nil
 }
 
-// prepareGrowLocked makes the directories of partitions from..to-1 of topic
+// prepareGrow makes the directories of partitions from..to-1 of topic
 // name before meta.db records them (as CreateTopic does): a crash before
 // that commit leaves empty directories beyond the recorded count, which the
 // next open reports and does not serve, and which a later grow reuses. A
 // directory there that holds anything is not Pulse's to adopt: refused.
-func (e *Engine) prepareGrowLocked(name string, from, to int) error {
+func (e *Engine) prepareGrow(name string, from, to int) error {
 	for p := from; p < to; p++ {
 		dir := e.partitionDir(name, p)
 		ents, err := os.ReadDir(dir)
