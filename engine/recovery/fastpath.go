@@ -11,14 +11,15 @@ import (
 )
 
 // fastPath restores the log from a snapshot that names the active segment on
-// disk: the checkpointed prefix of the active segment is checked only at its
-// index entries and its last few batch headers, sealed segments are restored
-// from their index files after every entry's batch header is checked (a
-// segment that fails is scanned), and only the active segment's growth past
-// the checkpoint is scanned. When the checkpointed prefix does not check out
-// (a missing or damaged active index, or a snapshot that is simply wrong),
-// the whole active segment is scanned: the sealed segments' restoration
-// never depended on the snapshot.
+// disk: the checkpointed prefix of the active segment and every sealed
+// segment are checked against their index files without reading their
+// records (checkEntries: every entry against the segment's bounds, the batch
+// headers at the first and the last entry, then every header after the last
+// entry to the end; a sealed segment that fails is scanned), and only the
+// active segment's growth past the checkpoint is scanned. When the
+// checkpointed prefix does not check out (a missing or damaged active index,
+// or a snapshot that is simply wrong), the whole active segment is scanned:
+// the sealed segments' restoration never depended on the snapshot.
 func (r *runner) fastPath(snap Snapshot) error {
 	active := r.segs[len(r.segs)-1]
 	prefix, why := r.checkActivePrefix(active, snap)
@@ -90,7 +91,9 @@ func (r *runner) checkActivePrefix(s *segState, snap Snapshot) ([]indexEntry, st
 }
 
 // checkAllSealed runs checkSealed on every sealed segment, a few at a time:
-// on a large log the index checks are the bulk of the snapshot path.
+// on a large log the index reads and the few header reads of each segment
+// are the bulk of the snapshot path, and on a cold page cache they wait on
+// the device.
 func (r *runner) checkAllSealed(segs []*segState) []string {
 	whys := make([]string, len(segs))
 	workers := min(runtime.GOMAXPROCS(0), 4, len(segs))
@@ -120,9 +123,10 @@ func (r *runner) checkAllSealed(segs []*segState) []string {
 }
 
 // checkSealed checks a sealed segment's index against its data without
-// reading the records: every entry's batch header, then the headers after
-// the last entry up to the file end. It returns why the segment must be
-// scanned, or "".
+// reading the records: checkEntries, then the headers after the last entry
+// up to the file end, which must chain exactly to it (so a file that was cut
+// or grew since it was sealed is noticed). It returns why the segment must
+// be scanned, or "".
 func (r *runner) checkSealed(s *segState) string {
 	if s.diskProblem != "" {
 		return s.diskProblem
@@ -140,9 +144,15 @@ func (r *runner) checkSealed(s *segState) string {
 	return why
 }
 
-// checkEntries reads the batch header at every index entry and checks it
-// against the entry: ascending, the first at position 0, each header
-// parsing, holding the entry's offset, within [base, limit) and ending by end.
+// checkEntries checks a segment's index against its data while reading
+// only two batch headers: every entry is checked without the data
+// (ascending, the first at position 0, each offset within [base, limit),
+// each position leaving room for a header before end), then the batch
+// headers at the first and the last entry are read and must parse, hold the
+// entry's offset and end by end. The headers between are left to reads
+// (which check every batch they decode) and to `pulse verify`: on a cold
+// page cache, reading one header every IndexIntervalBytes reads the whole
+// store (docs/architecture.md, "What the snapshot fast path checks").
 func (r *runner) checkEntries(s *segState, entries []indexEntry, end int64) string {
 	if len(entries) == 0 {
 		return "index is empty"
@@ -150,28 +160,21 @@ func (r *runner) checkEntries(s *segState, entries []indexEntry, end int64) stri
 	if entries[0].pos != 0 {
 		return fmt.Sprintf("first index entry at position %d, not 0", entries[0].pos)
 	}
-	// A file shorter than end cannot be mapped that far: the per-entry
-	// reads report it.
-	m, unmap, err := mapFile(s.seg.Path(), min(end, s.size))
-	if err != nil {
-		m, unmap = nil, func() {}
-	}
-	defer unmap()
-	hb := make([]byte, codec.HeaderLen)
 	for i, e := range entries {
-		if i > 0 && (e.pos <= entries[i-1].pos || e.offset <= entries[i-1].offset) {
+		if i > 0 && (e.pos < entries[i-1].pos+codec.HeaderLen || e.offset <= entries[i-1].offset) {
 			return fmt.Sprintf("index entry %d (position %d, offset %d) does not ascend", i, e.pos, e.offset)
 		}
 		if e.offset < s.base || e.offset >= s.limit {
 			return fmt.Sprintf("index entry %d names offset %d outside the segment [%d, %d)", i, e.offset, s.base, s.limit)
 		}
-		var h codec.BatchHeader
-		var why string
-		if m != nil && e.pos >= 0 && e.pos+codec.HeaderLen <= int64(len(m)) {
-			h, why = parseHeaderAt(m[e.pos:e.pos+codec.HeaderLen], e.pos, end)
-		} else {
-			h, why = readHeader(s, hb, e.pos, end)
+		if e.pos+codec.HeaderLen > end {
+			return fmt.Sprintf("index entry %d: batch header at position %d overruns %d", i, e.pos, end)
 		}
+	}
+	hb := make([]byte, codec.HeaderLen)
+	for _, i := range []int{0, len(entries) - 1} {
+		e := entries[i]
+		h, why := readHeader(s, hb, e.pos, end)
 		if why != "" {
 			return fmt.Sprintf("index entry %d: %s", i, why)
 		}
