@@ -11,7 +11,10 @@ import (
 // pushCache keeps the JSON of the records of recent pushes, per topic
 // partition and first offset, so that subscriptions pushing the same
 // records (a topic's subscribers reading along its end) encode each record
-// once, not once per subscriber.
+// once, not once per subscriber. It is used only for partitions that more
+// than one subscription of the server delivers: a lone subscriber pays
+// nothing for it, and a partition's entries go when its last subscriber
+// does.
 //
 // An entry is used only for records that are the very records it was
 // encoded from: the same offset, timestamp and attributes, and key, value
@@ -28,6 +31,8 @@ type pushCache struct {
 	m     map[pushKey]*encodedRun
 	order []pushKey
 	bytes int
+	// subs counts the delivering goroutines of each topic partition.
+	subs map[topicPart]int
 
 	// encoded counts the records pushes encoded (those copied from an
 	// entry are not counted).
@@ -35,14 +40,18 @@ type pushCache struct {
 }
 
 const (
-	maxPushCacheEntries = 256
-	maxPushCacheBytes   = 32 << 20
+	maxPushCacheEntries = 64
+	maxPushCacheBytes   = 8 << 20
 )
 
-type pushKey struct {
+type topicPart struct {
 	topic     string
 	partition int
-	from      int64
+}
+
+type pushKey struct {
+	topicPart
+	from int64
 }
 
 // encodedRun is the JSON of consecutive records: json[ends[i-1]:ends[i]]
@@ -54,39 +63,73 @@ type encodedRun struct {
 	json []byte
 }
 
-func newPushCache() *pushCache { return &pushCache{m: map[pushKey]*encodedRun{}} }
+func newPushCache() *pushCache {
+	return &pushCache{m: map[pushKey]*encodedRun{}, subs: map[topicPart]int{}}
+}
 
-// lookup returns the cached run starting at recs[0] and how many of recs,
-// from the first, it holds (0: none).
-func (pc *pushCache) lookup(topic string, p int, recs []engine.Record) (*encodedRun, int) {
-	if len(recs) == 0 {
-		return nil, 0
-	}
+// join and leave bracket a subscription's delivery of one partition.
+func (pc *pushCache) join(topic string, p int) {
 	pc.mu.Lock()
-	e := pc.m[pushKey{topic, p, recs[0].Offset}]
+	pc.subs[topicPart{topic, p}]++
+	pc.mu.Unlock()
+}
+
+func (pc *pushCache) leave(topic string, p int) {
+	tp := topicPart{topic, p}
+	pc.mu.Lock()
+	defer pc.mu.Unlock()
+	if pc.subs[tp]--; pc.subs[tp] > 0 {
+		return
+	}
+	delete(pc.subs, tp)
+	kept := pc.order[:0]
+	for _, k := range pc.order {
+		if k.topicPart != tp {
+			kept = append(kept, k)
+			continue
+		}
+		if e := pc.m[k]; e != nil {
+			pc.bytes -= len(e.json)
+			delete(pc.m, k)
+		}
+	}
+	clear(pc.order[len(kept):])
+	pc.order = kept
+}
+
+// lookup reports whether partition p of topic is shared (delivered by more
+// than one subscription), and then returns the cached run starting at
+// recs[0] and how many of recs, from the first, it holds (0: none).
+func (pc *pushCache) lookup(topic string, p int, recs []engine.Record) (shared bool, e *encodedRun, k int) {
+	tp := topicPart{topic, p}
+	pc.mu.Lock()
+	shared = pc.subs[tp] > 1
+	if shared && len(recs) > 0 {
+		e = pc.m[pushKey{tp, recs[0].Offset}]
+	}
 	pc.mu.Unlock()
 	if e == nil {
-		return nil, 0
+		return shared, nil, 0
 	}
-	k := 0
 	for k < len(e.recs) && k < len(recs) && sameRecordAt(&e.recs[k], &recs[k]) {
 		k++
 	}
-	return e, k
+	return shared, e, k
 }
 
-// store caches run unless an entry as long is already there.
+// store caches run (replacing an entry at the same first offset) while
+// the partition is shared.
 func (pc *pushCache) store(topic string, p int, run *encodedRun) {
 	if len(run.recs) == 0 || len(run.json) > maxPushCacheBytes/4 {
 		return
 	}
-	key := pushKey{topic, p, run.recs[0].Offset}
+	key := pushKey{topicPart{topic, p}, run.recs[0].Offset}
 	pc.mu.Lock()
 	defer pc.mu.Unlock()
+	if pc.subs[key.topicPart] < 2 {
+		return
+	}
 	if old := pc.m[key]; old != nil {
-		if len(old.recs) >= len(run.recs) {
-			return
-		}
 		pc.bytes -= len(old.json)
 	} else {
 		pc.order = append(pc.order, key)

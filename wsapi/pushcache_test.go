@@ -1,10 +1,13 @@
 package wsapi
 
 import (
+	"bytes"
 	"encoding/json"
 	"fmt"
 	"reflect"
 	"testing"
+
+	"github.com/pulselog/pulse/engine"
 )
 
 // produceAll produces recs to topic on c in one request and waits for the ack.
@@ -58,8 +61,8 @@ func fanRecords(tag string, n int) []map[string]any {
 }
 
 // TestPushesEncodeOnce: subscribers that push the same records share one
-// encoding of each record, and each receives exactly what a lone
-// subscriber receives. A topic deleted and created again with other
+// encoding of each record, and each receives exactly what the first one
+// received. A topic deleted and created again with other
 // records at the same offsets gets the new records, never the old
 // encoding.
 func TestPushesEncodeOnce(t *testing.T) {
@@ -72,8 +75,18 @@ func TestPushesEncodeOnce(t *testing.T) {
 			t.Fatalf("create: %v", r)
 		}
 	}
+	// watch keeps a subscription on the topic that gets nothing (from
+	// the log end) so that the partition is shared by every subscriber
+	// below and this one.
+	watch := func(id int) {
+		t.Helper()
+		if r := p.call(id, map[string]any{"op": "subscribe", "topic": "fan", "from": "latest"}); errCode(r) != "" {
+			t.Fatalf("subscribe: %v", r)
+		}
+	}
 	create(10)
 	produceAll(t, p, 1, "fan", fanRecords("first1", n))
+	watch(12)
 	before := ts.pushes.encoded.Load()
 	first := subscribeAll(t, ts.addr, "fan", n)
 	if len(first) != n {
@@ -99,6 +112,8 @@ func TestPushesEncodeOnce(t *testing.T) {
 	}
 	create(11)
 	produceAll(t, p, 3, "fan", fanRecords("second", n))
+	watch(13)
+	subscribeAll(t, ts.addr, "fan", n)
 	again := subscribeAll(t, ts.addr, "fan", n)
 	for i, r := range again {
 		m := r.(map[string]any)
@@ -111,5 +126,37 @@ func TestPushesEncodeOnce(t *testing.T) {
 	}
 	if len(again) != n {
 		t.Fatalf("after the topic was created again: %d records, want %d", len(again), n)
+	}
+}
+
+// TestPushCacheMatchesMemory: an entry serves only the very records it was
+// encoded from. Equal bytes elsewhere in memory (another read of a batch
+// the read cache let go, a topic created again) are other records.
+func TestPushCacheMatchesMemory(t *testing.T) {
+	pc := newPushCache()
+	pc.join("t", 0)
+	pc.join("t", 0)
+	val := []byte(`{"a":1}`)
+	recs := []engine.Record{{Offset: 5, Timestamp: 9, Value: val}, {Offset: 6, Timestamp: 9, Value: val[:0:0]}}
+	pc.store("t", 0, &encodedRun{recs: recs, ends: []int{10, 20}, json: make([]byte, 20)})
+	if shared, e, k := pc.lookup("t", 0, recs); !shared || e == nil || k != 2 {
+		t.Fatalf("same records: shared %v, %d matched, want 2", shared, k)
+	}
+	copied := []engine.Record{{Offset: 5, Timestamp: 9, Value: bytes.Clone(val)}, recs[1]}
+	if _, _, k := pc.lookup("t", 0, copied); k != 0 {
+		t.Fatalf("equal bytes at other memory: %d matched, want 0", k)
+	}
+	later := []engine.Record{recs[0], {Offset: 6, Timestamp: 10, Value: val[:0:0]}}
+	if _, _, k := pc.lookup("t", 0, later); k != 1 {
+		t.Fatalf("second record with another timestamp: %d matched, want 1", k)
+	}
+	pc.leave("t", 0)
+	if shared, _, _ := pc.lookup("t", 0, recs); shared {
+		t.Fatal("one subscriber left: still shared")
+	}
+	pc.store("t", 0, &encodedRun{recs: recs, ends: []int{10, 20}, json: make([]byte, 20)})
+	pc.leave("t", 0)
+	if len(pc.m) != 0 || pc.bytes != 0 || len(pc.subs) != 0 {
+		t.Fatalf("after the last subscriber: %d entries, %d bytes, %d partitions", len(pc.m), pc.bytes, len(pc.subs))
 	}
 }

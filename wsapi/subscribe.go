@@ -271,6 +271,10 @@ func (s *subscription) pushReserve() int64 {
 // does not read leaves its backlog on disk.
 func (s *subscription) run(p int, next int64) {
 	defer s.wg.Done()
+	if !s.plain {
+		s.c.srv.pushes.join(s.topic, p)
+		defer s.c.srv.pushes.leave(s.topic, p)
+	}
 	b, o := s.c.srv.b, s.c.srv.opts
 	want := s.pushReserve()
 	for {
@@ -360,12 +364,12 @@ const pushHeadRoom = 7 + 13 + 8 + 11 + 12 + 4*20
 // deliverPush queues one push {"sub","partition","next","records"} of
 // res's records, cut at about limit bytes of records JSON. Records the
 // server's pushCache holds (another subscription pushed them) are copied
-// from it; the others are encoded, straight into the push, and the run is
-// cached for the next subscription.
+// from it; the others are encoded, straight into the push, and, when other
+// subscriptions deliver the partition too, the run is cached for them.
 func (s *subscription) deliverPush(p int, res *engine.ReadResult, limit int) (int64, bool) {
 	pc := s.c.srv.pushes
 	recs := res.Records
-	cached, k := pc.lookup(s.topic, p, recs)
+	shared, cached, k := pc.lookup(s.topic, p, recs)
 	est := pushHeadRoom + 2
 	for i := range recs {
 		if est-pushHeadRoom >= limit {
@@ -374,8 +378,8 @@ func (s *subscription) deliverPush(p int, res *engine.ReadResult, limit int) (in
 		est += len(recs[i].Key) + len(recs[i].Value) + 96
 	}
 	b := make([]byte, pushHeadRoom, est)
-	n := 0 // records in the push
-	var ends []int
+	n := 0         // records in the push
+	var ends []int // record ends, for the cache
 	if k > 0 {
 		n = 1
 		for n < k && cached.ends[n-1] < limit {
@@ -385,9 +389,11 @@ func (s *subscription) deliverPush(p int, res *engine.ReadResult, limit int) (in
 	}
 	fromCache := n
 	if n < len(recs) && (n == 0 || len(b)-pushHeadRoom < limit) {
-		ends = make([]int, 0, len(recs))
-		if n > 0 {
-			ends = append(ends, cached.ends[:n]...)
+		if shared {
+			ends = make([]int, 0, len(recs))
+			if n > 0 {
+				ends = append(ends, cached.ends[:n]...)
+			}
 		}
 		for n < len(recs) {
 			if n > 0 {
@@ -397,7 +403,9 @@ func (s *subscription) deliverPush(p int, res *engine.ReadResult, limit int) (in
 				b = append(b, ',')
 			}
 			b = appendRecordJSON(b, p, &recs[n])
-			ends = append(ends, len(b)-pushHeadRoom)
+			if shared {
+				ends = append(ends, len(b)-pushHeadRoom)
+			}
 			n++
 		}
 	}
@@ -405,8 +413,8 @@ func (s *subscription) deliverPush(p int, res *engine.ReadResult, limit int) (in
 	if n < len(recs) {
 		next = recs[n].Offset
 	}
+	pc.encoded.Add(int64(n - fromCache))
 	if ends != nil {
-		pc.encoded.Add(int64(n - fromCache))
 		pc.store(s.topic, p, &encodedRun{recs: recs[:n:n], ends: ends, json: b[pushHeadRoom:len(b):len(b)]})
 	}
 	var hb [pushHeadRoom]byte
