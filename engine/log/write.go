@@ -43,6 +43,7 @@ type drainJob struct {
 	reqs    []*appendReq
 	failed  error // the log's failure the drain retries after, or nil
 	batches []*batchJob
+	async   bool // some batch is encoded on its own goroutine
 }
 
 // batchJob is one batch of a drain. Its encoding (compression, CRC) runs on
@@ -59,7 +60,9 @@ type batchJob struct {
 }
 
 // pipelineDepth is how many drains the writer holds taken but not yet
-// written: while the oldest is written, the next ones are compressed.
+// written: while the oldest is compressed or written, the next one is
+// compressed too. A drain encoded in line (codec none, small batches) is
+// written at once, exactly as without the pipeline.
 const pipelineDepth = 2
 
 // asyncEncodeBytes is the smallest zstd batch (records bytes) encoded off
@@ -67,8 +70,9 @@ const pipelineDepth = 2
 const asyncEncodeBytes = 16 << 10
 
 // drain writes everything buffered, repeating until the buffer is empty.
-// Up to pipelineDepth drains are in flight: each is written, in order, once
-// its batches are encoded, and only while no failure is outstanding (a
+// Up to pipelineDepth drains are in flight (the next is taken only while
+// the last one taken is still being compressed): each is written, in order,
+// once its batches are encoded, and only while no failure is outstanding (a
 // failure voids the offsets of every drain taken and not yet written, as it
 // voids those of the appends still buffered).
 func (w *batchWriter) drain() {
@@ -84,7 +88,7 @@ func (w *batchWriter) drain() {
 		}
 		if d != nil {
 			queue = append(queue, d)
-			if len(queue) < pipelineDepth {
+			if d.async && len(queue) < pipelineDepth {
 				continue
 			}
 		}
@@ -174,7 +178,7 @@ func (w *batchWriter) cut(d *drainJob) {
 		for i := range r.recs {
 			n := recordSize(&r.recs[i])
 			if job != nil && (len(job.recs) >= maxRecs || bytes >= maxBytes || bytes+n > l.opts.FlushBytes) {
-				w.encode(job, bytes)
+				d.async = w.encode(job, bytes) || d.async
 				job = nil
 			}
 			if job == nil {
@@ -186,7 +190,7 @@ func (w *batchWriter) cut(d *drainJob) {
 			bytes += n
 		}
 	}
-	w.encode(job, bytes)
+	d.async = w.encode(job, bytes) || d.async
 }
 
 // splitZstdBytes is the smallest zstd drain (records bytes) cut into a batch
@@ -207,14 +211,15 @@ func (w *batchWriter) newJob() *batchJob {
 }
 
 // encode encodes job's records, on another goroutine when it is a large
-// zstd batch.
-func (w *batchWriter) encode(job *batchJob, bytes int) {
+// zstd batch (then it reports true).
+func (w *batchWriter) encode(job *batchJob, bytes int) bool {
 	opts := codec.EncodeOptions{Codec: w.l.opts.Codec}
 	if opts.Codec == codec.CodecZstd && bytes >= asyncEncodeBytes {
 		go job.run(opts)
-		return
+		return true
 	}
 	job.run(opts)
+	return false
 }
 
 // run encodes the batch and closes done.
