@@ -25,8 +25,9 @@ func lastIndexedBatch(t *testing.T, s *fixSeg) int {
 // TestFastPathNoticesSealedDamage damages a sealed segment in the ways the
 // snapshot fast path must still notice although it reads only the headers at
 // a segment's first and last index entries and after the last one: the file
-// cut (inside its tail, or before its last index entry), grown (garbage, or
-// a valid batch past the segment's end), or gone. The fast path must scan
+// cut (inside its tail, or before its last index entry), the header at the
+// last entry damaged, the file grown (garbage, or a valid batch past the
+// segment's end), or gone. The fast path must scan
 // the segment and come to exactly what the full scan (the same files without
 // a snapshot) reports.
 func TestFastPathNoticesSealedDamage(t *testing.T) {
@@ -45,6 +46,7 @@ func TestFastPathNoticesSealedDamage(t *testing.T) {
 		{"cut inside the last batch", false, func(m map[string][]byte) { m[log1] = m[log1][:len(s1.data)-10] }},
 		{"cut before the last index entry", false, func(m map[string][]byte) { m[log1] = m[log1][:s1.starts[li]-5] }},
 		{"cut just after the last index entry's header", false, func(m map[string][]byte) { m[log1] = m[log1][:s1.starts[li]+codec.HeaderLen] }},
+		{"header at the last index entry damaged", false, func(m map[string][]byte) { m[log1][s1.starts[li]+12] ^= 0x01 }},
 		{"garbage appended", false, func(m map[string][]byte) {
 			m[log1] = append(m[log1], bytes.Repeat([]byte{0x5a}, 100)...)
 		}},
