@@ -26,7 +26,10 @@
 //     partition is degraded, readers skip the range and count it); not found
 //     in the active segment, they are a torn tail and truncated at the last
 //     valid batch boundary; not found in a sealed segment, they are a
-//     CorruptRange up to the next segment's base.
+//     CorruptRange up to the next segment's base. A sealed segment whose
+//     valid batches end before the next segment's base, the last one not
+//     sparse (compaction may end a segment early, nothing else does), lost
+//     whole batches at its end: the offsets up to that base are a Gap.
 //  4. An index that is missing, ends in a partial entry, has an entry that
 //     is not a batch boundary of its offset, or leaves a batch unindexed
 //     more than IndexIntervalBytes after the previous entry, is rebuilt from

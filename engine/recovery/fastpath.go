@@ -80,7 +80,7 @@ func (r *runner) checkActivePrefix(s *segState, snap Snapshot) ([]indexEntry, st
 	if why := r.checkEntries(s, entries, snap.ActiveSize); why != "" {
 		return nil, why
 	}
-	end, why := r.walkTail(s, entries[len(entries)-1], snap.ActiveSize)
+	end, _, why := r.walkTail(s, entries[len(entries)-1], snap.ActiveSize)
 	if why != "" {
 		return nil, why
 	}
@@ -140,7 +140,10 @@ func (r *runner) checkSealed(s *segState) string {
 	if why := r.checkEntries(s, s.disk, s.size); why != "" {
 		return why
 	}
-	_, why := r.walkTail(s, s.disk[len(s.disk)-1], s.size)
+	next, sparse, why := r.walkTail(s, s.disk[len(s.disk)-1], s.size)
+	if why == "" && !sparse && next < s.limit {
+		return fmt.Sprintf("its last batch ends at offset %d, before the next segment's base %d", next, s.limit)
+	}
 	return why
 }
 
@@ -188,45 +191,48 @@ func (r *runner) checkEntries(s *segState, entries []indexEntry, end int64) stri
 // walkTail follows the batch headers from the last index entry to end and
 // checks that they chain exactly to end, that no batch past the interval
 // went unindexed, and that every base offset lies in the segment. It returns
-// the offset after the last batch.
-func (r *runner) walkTail(s *segState, last indexEntry, end int64) (int64, string) {
+// the offset after the last batch and whether that batch is sparse
+// (compacted).
+func (r *runner) walkTail(s *segState, last indexEntry, end int64) (int64, bool, string) {
 	hb := make([]byte, codec.HeaderLen)
 	pos, next := last.pos, last.offset
+	sparse := false
 	for pos < end {
 		h, why := readHeader(s, hb, pos, end)
 		if why != "" {
-			return 0, why
+			return 0, false, why
 		}
 		if pos != last.pos {
 			if pos-last.pos >= int64(r.opts.IndexIntervalBytes) {
-				return 0, fmt.Sprintf("index is short: no entry for the batch at position %d", pos)
+				return 0, false, fmt.Sprintf("index is short: no entry for the batch at position %d", pos)
 			}
 			if h.BaseOffset < next {
-				return 0, fmt.Sprintf("batch at position %d has offset %d below %d", pos, h.BaseOffset, next)
+				return 0, false, fmt.Sprintf("batch at position %d has offset %d below %d", pos, h.BaseOffset, next)
 			}
 		}
 		if h.BaseOffset >= s.limit {
-			return 0, fmt.Sprintf("batch at position %d has offset %d past the segment end %d", pos, h.BaseOffset, s.limit)
+			return 0, false, fmt.Sprintf("batch at position %d has offset %d past the segment end %d", pos, h.BaseOffset, s.limit)
 		}
 		if n, ok := h.NextOffset(); ok {
 			next = n
 		} else {
 			b := make([]byte, h.Size())
 			if _, err := s.seg.ReadAt(b, pos); err != nil {
-				return 0, fmt.Sprintf("read batch at position %d: %v", pos, err)
+				return 0, false, fmt.Sprintf("read batch at position %d: %v", pos, err)
 			}
 			lastOff, err := codec.LastOffset(b)
 			if err != nil {
-				return 0, fmt.Sprintf("batch at position %d: %v", pos, err)
+				return 0, false, fmt.Sprintf("batch at position %d: %v", pos, err)
 			}
 			next = lastOff + 1
 		}
 		if next > s.limit {
-			return 0, fmt.Sprintf("batch at position %d ends at offset %d, past the segment end %d", pos, next, s.limit)
+			return 0, false, fmt.Sprintf("batch at position %d ends at offset %d, past the segment end %d", pos, next, s.limit)
 		}
 		pos += h.Size()
+		sparse = h.Sparse()
 	}
-	return next, ""
+	return next, sparse, ""
 }
 
 // readHeader reads and parses the batch header at pos, which must end by end.

@@ -164,3 +164,48 @@ func TestFastPathLeavesMidSegmentHeaders(t *testing.T) {
 		t.Fatal("the damaged batch decodes")
 	}
 }
+
+// TestSealedSegmentCutAtABatchBoundary: a sealed segment that lost whole
+// batches at its end (cut exactly at a batch boundary after its last index
+// entry) chains cleanly to its file end, but its last batch (not sparse)
+// ends before the next segment's base. Both paths report the lost offsets
+// as a gap, which reads skip and count and the manifest keeps.
+func TestSealedSegmentCutAtABatchBoundary(t *testing.T) {
+	ones := make([]int, 30)
+	for i := range ones {
+		ones[i] = 1
+	}
+	f := newFixture(t, segSpec{base: 0, batches: ones}, segSpec{base: 30, batches: []int{2, 2}})
+	s0 := f.segs[0]
+	n := len(s0.starts)
+	cut := lastIndexedBatch(t, s0) + 1 // the first batch after the last entry
+	if cut >= n {
+		t.Fatalf("fixture: the last of %d batches (%d bytes each) is indexed", n, batchSize(s0, 0))
+	}
+	opts := Options{IndexIntervalBytes: testInterval}
+	for _, snapshot := range []bool{true, false} {
+		m := f.files(t, snapshot)
+		m[s0.name()+".log"] = m[s0.name()+".log"][:s0.starts[cut]] // the batches after it gone
+		dir := t.TempDir()
+		writeFiles(t, dir, m)
+		res, err := Run(dir, opts)
+		if err != nil {
+			t.Fatal(err)
+		}
+		for _, s := range res.Segments {
+			s.Close()
+		}
+		rep := &res.Report
+		lines := strings.Join(rep.Lines(), "\n")
+		if len(rep.Gaps) != 1 || rep.Gaps[0].FirstOffset != s0.bases[cut] || rep.Gaps[0].EndOffset != 30 || !rep.Degraded {
+			t.Fatalf("snapshot %v: want the gap [%d, 30) reported\n%s", snapshot, s0.bases[cut], lines)
+		}
+		if res.LEO != f.leo || res.HWM != f.leo {
+			t.Fatalf("snapshot %v: leo %d hwm %d, want %d\n%s", snapshot, res.LEO, res.HWM, f.leo, lines)
+		}
+		man, err := ReadManifest(dir)
+		if err != nil || len(man.Gaps) != 1 {
+			t.Fatalf("snapshot %v: manifest %+v (%v), want the gap recorded", snapshot, man, err)
+		}
+	}
+}

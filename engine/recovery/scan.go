@@ -133,6 +133,9 @@ type scanOutput struct {
 	bytes        int64
 	buf          []byte
 	err          error // from visit
+	// endsInBatch says the file ends with a valid batch (not with damage),
+	// and lastSparse whether that batch is sparse (compacted).
+	endsInBatch, lastSparse bool
 }
 
 // scanSegment checks every batch of one segment from in.startPos on: header,
@@ -194,6 +197,7 @@ func scanSegment(in scanInput) scanOutput {
 			pos += size
 			next = end
 			out.validEnd, out.next = pos, next
+			out.endsInBatch, out.lastSparse = pos >= in.size, hb.Sparse()
 			continue
 		}
 		// Bad bytes at pos: is there a valid batch after them?
