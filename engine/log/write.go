@@ -44,6 +44,7 @@ type drainJob struct {
 	failed  error // the log's failure the drain retries after, or nil
 	batches []*batchJob
 	async   bool // some batch is encoded on its own goroutine
+	acked   int  // reqs[:acked] were answered as their batches were written
 }
 
 // batchJob is one batch of a drain. Its encoding (compression, CRC) runs on
@@ -113,7 +114,7 @@ func (w *batchWriter) drain() {
 		l.rewind()
 		for _, d := range append([]*drainJob{head}, queue...) {
 			w.abandon(d)
-			for _, r := range d.reqs {
+			for _, r := range d.reqs[d.acked:] {
 				select {
 				case r.done <- l.failedErr():
 				default: // already answered
@@ -151,8 +152,8 @@ func (w *batchWriter) take() *drainJob {
 // each. A batch holds at most FlushRecords records and FlushBytes bytes; a
 // drain that needs several is cut into batches of about equal size (not
 // full ones and a small rest), and a large zstd drain into at least one
-// batch per core that compresses, so that its batches compress side by
-// side.
+// batch per core that compresses (so that its batches compress side by
+// side) and, when it holds several appends, up to two per core.
 func (w *batchWriter) cut(d *drainJob) {
 	l := w.l
 	total, count := 0, 0
@@ -167,7 +168,10 @@ func (w *batchWriter) cut(d *drainJob) {
 	}
 	k := max(ceilDiv(count, l.opts.FlushRecords), ceilDiv(total, l.opts.FlushBytes))
 	if l.opts.Codec == codec.CodecZstd && total >= splitZstdBytes {
-		k = max(k, codec.Compressors())
+		// One batch per compressing core at least, and one per append up
+		// to two per core, so that the first appends are acked while the
+		// last are still being compressed.
+		k = max(k, codec.Compressors(), min(len(d.reqs), 2*codec.Compressors()))
 	}
 	k = min(k, count)
 	maxRecs := min(l.opts.FlushRecords, ceilDiv(count, k))
@@ -257,7 +261,10 @@ func (w *batchWriter) recycle(job *batchJob) {
 }
 
 // write writes d's batches in order, then acks interval-mode appends
-// (written to the OS) and hands strict ones to the syncer.
+// (written to the OS) and hands strict ones to the syncer. The leading
+// interval-mode appends are acked as soon as their last batch is written,
+// so that their producers append again while the drain's later batches are
+// still being compressed.
 func (w *batchWriter) write(d *drainJob) error {
 	l := w.l
 	for i, job := range d.batches {
@@ -266,22 +273,27 @@ func (w *batchWriter) write(d *drainJob) error {
 		if err == nil {
 			err = w.writeBatch(job)
 		}
+		end := job.hdr.BaseOffset + int64(job.hdr.RecordCount)
 		w.recycle(job)
 		if err != nil {
 			d.batches = d.batches[i+1:]
 			return err
 		}
+		if i < len(d.batches)-1 {
+			w.ackWritten(d, end)
+		}
 	}
 	d.batches = nil
 
 	w.strict, w.lax = w.strict[:0], w.lax[:0]
-	for _, r := range d.reqs {
+	for _, r := range d.reqs[d.acked:] {
 		if r.strict {
 			w.strict = append(w.strict, r)
 		} else {
 			w.lax = append(w.lax, r)
 		}
 	}
+	d.acked = len(d.reqs)
 	l.wmu.Lock()
 	l.committed = l.written // every batch of d is written
 	l.syncWaiters = append(l.syncWaiters, w.strict...)
@@ -302,6 +314,27 @@ func (w *batchWriter) write(d *drainJob) error {
 		l.kick(l.wakeTimer) // unsynced data: the syncer's timer must be armed
 	}
 	return nil
+}
+
+// ackWritten acks the interval-mode appends at the front of d's unanswered
+// ones whose records all lie below end (written): they are acked exactly as
+// at the end of the drain, only sooner. It stops at the first strict append.
+func (w *batchWriter) ackWritten(d *drainJob, end int64) {
+	l := w.l
+	k := d.acked
+	for k < len(d.reqs) && !d.reqs[k].strict && len(d.reqs[k].recs) > 0 && d.reqs[k].end <= end {
+		k++
+	}
+	if k == d.acked {
+		return
+	}
+	l.wmu.Lock()
+	l.laxAcked = max(l.laxAcked, d.reqs[k-1].end)
+	l.wmu.Unlock()
+	for _, r := range d.reqs[d.acked:k] {
+		r.done <- nil
+	}
+	d.acked = k
 }
 
 // writeBatch writes one encoded batch to the active segment, rolling first
