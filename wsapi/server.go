@@ -44,6 +44,10 @@ type Server struct {
 	// sseStreams counts live event streams (sse.go).
 	sseStreams atomic.Int64
 
+	// pushes shares the encoding of records among the subscriptions
+	// that push them (pushcache.go).
+	pushes *pushCache
+
 	// mu guards conns, listenHosts, httpSrv and closing.
 	mu          sync.Mutex
 	conns       map[*conn]struct{}
@@ -55,7 +59,7 @@ type Server struct {
 // New returns a server for b. Zero fields of opts take their defaults
 // (AutoCreate excepted: start from DefaultOptions to keep it on).
 func New(b Backend, opts Options) *Server {
-	s := &Server{b: b, opts: opts.withDefaults(), conns: make(map[*conn]struct{}), stopC: make(chan struct{})}
+	s := &Server{b: b, opts: opts.withDefaults(), conns: make(map[*conn]struct{}), stopC: make(chan struct{}), pushes: newPushCache()}
 	s.ctx, s.cancel = context.WithCancel(context.Background())
 	s.up = websocket.Upgrader{
 		// A 64 KiB read buffer takes a batch of ~1 KiB records in a few

@@ -277,9 +277,12 @@ func (s *subscription) pushReserve() int64 {
 // does not read leaves its backlog on disk.
 func (s *subscription) run(p int, next int64) {
 	defer s.wg.Done()
+	if !s.plain {
+		s.c.srv.pushes.join(s.topic, p)
+		defer s.c.srv.pushes.leave(s.topic, p)
+	}
 	b, o := s.c.srv.b, s.c.srv.opts
 	want := s.pushReserve()
-	var scratch []byte // the records of a push, reused from push to push
 	for {
 		ch, err := b.NotifyC(s.topic, p)
 		if err != nil {
@@ -306,7 +309,7 @@ func (s *subscription) run(p int, next int64) {
 			return
 		}
 		if len(res.Records) > 0 {
-			n, ok := s.deliver(p, &res, want, &scratch)
+			n, ok := s.deliver(p, &res, want)
 			if !ok {
 				return
 			}
@@ -317,7 +320,6 @@ func (s *subscription) run(p int, next int64) {
 			next = res.Next // skipped over a compacted or corrupt range
 			continue
 		}
-		scratch = nil // a parked subscription holds no buffer
 		select {
 		case <-ch:
 		case <-s.ctx.Done():
@@ -331,9 +333,8 @@ func (s *subscription) run(p int, next int64) {
 // frame per record on the tail endpoint. A push stops at about reserved
 // bytes of JSON (values that need escaping grow), so that what the
 // connection holds stays within its budget; it returns the offset to read
-// next. scratch is a buffer of the caller's the records are encoded in
-// before they are copied into the push.
-func (s *subscription) deliver(p int, res *engine.ReadResult, reserved int64, scratch *[]byte) (int64, bool) {
+// next.
+func (s *subscription) deliver(p int, res *engine.ReadResult, reserved int64) (int64, bool) {
 	if s.plain {
 		frames := make([][]byte, 0, len(res.Records))
 		var n int64
@@ -358,35 +359,86 @@ func (s *subscription) deliver(p int, res *engine.ReadResult, reserved int64, sc
 		}
 		return next, true
 	}
-	limit := int(reserved)
-	next := res.Next
-	recs := (*scratch)[:0]
-	for i := range res.Records {
-		if i > 0 {
-			if len(recs) >= limit {
-				next = res.Records[i].Offset
-				break
-			}
-			recs = append(recs, ',')
+	return s.deliverPush(p, res, int(reserved))
+}
+
+// pushHeadRoom is room for a push's envelope before its records: `{"sub":`,
+// `,"partition":`, `,"next":`, `,"skipped":` each with up to 20 digits, and
+// `,"records":[`.
+const pushHeadRoom = 7 + 13 + 8 + 11 + 12 + 4*20
+
+// deliverPush queues one push {"sub","partition","next","records"} of
+// res's records, cut at about limit bytes of records JSON. Records the
+// server's pushCache holds (another subscription pushed them) are copied
+// from it; the others are encoded, straight into the push, and, when other
+// subscriptions deliver the partition too, the run is cached for them.
+func (s *subscription) deliverPush(p int, res *engine.ReadResult, limit int) (int64, bool) {
+	pc := s.c.srv.pushes
+	recs := res.Records
+	shared, cached, k := pc.lookup(s.topic, p, recs)
+	est := pushHeadRoom + 2
+	for i := range recs {
+		if est-pushHeadRoom >= limit {
+			break
 		}
-		recs = appendRecordJSON(recs, p, &res.Records[i])
+		est += len(recs[i].Key) + len(recs[i].Value) + 96
 	}
-	b := make([]byte, 0, 96+len(recs))
-	b = append(b, `{"sub":`...)
-	b = strconv.AppendInt(b, s.id, 10)
-	b = append(b, `,"partition":`...)
-	b = strconv.AppendInt(b, int64(p), 10)
-	b = append(b, `,"next":`...)
-	b = strconv.AppendInt(b, next, 10)
+	b := make([]byte, pushHeadRoom, est)
+	n := 0         // records in the push
+	var ends []int // record ends, for the cache
+	if k > 0 {
+		n = 1
+		for n < k && cached.ends[n-1] < limit {
+			n++
+		}
+		b = append(b, cached.json[:cached.ends[n-1]]...)
+	}
+	fromCache := n
+	if n < len(recs) && (n == 0 || len(b)-pushHeadRoom < limit) {
+		if shared {
+			ends = make([]int, 0, len(recs))
+			if n > 0 {
+				ends = append(ends, cached.ends[:n]...)
+			}
+		}
+		for n < len(recs) {
+			if n > 0 {
+				if len(b)-pushHeadRoom >= limit {
+					break
+				}
+				b = append(b, ',')
+			}
+			b = appendRecordJSON(b, p, &recs[n])
+			if shared {
+				ends = append(ends, len(b)-pushHeadRoom)
+			}
+			n++
+		}
+	}
+	next := res.Next
+	if n < len(recs) {
+		next = recs[n].Offset
+	}
+	pc.encoded.Add(int64(n - fromCache))
+	if ends != nil {
+		pc.store(s.topic, p, &encodedRun{recs: recs[:n:n], ends: ends, json: b[pushHeadRoom:len(b):len(b)]})
+	}
+	var hb [pushHeadRoom]byte
+	h := append(hb[:0], `{"sub":`...)
+	h = strconv.AppendInt(h, s.id, 10)
+	h = append(h, `,"partition":`...)
+	h = strconv.AppendInt(h, int64(p), 10)
+	h = append(h, `,"next":`...)
+	h = strconv.AppendInt(h, next, 10)
 	if res.Skipped > 0 {
-		b = append(b, `,"skipped":`...)
-		b = strconv.AppendInt(b, res.Skipped, 10)
+		h = append(h, `,"skipped":`...)
+		h = strconv.AppendInt(h, res.Skipped, 10)
 	}
-	b = append(b, `,"records":[`...)
-	b = append(b, recs...)
-	b = append(b, "]}"...)
-	*scratch = recs
-	s.c.settle(reserved, int64(len(b)))
+	h = append(h, `,"records":[`...)
+	start := pushHeadRoom - len(h)
+	copy(b[start:], h)
+	b = append(b[start:], "]}"...)
+	s.c.settle(int64(limit), int64(len(b)))
 	return next, s.c.enqueueReserved(s.ctx, b)
 }
 

@@ -14,16 +14,30 @@ import (
 // one batch of their own with their stamp, even past the flush limits; the
 // plain records carry none; ProducerBatches lists them after a reopen, and
 // not before they are visible.
+//
+// With zstd and large values, drains are big enough to be cut into a batch
+// per core and compressed beside the writer: the stamped appends still keep
+// a batch of their own.
 func TestProducerStamps(t *testing.T) {
+	t.Run("none", func(t *testing.T) { testProducerStamps(t, codec.CodecNone, 0) })
+	t.Run("zstd-large", func(t *testing.T) { testProducerStamps(t, codec.CodecZstd, 4<<10) })
+}
+
+func testProducerStamps(t *testing.T, c codec.Codec, pad int) {
 	dir := t.TempDir()
 	o := testOptions()
-	o.SegmentMaxBytes = 1 << 20
+	o.Codec = c
+	o.SegmentMaxBytes = 16 << 20
 	o.FlushRecords = 10
 	l := openLog(t, dir, o)
 	recs := func(tag string, n int) []codec.Record {
 		out := make([]codec.Record, n)
 		for i := range out {
-			out[i] = codec.Record{Key: []byte("k"), Value: fmt.Appendf(nil, "%s-%d", tag, i)}
+			v := fmt.Appendf(nil, "%s-%d", tag, i)
+			for len(v) < pad {
+				v = append(v, byte('a'+len(v)%7))
+			}
+			out[i] = codec.Record{Key: []byte("k"), Value: v}
 		}
 		return out
 	}

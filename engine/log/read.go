@@ -62,7 +62,7 @@ func (l *Log) Read(from int64, maxRecords, maxBytes int) (ReadResult, error) {
 		}
 		pos := l.cache.position(st.id, from)
 		if pos < 0 {
-			pos = st.seg.Lookup(from)
+			pos = indexedPosition(st.seg, from)
 		}
 		limit := st.durable.Load()
 		full := false
@@ -247,6 +247,25 @@ func (l *Log) verifyAt(st *segState, pos int64, hdr codec.BatchHeader) error {
 }
 
 // readHeader reads and parses the batch header at pos.
+// indexedPosition is where a read of from starts in seg when no position is
+// cached: the index entry at or before from, once the batch header there
+// holds the entry's offset. Opening a log checks only the first and the last
+// entry of each index against the data (engine/recovery's snapshot fast
+// path, docs/architecture.md); an entry between them that does not check
+// out is not trusted, and the read starts at the segment's first batch
+// instead, so a damaged entry can neither skip records nor make good ones
+// look corrupt.
+func indexedPosition(seg *segment.Segment, from int64) int64 {
+	pos, off := seg.LookupEntry(from)
+	if pos == 0 {
+		return 0
+	}
+	if h, err := readHeader(seg, pos); err != nil || h.BaseOffset != off {
+		return 0
+	}
+	return pos
+}
+
 func readHeader(seg segmentReader, pos int64) (codec.BatchHeader, error) {
 	var hb [codec.HeaderLen]byte
 	if _, err := seg.ReadAt(hb[:], pos); err != nil {

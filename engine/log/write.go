@@ -32,92 +32,276 @@ func (l *Log) writeLoop() {
 // batchWriter holds the writer goroutine's reusable buffers.
 type batchWriter struct {
 	l      *Log
-	buf    []byte
-	recs   []codec.Record
+	free   []*batchJob // encoded and written jobs, kept for their buffers
 	strict []*appendReq
 	lax    []*appendReq
-	stamp  codec.ProducerStamp // the producer of the records in recs
 }
 
+// drainJob is what one drain took from the append buffer: its appends and
+// the batches they were cut into, in offset order.
+type drainJob struct {
+	reqs    []*appendReq
+	failed  error // the log's failure the drain retries after, or nil
+	batches []*batchJob
+	async   bool // some batch is encoded on its own goroutine
+	acked   int  // reqs[:acked] were answered as their batches were written
+}
+
+// batchJob is one batch of a drain. Its encoding (compression, CRC) runs on
+// its own goroutine for a large zstd batch, so that the writer can take the
+// next drain and another core can compress it while this one is written;
+// otherwise it is encoded in line. The bytes are those codec.AppendBatch
+// makes either way.
+type batchJob struct {
+	recs  []codec.Record
+	stamp codec.ProducerStamp // the idempotent producer of recs, zero for none
+	buf   []byte
+	hdr   codec.BatchHeader
+	err   error
+	done  chan struct{} // closed once buf, hdr and err are set
+}
+
+// pipelineDepth is how many drains the writer holds taken but not yet
+// written: while the oldest is compressed or written, the next one is
+// compressed too. A drain encoded in line (codec none, small batches) is
+// written at once, exactly as without the pipeline.
+const pipelineDepth = 2
+
+// asyncEncodeBytes is the smallest zstd batch (records bytes) encoded off
+// the writer's goroutine: below it the hand-over costs about what it saves.
+const asyncEncodeBytes = 16 << 10
+
 // drain writes everything buffered, repeating until the buffer is empty.
+// Up to pipelineDepth drains are in flight (the next is taken only while
+// the last one taken is still being compressed): each is written, in order,
+// once its batches are encoded, and only while no failure is outstanding (a
+// failure voids the offsets of every drain taken and not yet written, as it
+// voids those of the appends still buffered).
 func (w *batchWriter) drain() {
 	l := w.l
+	var queue []*drainJob
 	for {
-		l.rewind() // after a failure, before anything else is written
-		l.mu.Lock()
-		reqs := l.pending
-		l.pending = nil
-		l.pendingBytes = 0
-		failed := l.failed
-		if failed != nil && l.rewound && len(reqs) > 0 {
-			// A retry: the log is back at its durable end; if the disk
-			// recovered, this write succeeds and the partition serves again.
-			l.failed, l.rewound = nil, false
+		if len(queue) == 0 {
+			l.rewind() // after a failure, before anything else is written
 		}
-		l.mu.Unlock()
-		if len(reqs) == 0 {
+		var d *drainJob
+		if len(queue) == 0 || l.failedErr() == nil {
+			d = w.take()
+		}
+		if d != nil {
+			queue = append(queue, d)
+			if d.async && len(queue) < pipelineDepth {
+				continue
+			}
+		}
+		if len(queue) == 0 {
 			return
 		}
-		if err := w.write(reqs); err != nil {
-			if l.failedErr() == nil {
-				l.fail(err)
+		head := queue[0]
+		queue = queue[1:]
+		err := l.failedErr()
+		if err == nil {
+			err = w.write(head)
+		}
+		if err == nil {
+			if head.failed != nil {
+				l.opts.Logger.Info("partition writes again", "dir", l.dir, "after", head.failed)
 			}
-			l.rewind()
-			for _, r := range reqs {
+			continue
+		}
+		if l.failedErr() == nil {
+			l.fail(err)
+		}
+		l.rewind()
+		for _, d := range append([]*drainJob{head}, queue...) {
+			w.abandon(d)
+			for _, r := range d.reqs[d.acked:] {
 				select {
 				case r.done <- l.failedErr():
 				default: // already answered
 				}
 			}
-		} else if failed != nil {
-			l.opts.Logger.Info("partition writes again", "dir", l.dir, "after", failed)
 		}
+		queue = nil
 	}
 }
 
-// write cuts the records of reqs into batches of at most FlushRecords
-// records and FlushBytes bytes, writes them, then acks interval-mode
-// appends (written to the OS) and hands strict ones to the syncer.
-func (w *batchWriter) write(reqs []*appendReq) error {
+// take empties the append buffer into a drain and starts encoding its
+// batches; nil when the buffer is empty.
+func (w *batchWriter) take() *drainJob {
 	l := w.l
-	w.recs = w.recs[:0]
+	l.mu.Lock()
+	reqs := l.pending
+	l.pending = nil
+	l.pendingBytes = 0
+	failed := l.failed
+	if failed != nil && l.rewound && len(reqs) > 0 {
+		// A retry: the log is back at its durable end; if the disk
+		// recovered, this write succeeds and the partition serves again.
+		l.failed, l.rewound = nil, false
+	}
+	l.mu.Unlock()
+	if len(reqs) == 0 {
+		return nil
+	}
+	d := &drainJob{reqs: reqs, failed: failed}
+	w.cut(d)
+	return d
+}
+
+// cut cuts the records of d's appends into batches and starts encoding
+// each. A batch holds at most FlushRecords records and FlushBytes bytes; a
+// drain that needs several is cut into batches of about equal size (not
+// full ones and a small rest), and a large zstd drain into at least one
+// batch per core that compresses (so that its batches compress side by
+// side) and, when it holds several appends, up to two per core.
+func (w *batchWriter) cut(d *drainJob) {
+	l := w.l
+	total, count := 0, 0
+	for _, r := range d.reqs {
+		for i := range r.recs {
+			total += recordSize(&r.recs[i])
+		}
+		count += len(r.recs)
+	}
+	if count == 0 {
+		return
+	}
+	k := max(ceilDiv(count, l.opts.FlushRecords), ceilDiv(total, l.opts.FlushBytes))
+	if l.opts.Codec == codec.CodecZstd && total >= splitZstdBytes {
+		// One batch per compressing core at least, and one per append up
+		// to two per core, so that the first appends are acked while the
+		// last are still being compressed.
+		k = max(k, codec.Compressors(), min(len(d.reqs), 2*codec.Compressors()))
+	}
+	k = min(k, count)
+	maxRecs := min(l.opts.FlushRecords, ceilDiv(count, k))
+	maxBytes := ceilDiv(total, k)
+	var job *batchJob
 	bytes := 0
-	for _, r := range reqs {
+	for _, r := range d.reqs {
 		for i := range r.recs {
 			n := recordSize(&r.recs[i])
 			// An idempotent producer's append is one batch of its own,
 			// whatever its size, so that its stamp names it exactly.
-			apart := i == 0 && (r.producer.ID != 0 || w.stamp.ID != 0)
-			full := w.stamp.ID == 0 && (len(w.recs) >= l.opts.FlushRecords || bytes+n > l.opts.FlushBytes)
-			if len(w.recs) > 0 && (apart || full) {
-				if err := w.writeBatch(); err != nil {
-					return err
-				}
+			apart := i == 0 && job != nil && (r.producer.ID != 0 || job.stamp.ID != 0)
+			full := job != nil && job.stamp.ID == 0 && (len(job.recs) >= maxRecs || bytes >= maxBytes || bytes+n > l.opts.FlushBytes)
+			if apart || full {
+				d.async = w.encode(job, bytes) || d.async
+				job = nil
+			}
+			if job == nil {
+				job = w.newJob()
+				job.stamp = r.producer
+				d.batches = append(d.batches, job)
 				bytes = 0
 			}
-			if len(w.recs) == 0 {
-				w.stamp = r.producer
-			}
-			w.recs = append(w.recs, r.recs[i])
+			job.recs = append(job.recs, r.recs[i])
 			bytes += n
 		}
 	}
-	if len(w.recs) > 0 {
-		if err := w.writeBatch(); err != nil {
+	d.async = w.encode(job, bytes) || d.async
+}
+
+// splitZstdBytes is the smallest zstd drain (records bytes) cut into a batch
+// per compressing core.
+const splitZstdBytes = 128 << 10
+
+func ceilDiv(a, b int) int { return (a + b - 1) / b }
+
+func (w *batchWriter) newJob() *batchJob {
+	if n := len(w.free); n > 0 {
+		j := w.free[n-1]
+		w.free = w.free[:n-1]
+		j.recs, j.buf, j.err, j.stamp = j.recs[:0], j.buf[:0], nil, codec.ProducerStamp{}
+		j.done = make(chan struct{})
+		return j
+	}
+	return &batchJob{done: make(chan struct{})}
+}
+
+// encode encodes job's records, on another goroutine when it is a large
+// zstd batch (then it reports true).
+func (w *batchWriter) encode(job *batchJob, bytes int) bool {
+	opts := codec.EncodeOptions{Codec: w.l.opts.Codec, Producer: job.stamp}
+	if opts.Codec == codec.CodecZstd && bytes >= asyncEncodeBytes {
+		go job.run(opts)
+		return true
+	}
+	job.run(opts)
+	return false
+}
+
+// run encodes the batch and closes done.
+func (j *batchJob) run(opts codec.EncodeOptions) {
+	defer close(j.done)
+	base := j.recs[0].Offset
+	j.buf, j.err = codec.AppendBatch(j.buf[:0], base, j.recs, opts)
+	if j.err != nil {
+		j.err = fmt.Errorf("encode batch at offset %d: %w", base, j.err)
+		return
+	}
+	if j.hdr, j.err = codec.ParseHeader(j.buf); j.err != nil {
+		j.err = fmt.Errorf("encode batch at offset %d: %w", base, j.err)
+	}
+}
+
+// abandon waits for the encoding of d's batches and keeps their buffers.
+func (w *batchWriter) abandon(d *drainJob) {
+	for _, job := range d.batches {
+		<-job.done
+		w.recycle(job)
+	}
+	d.batches = nil
+}
+
+func (w *batchWriter) recycle(job *batchJob) {
+	clear(job.recs) // the records' bytes belong to the appenders
+	job.recs = job.recs[:0]
+	if cap(job.buf) > 2*w.l.opts.FlushBytes+codec.HeaderLen {
+		job.buf = nil
+	}
+	if len(w.free) < 2*pipelineDepth {
+		w.free = append(w.free, job)
+	}
+}
+
+// write writes d's batches in order, then acks interval-mode appends
+// (written to the OS) and hands strict ones to the syncer. The leading
+// interval-mode appends are acked as soon as their last batch is written,
+// so that their producers append again while the drain's later batches are
+// still being compressed.
+func (w *batchWriter) write(d *drainJob) error {
+	l := w.l
+	for i, job := range d.batches {
+		<-job.done
+		err := job.err
+		if err == nil {
+			err = w.writeBatch(job)
+		}
+		end := job.hdr.BaseOffset + int64(job.hdr.RecordCount)
+		w.recycle(job)
+		if err != nil {
+			d.batches = d.batches[i+1:]
 			return err
 		}
+		if i < len(d.batches)-1 {
+			w.ackWritten(d, end)
+		}
 	}
+	d.batches = nil
 
 	w.strict, w.lax = w.strict[:0], w.lax[:0]
-	for _, r := range reqs {
+	for _, r := range d.reqs[d.acked:] {
 		if r.strict {
 			w.strict = append(w.strict, r)
 		} else {
 			w.lax = append(w.lax, r)
 		}
 	}
+	d.acked = len(d.reqs)
 	l.wmu.Lock()
-	l.committed = l.written // every batch of reqs is written
+	l.committed = l.written // every batch of d is written
 	l.syncWaiters = append(l.syncWaiters, w.strict...)
 	needSync := len(l.syncWaiters) > 0 ||
 		(l.unsynced > 0 && (l.unsynced >= l.opts.SyncBytes || time.Since(l.lastSync) >= l.opts.SyncInterval))
@@ -138,25 +322,38 @@ func (w *batchWriter) write(reqs []*appendReq) error {
 	return nil
 }
 
-// writeBatch encodes w.recs as one batch and writes it to the active
-// segment, rolling first if it would not fit.
-func (w *batchWriter) writeBatch() error {
+// ackWritten acks the interval-mode appends at the front of d's unanswered
+// ones whose records all lie below end (written): they are acked exactly as
+// at the end of the drain, only sooner. It stops at the first strict append.
+func (w *batchWriter) ackWritten(d *drainJob, end int64) {
 	l := w.l
-	base := w.recs[0].Offset
-	var err error
-	w.buf, err = codec.AppendBatch(w.buf[:0], base, w.recs, codec.EncodeOptions{Codec: l.opts.Codec, Producer: w.stamp})
-	w.recs = w.recs[:0]
-	if err != nil {
-		return fmt.Errorf("encode batch at offset %d: %w", base, err)
+	k := d.acked
+	for k < len(d.reqs) && !d.reqs[k].strict && len(d.reqs[k].recs) > 0 && d.reqs[k].end <= end {
+		k++
 	}
-	hdr, err := codec.ParseHeader(w.buf)
-	if err != nil {
-		return fmt.Errorf("encode batch at offset %d: %w", base, err)
+	if k == d.acked {
+		return
 	}
+	l.wmu.Lock()
+	l.laxAcked = max(l.laxAcked, d.reqs[k-1].end)
+	l.wmu.Unlock()
+	for _, r := range d.reqs[d.acked:k] {
+		r.done <- nil
+	}
+	d.acked = k
+}
+
+// writeBatch writes one encoded batch to the active segment, rolling first
+// if it would not fit.
+func (w *batchWriter) writeBatch(job *batchJob) error {
+	l := w.l
+	hdr := job.hdr
+	base := hdr.BaseOffset
 	l.segMu.RLock()
 	active := l.segs[len(l.segs)-1]
 	l.segMu.RUnlock()
-	if size := active.seg.Size(); size > 0 && size+int64(len(w.buf)) > l.segmentMaxBytes() {
+	var err error
+	if size := active.seg.Size(); size > 0 && size+int64(len(job.buf)) > l.segmentMaxBytes() {
 		if l.strayAt(base) {
 			// A file Pulse did not write holds the new segment's name: it
 			// is left alone, and this batch goes to the active segment,
@@ -166,18 +363,18 @@ func (w *batchWriter) writeBatch() error {
 			return err
 		}
 	}
-	pos, err := active.seg.Append(w.buf, hdr)
+	pos, err := active.seg.Append(job.buf, hdr)
 	if err != nil {
 		return fmt.Errorf("partition %s: append batch at offset %d: %w", l.dir, base, err)
 	}
 	end := base + int64(hdr.RecordCount)
 	l.wmu.Lock()
 	l.written = end
-	l.unverified = append(l.unverified, pendingSync{st: active, pos: pos, len: int64(len(w.buf)), end: end})
+	l.unverified = append(l.unverified, pendingSync{st: active, pos: pos, len: int64(len(job.buf)), end: end})
 	if l.unsynced == 0 {
 		l.unsyncedAt = time.Now()
 	}
-	l.unsynced += int64(len(w.buf))
+	l.unsynced += int64(len(job.buf))
 	l.wmu.Unlock()
 	return nil
 }

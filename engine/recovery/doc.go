@@ -6,14 +6,17 @@
 //  1. Every ".tmp-*" file is deleted: an unrenamed temp (atomic replace,
 //     compaction) is never the only copy of anything.
 //  2. The snapshot fast path, when the 40-byte snapshot file is valid and
-//     names the active segment on disk with at most its size: the
-//     checkpointed prefix of the active segment is checked at its index
-//     entries and its last batch headers; sealed segments are restored from
-//     their index files after every entry's batch header is checked against
-//     the entry's offset (a segment that fails is scanned); only the active
-//     segment's growth past the checkpoint is scanned (all of it when the
-//     checkpointed prefix does not check out). Otherwise the full scan:
-//     every segment in offset order, every batch's header and CRC.
+//     names the active segment on disk with at most its size: every
+//     segment's index is checked entry by entry without the data, then
+//     against the batch headers at its first and last entries and every
+//     header after the last entry, which must chain exactly to the end of a
+//     sealed segment's file, or to the snapshot's size and log end in the
+//     active segment (docs/architecture.md, "What the snapshot fast path
+//     checks", lists what is left to reads and to `pulse verify`); a sealed
+//     segment that fails is scanned; only the active segment's growth past
+//     the checkpoint is scanned (all of it when the checkpointed prefix does
+//     not check out). Otherwise the full scan: every segment in offset
+//     order, every batch's header and CRC.
 //  3. The scan reads with segment.Reader at LevelCRC, the reader every
 //     other walker of segment bytes uses. A scanned batch is accepted when
 //     its header parses, its CRC matches,
@@ -25,7 +28,10 @@
 //     partition is degraded, readers skip the range and count it); not found
 //     in the active segment, they are a torn tail and truncated at the last
 //     valid batch boundary; not found in a sealed segment, they are a
-//     CorruptRange up to the next segment's base.
+//     CorruptRange up to the next segment's base. A sealed segment whose
+//     valid batches end before the next segment's base, the last one not
+//     sparse (compaction may end a segment early, nothing else does), lost
+//     whole batches at its end: the offsets up to that base are a Gap.
 //  4. An index that is missing, ends in a partial entry, has an entry that
 //     is not a batch boundary of its offset, or leaves a batch unindexed
 //     more than IndexIntervalBytes after the previous entry, is rebuilt from

@@ -12,14 +12,15 @@ import (
 )
 
 // fastPath restores the log from a snapshot that names the active segment on
-// disk: the checkpointed prefix of the active segment is checked only at its
-// index entries and its last few batch headers, sealed segments are restored
-// from their index files after every entry's batch header is checked (a
-// segment that fails is scanned), and only the active segment's growth past
-// the checkpoint is scanned. When the checkpointed prefix does not check out
-// (a missing or damaged active index, or a snapshot that is simply wrong),
-// the whole active segment is scanned: the sealed segments' restoration
-// never depended on the snapshot.
+// disk: the checkpointed prefix of the active segment and every sealed
+// segment are checked against their index files without reading their
+// records (checkEntries: every entry against the segment's bounds, the batch
+// headers at the first and the last entry, then every header after the last
+// entry to the end; a sealed segment that fails is scanned), and only the
+// active segment's growth past the checkpoint is scanned. When the
+// checkpointed prefix does not check out (a missing or damaged active index,
+// or a snapshot that is simply wrong), the whole active segment is scanned:
+// the sealed segments' restoration never depended on the snapshot.
 func (r *runner) fastPath(snap Snapshot) error {
 	active := r.segs[len(r.segs)-1]
 	prefix, why := r.checkActivePrefix(active, snap)
@@ -80,7 +81,7 @@ func (r *runner) checkActivePrefix(s *segState, snap Snapshot) ([]indexEntry, st
 	if why := r.checkEntries(s, entries, snap.ActiveSize); why != "" {
 		return nil, why
 	}
-	end, why := r.walkTail(s, entries[len(entries)-1], snap.ActiveSize)
+	end, _, why := r.walkTail(s, entries[len(entries)-1], snap.ActiveSize)
 	if why != "" {
 		return nil, why
 	}
@@ -91,7 +92,9 @@ func (r *runner) checkActivePrefix(s *segState, snap Snapshot) ([]indexEntry, st
 }
 
 // checkAllSealed runs checkSealed on every sealed segment, a few at a time:
-// on a large log the index checks are the bulk of the snapshot path.
+// on a large log the index reads and the few header reads of each segment
+// are the bulk of the snapshot path, and on a cold page cache they wait on
+// the device.
 func (r *runner) checkAllSealed(segs []*segState) []string {
 	whys := make([]string, len(segs))
 	workers := min(runtime.GOMAXPROCS(0), 4, len(segs))
@@ -121,9 +124,10 @@ func (r *runner) checkAllSealed(segs []*segState) []string {
 }
 
 // checkSealed checks a sealed segment's index against its data without
-// reading the records: every entry's batch header, then the headers after
-// the last entry up to the file end. It returns why the segment must be
-// scanned, or "".
+// reading the records: checkEntries, then the headers after the last entry
+// up to the file end, which must chain exactly to it (so a file that was cut
+// or grew since it was sealed is noticed). It returns why the segment must
+// be scanned, or "".
 func (r *runner) checkSealed(s *segState) string {
 	if s.diskProblem != "" {
 		return s.diskProblem
@@ -137,13 +141,22 @@ func (r *runner) checkSealed(s *segState) string {
 	if why := r.checkEntries(s, s.disk, s.size); why != "" {
 		return why
 	}
-	_, why := r.walkTail(s, s.disk[len(s.disk)-1], s.size)
+	next, sparse, why := r.walkTail(s, s.disk[len(s.disk)-1], s.size)
+	if why == "" && !sparse && next < s.limit {
+		return fmt.Sprintf("its last batch ends at offset %d, before the next segment's base %d", next, s.limit)
+	}
 	return why
 }
 
-// checkEntries reads the batch header at every index entry and checks it
-// against the entry: ascending, the first at position 0, each header
-// parsing, holding the entry's offset, within [base, limit) and ending by end.
+// checkEntries checks a segment's index against its data while reading
+// only two batch headers: every entry is checked without the data
+// (ascending, the first at position 0, each offset within [base, limit),
+// each position leaving room for a header before end), then the batch
+// headers at the first and the last entry are read and must parse, hold the
+// entry's offset and end by end. The headers between are left to reads
+// (which check every batch they decode) and to `pulse verify`: on a cold
+// page cache, reading one header every IndexIntervalBytes reads the whole
+// store (docs/architecture.md, "What the snapshot fast path checks").
 func (r *runner) checkEntries(s *segState, entries []indexEntry, end int64) string {
 	if len(entries) == 0 {
 		return "index is empty"
@@ -151,28 +164,21 @@ func (r *runner) checkEntries(s *segState, entries []indexEntry, end int64) stri
 	if entries[0].pos != 0 {
 		return fmt.Sprintf("first index entry at position %d, not 0", entries[0].pos)
 	}
-	// A file shorter than end cannot be mapped that far: the per-entry
-	// reads report it.
-	m, unmap, err := mapFile(s.seg.Path(), min(end, s.size))
-	if err != nil {
-		m, unmap = nil, func() {}
-	}
-	defer unmap()
-	hb := make([]byte, codec.HeaderLen)
 	for i, e := range entries {
-		if i > 0 && (e.pos <= entries[i-1].pos || e.offset <= entries[i-1].offset) {
+		if i > 0 && (e.pos < entries[i-1].pos+codec.HeaderLen || e.offset <= entries[i-1].offset) {
 			return fmt.Sprintf("index entry %d (position %d, offset %d) does not ascend", i, e.pos, e.offset)
 		}
 		if e.offset < s.base || e.offset >= s.limit {
 			return fmt.Sprintf("index entry %d names offset %d outside the segment [%d, %d)", i, e.offset, s.base, s.limit)
 		}
-		var h codec.BatchHeader
-		var why string
-		if m != nil && e.pos >= 0 && e.pos+codec.HeaderLen <= int64(len(m)) {
-			h, why = parseHeaderAt(m[e.pos:e.pos+codec.HeaderLen], e.pos, end)
-		} else {
-			h, why = readHeader(s, hb, e.pos, end)
+		if e.pos+codec.HeaderLen > end {
+			return fmt.Sprintf("index entry %d: batch header at position %d overruns %d", i, e.pos, end)
 		}
+	}
+	hb := make([]byte, codec.HeaderLen)
+	for _, i := range []int{0, len(entries) - 1} {
+		e := entries[i]
+		h, why := readHeader(s, hb, e.pos, end)
 		if why != "" {
 			return fmt.Sprintf("index entry %d: %s", i, why)
 		}
@@ -186,44 +192,47 @@ func (r *runner) checkEntries(s *segState, entries []indexEntry, end int64) stri
 // walkTail follows the batch headers from the last index entry to end and
 // checks that they chain exactly to end, that no batch past the interval
 // went unindexed, and that every base offset lies in the segment. It returns
-// the offset after the last batch.
-func (r *runner) walkTail(s *segState, last indexEntry, end int64) (int64, string) {
+// the offset after the last batch and whether that batch is sparse
+// (compacted).
+func (r *runner) walkTail(s *segState, last indexEntry, end int64) (int64, bool, string) {
 	rd := segment.NewReader(s.seg, end, segment.ReaderOptions{Level: segment.LevelHeader, Start: last.pos})
 	next := last.offset
+	sparse := false
 	for fr, ok := rd.Next(); ok; fr, ok = rd.Next() {
 		pos, h := fr.Position, fr.Header
 		if !fr.OK() {
-			return 0, fmt.Sprintf("batch at position %d: %v", pos, fr.Err)
+			return 0, false, fmt.Sprintf("batch at position %d: %v", pos, fr.Err)
 		}
 		if pos != last.pos {
 			if pos-last.pos >= int64(r.opts.IndexIntervalBytes) {
-				return 0, fmt.Sprintf("index is short: no entry for the batch at position %d", pos)
+				return 0, false, fmt.Sprintf("index is short: no entry for the batch at position %d", pos)
 			}
 			if h.BaseOffset < next {
-				return 0, fmt.Sprintf("batch at position %d has offset %d below %d", pos, h.BaseOffset, next)
+				return 0, false, fmt.Sprintf("batch at position %d has offset %d below %d", pos, h.BaseOffset, next)
 			}
 		}
 		if h.BaseOffset >= s.limit {
-			return 0, fmt.Sprintf("batch at position %d has offset %d past the segment end %d", pos, h.BaseOffset, s.limit)
+			return 0, false, fmt.Sprintf("batch at position %d has offset %d past the segment end %d", pos, h.BaseOffset, s.limit)
 		}
 		if n, ok := h.NextOffset(); ok {
 			next = n
 		} else {
 			b := make([]byte, h.Size())
 			if _, err := s.seg.ReadAt(b, pos); err != nil {
-				return 0, fmt.Sprintf("read batch at position %d: %v", pos, err)
+				return 0, false, fmt.Sprintf("read batch at position %d: %v", pos, err)
 			}
 			lastOff, err := codec.LastOffset(b)
 			if err != nil {
-				return 0, fmt.Sprintf("batch at position %d: %v", pos, err)
+				return 0, false, fmt.Sprintf("batch at position %d: %v", pos, err)
 			}
 			next = lastOff + 1
 		}
 		if next > s.limit {
-			return 0, fmt.Sprintf("batch at position %d ends at offset %d, past the segment end %d", pos, next, s.limit)
+			return 0, false, fmt.Sprintf("batch at position %d ends at offset %d, past the segment end %d", pos, next, s.limit)
 		}
+		sparse = h.Sparse()
 	}
-	return next, ""
+	return next, sparse, ""
 }
 
 // readHeader reads and parses the batch header at pos, which must end by end.

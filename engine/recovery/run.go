@@ -349,6 +349,13 @@ func (r *runner) scan(s *segState, startPos, startOff, lastIndexed int64, prefix
 		s.disk = kept
 	}
 	if s.sealed {
+		if out.endsInBatch && !out.lastSparse && out.next < s.limit {
+			// A sealed segment's batches end at the next segment's base
+			// unless compaction removed the last offsets (sparse
+			// batches): the file lost whole batches at its end.
+			r.addGap(Gap{FirstOffset: out.next, EndOffset: s.limit,
+				Reason: fmt.Sprintf("sealed segment %s ends at offset %d, before the next segment's base %d", filepath.Base(s.seg.Path()), out.next, s.limit)})
+		}
 		s.end = s.limit
 	} else {
 		s.end = out.next

@@ -79,6 +79,9 @@ type scanOutput struct {
 	bytes        int64
 	buf          []byte
 	err          error // from visit
+	// endsInBatch says the file ends with a valid batch (not with damage),
+	// and lastSparse whether that batch is sparse (compacted).
+	endsInBatch, lastSparse bool
 }
 
 // scanSegment checks every batch of one segment from in.startPos on with
@@ -141,6 +144,7 @@ func scanSegment(in scanInput) scanOutput {
 			out.batches++
 			out.bytes += fr.Size
 			out.validEnd, out.next = pos+fr.Size, fr.NextOffset
+			out.endsInBatch, out.lastSparse = pos+fr.Size >= in.size, fr.Header.Sparse()
 			continue
 		}
 		// Bad bytes at pos; the reader looked for a valid batch after them.

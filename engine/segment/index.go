@@ -93,13 +93,20 @@ func ValidateIndex(entries []IndexEntry, size int64) error {
 // lookup returns the position of the greatest entry with RelOffset <= rel,
 // or 0 when there is none.
 func lookup(entries []IndexEntry, rel int64) int64 {
+	pos, _ := lookupEntry(entries, rel)
+	return pos
+}
+
+// lookupEntry is lookup that also returns the entry's RelOffset (0, 0 when
+// there is none).
+func lookupEntry(entries []IndexEntry, rel int64) (pos, relOffset int64) {
 	if rel < 0 {
-		return 0
+		return 0, 0
 	}
 	r := uint32(min(rel, maxRel))
 	i := sort.Search(len(entries), func(i int) bool { return entries[i].RelOffset > r }) - 1
 	if i < 0 {
-		return 0
+		return 0, 0
 	}
-	return int64(entries[i].RelPosition)
+	return int64(entries[i].RelPosition), int64(entries[i].RelOffset)
 }

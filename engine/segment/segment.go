@@ -270,6 +270,16 @@ func (s *Segment) Lookup(offset int64) int64 {
 	return lookup(s.index, offset-s.base)
 }
 
+// LookupEntry is Lookup that also returns the offset the entry names (the
+// segment's base when there is none), so a caller can check the batch at pos
+// against it before trusting the entry.
+func (s *Segment) LookupEntry(offset int64) (pos, entryOffset int64) {
+	s.mu.RLock()
+	defer s.mu.RUnlock()
+	pos, rel := lookupEntry(s.index, offset-s.base)
+	return pos, s.base + rel
+}
+
 // Append writes one whole encoded batch (h is its parsed header, checked
 // against the bytes; the CRC is not checked) at the end
 // of the .log file with a single positioned write, and indexes it when it is
