@@ -4,6 +4,8 @@ import (
 	"strings"
 	"testing"
 
+	tea "github.com/charmbracelet/bubbletea"
+	"github.com/charmbracelet/lipgloss"
 	"github.com/pulselog/pulse/engine"
 )
 
@@ -55,4 +57,39 @@ func TestMergedTailFollowsGrownTopic(t *testing.T) {
 	if s.part != 2 {
 		t.Fatalf("[ from all goes to p%d, want the new p2", s.part)
 	}
+}
+
+// At 80×24 the edit form's save message names every change, and that it
+// applied live, and still fits the status line.
+func TestEditTopicSavedMessageFits80(t *testing.T) {
+	e := openEngine(t)
+	seed(t, e)
+	tm, _ := startUISized(t, testOptions(e), 80, 24)
+	waitFor(t, tm, "orders")
+	tm.Send(down) // orders
+	tm.Send(keys("e"))
+	waitFor(t, tm, "Edit topic orders", "grows, never shrinks")
+	clear := tea.KeyMsg{Type: tea.KeyCtrlU}
+	for i, v := range []string{"compact", "7d", "1GiB", "16MiB", "interval", "5"} {
+		if i > 0 {
+			tm.Send(tab)
+		}
+		tm.Send(clear)
+		tm.Type(v)
+	}
+	tm.Send(enter)
+	// The topics table, reloaded on the way back, shows the new config.
+	waitFor(t, tm, "orders, live:", "3→5 partitions", "orders                  5")
+	m := finish(t, tm)
+	lines := strings.Split(m.View(), "\n")
+	status := lines[len(lines)-2]
+	for _, want := range []string{"orders, live:", "compact", "7d/1.0 GiB", "16.0 MiB", "interval", "3→5 partitions"} {
+		if !strings.Contains(status, want) {
+			t.Errorf("status line %q lacks %q", status, want)
+		}
+	}
+	if w := lipgloss.Width(status); w > 80 {
+		t.Errorf("status line is %d cells wide: %q", w, status)
+	}
+	golden(t, m)
 }
