@@ -29,6 +29,7 @@ var externalBrokerTests = []string{
 	"TestMirrorInProcess",
 	"TestMirrorFromServerInProcess",
 	"TestAlterTopic",
+	"TestAlterTopicGrowsSegmentSync",
 }
 
 // childTimeout bounds the second test process (a hang guard, not a timing
