@@ -2,11 +2,13 @@ package cluster
 
 import (
 	"errors"
+	"fmt"
 	"strings"
 	"testing"
 	"time"
 
 	"github.com/pulselog/pulse/engine"
+	"github.com/pulselog/pulse/wsapi"
 	"github.com/twmb/franz-go/pkg/kadm"
 	"github.com/twmb/franz-go/pkg/kgo"
 )
@@ -172,5 +174,47 @@ func TestTopicConfigSyncMode(t *testing.T) {
 		if got := topicConfig(c.cfgs).SyncMode; got != c.want {
 			t.Errorf("%v: sync mode %q, want %q", c.cfgs, got, c.want)
 		}
+	}
+}
+
+// alter_topic over the websocket API on a cluster (what `pulse topics alter`
+// sends) grows the partitions and sets the segment size and sync mode; the
+// reply and kadm agree, and fewer partitions or a bad segment size are
+// invalid_config with nothing changed.
+func TestAlterTopicOverWebsocket(t *testing.T) {
+	addr := bootstrap(t)
+	_, adm := kclient(t, addr)
+	ws, _ := serve(t, openSource(t, addr))
+	c := dialWS(t, ws)
+	ctx := testCtx(t)
+	name := uniq(t, "wsgrow")
+	if _, err := c.CreateTopic(ctx, name, wsapi.TopicConfig{Partitions: 2}); err != nil {
+		t.Fatal(err)
+	}
+	parts, seg, interval := 3, int64(4<<20), "interval"
+	ti, err := c.AlterTopic(ctx, name, wsapi.TopicAlter{Partitions: &parts, SegmentBytes: &seg, SyncMode: &interval})
+	if err != nil {
+		t.Fatalf("alter_topic: %v", err)
+	}
+	if len(ti.Partitions) != 3 || ti.Config.Partitions != 3 || ti.Config.SegmentBytes != 4<<20 || ti.Config.SyncMode != "interval" {
+		t.Fatalf("alter_topic reply: %d partitions, %+v", len(ti.Partitions), ti.Config)
+	}
+	codeOf := func(err error) string {
+		var pe *wsapi.Error
+		if errors.As(err, &pe) {
+			return pe.Code
+		}
+		return "not a protocol error: " + fmt.Sprint(err)
+	}
+	fewer, grow, tiny := 2, 5, int64(100)
+	if _, err := c.AlterTopic(ctx, name, wsapi.TopicAlter{Partitions: &fewer}); codeOf(err) != wsapi.CodeInvalidConfig {
+		t.Errorf("alter_topic to 2 partitions: %v, want %s", err, wsapi.CodeInvalidConfig)
+	}
+	if _, err := c.AlterTopic(ctx, name, wsapi.TopicAlter{Partitions: &grow, SegmentBytes: &tiny}); codeOf(err) != wsapi.CodeInvalidConfig {
+		t.Errorf("alter_topic with segment_bytes 100: %v, want %s", err, wsapi.CodeInvalidConfig)
+	}
+	md, err := adm.Metadata(ctx, name)
+	if err != nil || len(md.Topics[name].Partitions) != 3 {
+		t.Fatalf("kadm sees %d partitions after the refused alters (%v), want 3", len(md.Topics[name].Partitions), err)
 	}
 }

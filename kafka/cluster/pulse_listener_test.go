@@ -30,6 +30,7 @@ var externalBrokerTests = []string{
 	"TestMirrorFromServerInProcess",
 	"TestAlterTopic",
 	"TestAlterTopicGrowsSegmentSync",
+	"TestAlterTopicOverWebsocket",
 }
 
 // childTimeout bounds the second test process (a hang guard, not a timing
