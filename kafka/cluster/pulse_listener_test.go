@@ -31,6 +31,8 @@ var externalBrokerTests = []string{
 	"TestAlterTopic",
 	"TestAlterTopicGrowsSegmentSync",
 	"TestAlterTopicOverWebsocket",
+	"TestSubscriptionsFollowClusterGrow",
+	"TestPartitionsChangedCDeleted",
 }
 
 // childTimeout bounds the second test process (a hang guard, not a timing

@@ -325,6 +325,7 @@ func (s *Source) DeleteTopic(name string) error {
 		err = resp.Err
 	}
 	s.forget(name)
+	s.grow.grown(name)
 	if err != nil {
 		return mapErr(fmt.Sprintf("delete topic %q", name), err)
 	}
@@ -481,6 +482,7 @@ func (s *Source) AlterTopic(name string, cfg engine.TopicConfig) error {
 		if err := s.updatePartitions(name, cfg.Partitions, false); err != nil {
 			return fmt.Errorf("topic %s: the settings changed but the partitions did not grow: %w", name, err)
 		}
+		s.grow.grown(name)
 	}
 	return nil
 }
