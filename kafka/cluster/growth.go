@@ -8,6 +8,7 @@ import (
 
 	"github.com/pulselog/pulse/engine"
 	"github.com/twmb/franz-go/pkg/kerr"
+	"github.com/twmb/franz-go/pkg/kmsg"
 )
 
 // growPoll is how often the Source asks the cluster for the partition
@@ -157,23 +158,37 @@ func (g *growth) poll() {
 func (g *growth) close() { g.wg.Wait() }
 
 // partitionCounts asks one Metadata of topics: each one's partition count,
-// -1 for one the cluster no longer has.
+// -1 for one the cluster no longer has. The request goes to a broker (kadm's
+// Metadata may answer from kgo's cache for seconds).
 func (s *Source) partitionCounts(topics []string) (map[string]int, error) {
 	ctx, cancel := s.opCtx()
 	defer cancel()
-	md, err := s.adm.Metadata(ctx, topics...)
+	req := kmsg.NewPtrMetadataRequest()
+	for _, topic := range topics {
+		rt := kmsg.NewMetadataRequestTopic()
+		rt.Topic = kmsg.StringPtr(topic)
+		req.Topics = append(req.Topics, rt)
+	}
+	resp, err := req.RequestWith(ctx, s.cl)
 	if err != nil {
 		return nil, mapErr("metadata", err)
 	}
 	out := make(map[string]int, len(topics))
 	for _, topic := range topics {
-		t, ok := md.Topics[topic]
-		switch {
-		case !ok || errors.Is(t.Err, kerr.UnknownTopicOrPartition):
-			out[topic] = -1
-		case t.Err == nil:
-			out[topic] = len(t.Partitions)
-		} // another error: not known this time
+		out[topic] = -1
+	}
+	for _, t := range resp.Topics {
+		if t.Topic == nil {
+			continue
+		}
+		switch err := kerr.ErrorForCode(t.ErrorCode); {
+		case errors.Is(err, kerr.UnknownTopicOrPartition):
+			out[*t.Topic] = -1
+		case err == nil:
+			out[*t.Topic] = len(t.Partitions)
+		default: // not known this time
+			delete(out, *t.Topic)
+		}
 	}
 	return out, nil
 }

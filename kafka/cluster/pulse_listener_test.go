@@ -33,6 +33,7 @@ var externalBrokerTests = []string{
 	"TestAlterTopicOverWebsocket",
 	"TestSubscriptionsFollowClusterGrow",
 	"TestPartitionsChangedCDeleted",
+	"TestUIMergedTailAndEditOnCluster",
 }
 
 // childTimeout bounds the second test process (a hang guard, not a timing
