@@ -14,7 +14,8 @@ import (
 )
 
 // TestAlterTopic: retention and cleanup change on the cluster and read
-// back through Describe; fewer partitions and another codec are refused.
+// back through Describe; fewer partitions and another codec are refused; a
+// topic created with sync mode interval reads back so.
 func TestAlterTopic(t *testing.T) {
 	s := openSource(t, bootstrap(t))
 	name := uniq(t, "alter")
@@ -46,6 +47,19 @@ func TestAlterTopic(t *testing.T) {
 	codec.Codec = "lz4-frames"
 	if err := s.AlterTopic(name, codec); !errors.Is(err, engine.ErrInvalidConfig) {
 		t.Fatalf("changing the codec: %v, want ErrInvalidConfig", err)
+	}
+
+	// Created with sync mode interval: flush.messages says so (Pulse's
+	// listener would otherwise make it every-write).
+	lazy := uniq(t, "lazy")
+	if err := s.CreateTopic(lazy, engine.TopicConfig{Partitions: 1, SyncMode: engine.SyncInterval}); err != nil {
+		t.Fatalf("create with sync mode interval: %v", err)
+	}
+	if got, err := s.Describe(lazy); err != nil || got.Config.SyncMode != engine.SyncInterval {
+		t.Fatalf("a topic created with sync mode interval reads as %q (%v)", got.Config.SyncMode, err)
+	}
+	if err := s.CreateTopic(uniq(t, "odd"), engine.TopicConfig{Partitions: 1, SyncMode: "sometimes"}); !errors.Is(err, engine.ErrInvalidConfig) {
+		t.Fatalf("create with sync mode sometimes: %v, want ErrInvalidConfig", err)
 	}
 }
 

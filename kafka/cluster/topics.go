@@ -249,16 +249,23 @@ func topicConfig(cs []kadm.Config) engine.TopicConfig {
 }
 
 // kafkaConfigs turns the parts of a Pulse topic config a cluster has into
-// Kafka topic configs; the engine-only ones (sync mode, codec of stored
-// frames) have no cluster meaning and are refused when set to a value other
-// than the default, so nothing is silently dropped.
+// Kafka topic configs. The sync mode interval is flush.messages as the
+// listener maps it; the default (every-write, what a create that names
+// none gets) leaves the cluster its own flush.messages, so that a topic
+// created through Pulse does not fsync every message of a real cluster
+// unasked (it reads back as the cluster has it: interval on Kafka's
+// default). A codec other than Pulse's stored ones is refused.
 func kafkaConfigs(cfg engine.TopicConfig) (map[string]*string, error) {
 	def := engine.DefaultTopicConfig()
-	if cfg.SyncMode != "" && cfg.SyncMode != def.SyncMode {
-		return nil, fmt.Errorf("%w: sync mode %q is a local engine setting; a cluster acks with acks=all", engine.ErrInvalidConfig, cfg.SyncMode)
-	}
 	out := map[string]*string{}
 	set := func(k, v string) { out[k] = &v }
+	switch cfg.SyncMode {
+	case "", def.SyncMode:
+	case engine.SyncInterval:
+		set("flush.messages", kafka.FlushMessages(cfg.SyncMode))
+	default:
+		return nil, fmt.Errorf("%w: sync mode %q (want every-write or interval)", engine.ErrInvalidConfig, cfg.SyncMode)
+	}
 	switch cfg.Codec {
 	case "", "zstd", "none":
 		// Pulse's stored codec; the cluster keeps the producer's ("producer").
