@@ -18,8 +18,10 @@ import (
 const growPoll = 2 * time.Second
 
 // growth tracks, per followed topic, the partition count a channel was
-// handed out at; the channel is closed when the count rises or the topic
-// goes away. One goroutine polls, while anything is followed.
+// handed out at; the channel is closed when the count changes (a grow, or
+// the topic deleted or made again). One goroutine polls while any channel
+// is open; a channel whose followers went away stays until its topic
+// changes, which costs only its name in the one Metadata request a poll.
 type growth struct {
 	s *Source
 
@@ -48,10 +50,10 @@ func (s *Source) PartitionsChangedC(topic string) (<-chan struct{}, error) {
 	g := &s.grow
 	g.mu.Lock()
 	defer g.mu.Unlock()
-	if w, ok := g.waiters[topic]; ok && w.n >= n {
+	if w, ok := g.waiters[topic]; ok && w.n == n {
 		return w.ch, nil
 	} else if ok {
-		close(w.ch) // it was handed out at fewer partitions than there are
+		close(w.ch) // handed out at another count: grown, or deleted and made again
 	}
 	if g.waiters == nil {
 		g.waiters = map[string]*growWaiter{}
@@ -143,7 +145,7 @@ func (g *growth) poll() {
 		var seen []string
 		g.mu.Lock()
 		for topic, w := range g.waiters {
-			if n, ok := counts[topic]; ok && (n < 0 || n > w.n) {
+			if n, ok := counts[topic]; ok && n != w.n { // grown, deleted, or made again
 				seen = append(seen, topic)
 			}
 		}
