@@ -138,7 +138,8 @@ func (s *alterTopicScreen) Update(msg tea.Msg) tea.Cmd {
 // savedText is the status after a save: the changes, in words while they
 // fit the terminal's width, else in short words ("orders, live: compact,
 // keep 7d/1.0 GiB, seg 16.0 MiB, interval, 3→5 partitions" fits 80
-// columns), so the message is never cut off.
+// columns); only a line that still does not fit is shortened, with "…",
+// rather than cut at the terminal's edge.
 func (s *alterTopicScreen) savedText(name string, cfg engine.TopicConfig) string {
 	old := s.cfg
 	var long, short []string
