@@ -3,6 +3,7 @@ package tui
 import (
 	"strings"
 	"testing"
+	"time"
 
 	tea "github.com/charmbracelet/bubbletea"
 	"github.com/charmbracelet/lipgloss"
@@ -92,4 +93,38 @@ func TestEditTopicSavedMessageFits80(t *testing.T) {
 		t.Errorf("status line is %d cells wide: %q", w, status)
 	}
 	golden(t, m)
+}
+
+// A save message too wide even in short words (a long topic name, every
+// setting changed) is shortened with "…" to the width, keeping "live"
+// and the first changes; one change of a short name keeps its long words.
+func TestEditTopicSavedTextShortens(t *testing.T) {
+	e := openEngine(t)
+	m, err := New(testOptions(e))
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer m.Close()
+	m.c.Width = 80
+	long := strings.Repeat("payments-eu-west-", 4) + "ledger"
+	cfg := engine.DefaultTopicConfig()
+	cfg.Partitions = 3
+	info := engine.TopicInfo{Name: long, Config: cfg, Partitions: make([]engine.PartitionInfo, 3)}
+	s := newAlterTopicScreen(m.c, info)
+	next := cfg
+	next.Cleanup, next.RetentionMaxAge, next.RetentionMaxBytes = engine.CleanupCompact, 30*24*time.Hour, 1023<<20
+	next.SegmentMaxBytes, next.SyncMode, next.Partitions = 1000<<20, engine.SyncInterval, 12
+	text := s.savedText(long, next)
+	if w := lipgloss.Width(text); w > 80 || !strings.Contains(text, ", live: compact, keep 30d/") || !strings.HasSuffix(text, "…") {
+		t.Errorf("%d cells: %q", w, text)
+	}
+	short := newAlterTopicScreen(m.c, engine.TopicInfo{Name: "orders", Config: cfg, Partitions: make([]engine.PartitionInfo, 3)})
+	one := cfg
+	one.SyncMode = engine.SyncInterval
+	if got := short.savedText("orders", one); got != "orders, applied live: sync interval" {
+		t.Errorf("one change: %q", got)
+	}
+	if got := short.savedText("orders", cfg); got != "orders: saved, nothing changed" {
+		t.Errorf("no change: %q", got)
+	}
 }
