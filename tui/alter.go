@@ -7,6 +7,7 @@ import (
 
 	"github.com/charmbracelet/bubbles/key"
 	tea "github.com/charmbracelet/bubbletea"
+	"github.com/charmbracelet/lipgloss"
 	"github.com/pulselog/pulse/engine"
 )
 
@@ -108,8 +109,7 @@ func (s *alterTopicScreen) Update(msg tea.Msg) tea.Cmd {
 			s.errText = msg.err.Error()
 			return errStatus(fmt.Errorf("alter %s: %w", msg.name, msg.err))
 		}
-		return tea.Sequence(pop, status("%s: cleanup %s, retention %s, segment %s, sync %s, %s (applied live)", msg.name, msg.cfg.Cleanup, retention(msg.cfg),
-			humanBytes(msg.cfg.SegmentMaxBytes), msg.cfg.SyncMode, plural(int64(msg.cfg.Partitions), "partition", "partitions")))
+		return tea.Sequence(popRefresh, status("%s", s.savedText(msg.name, msg.cfg)))
 	case tea.KeyMsg:
 		if s.sending {
 			return nil
@@ -133,6 +133,43 @@ func (s *alterTopicScreen) Update(msg tea.Msg) tea.Cmd {
 	}
 	cmd, _ := s.form.update(msg)
 	return cmd
+}
+
+// savedText is the status after a save: the changes, in words while they
+// fit the terminal's width, else in short words ("orders, live: compact,
+// keep 7d/1.0 GiB, seg 16.0 MiB, interval, 3→5 partitions" fits 80
+// columns); only a line that still does not fit is shortened, with "…",
+// rather than cut at the terminal's edge.
+func (s *alterTopicScreen) savedText(name string, cfg engine.TopicConfig) string {
+	old := s.cfg
+	var long, short []string
+	add := func(changed bool, l, sh string) {
+		if changed {
+			long, short = append(long, l), append(short, sh)
+		}
+	}
+	add(cfg.Cleanup != old.Cleanup, "cleanup "+string(cfg.Cleanup), string(cfg.Cleanup))
+	add(cfg.RetentionMaxAge != old.RetentionMaxAge || cfg.RetentionMaxBytes != old.RetentionMaxBytes,
+		"retention "+retention(cfg), "keep "+retention(cfg))
+	add(cfg.SegmentMaxBytes != old.SegmentMaxBytes, "segment "+humanBytes(cfg.SegmentMaxBytes), "seg "+humanBytes(cfg.SegmentMaxBytes))
+	add(cfg.SyncMode != old.SyncMode, "sync "+string(cfg.SyncMode), string(cfg.SyncMode))
+	add(cfg.Partitions != s.parts, fmt.Sprintf("partitions %d→%d", s.parts, cfg.Partitions), fmt.Sprintf("%d→%d partitions", s.parts, cfg.Partitions))
+	if len(long) == 0 {
+		return name + ": saved, nothing changed"
+	}
+	w := max(s.c.Width, 20)
+	text := name + ", applied live: " + strings.Join(long, ", ")
+	if lipgloss.Width(text) > w {
+		text = name + ", live: " + strings.Join(short, ", ")
+	}
+	if lipgloss.Width(text) > w {
+		// Still too wide (a long name, or every setting changed at their
+		// longest): the name gives way to a third of the line, the list is
+		// cut last; the topics table shows the whole configuration.
+		head := truncate(name, max(w/3, 8)) + ", live: "
+		text = head + truncate(strings.Join(short, ", "), max(w-lipgloss.Width(head), 1))
+	}
+	return text
 }
 
 func (s *alterTopicScreen) View() string {

@@ -3,7 +3,10 @@ package tui
 import (
 	"strings"
 	"testing"
+	"time"
 
+	tea "github.com/charmbracelet/bubbletea"
+	"github.com/charmbracelet/lipgloss"
 	"github.com/pulselog/pulse/engine"
 )
 
@@ -54,5 +57,74 @@ func TestMergedTailFollowsGrownTopic(t *testing.T) {
 	s.Update(keys("["))
 	if s.part != 2 {
 		t.Fatalf("[ from all goes to p%d, want the new p2", s.part)
+	}
+}
+
+// At 80×24 the edit form's save message names every change, and that it
+// applied live, and still fits the status line.
+func TestEditTopicSavedMessageFits80(t *testing.T) {
+	e := openEngine(t)
+	seed(t, e)
+	tm, _ := startUISized(t, testOptions(e), 80, 24)
+	waitFor(t, tm, "orders")
+	tm.Send(down) // orders
+	tm.Send(keys("e"))
+	waitFor(t, tm, "Edit topic orders", "grows, never shrinks")
+	clear := tea.KeyMsg{Type: tea.KeyCtrlU}
+	for i, v := range []string{"compact", "7d", "1GiB", "16MiB", "interval", "5"} {
+		if i > 0 {
+			tm.Send(tab)
+		}
+		tm.Send(clear)
+		tm.Type(v)
+	}
+	tm.Send(enter)
+	// The topics table, reloaded on the way back, shows the new config.
+	waitFor(t, tm, "orders, live:", "3→5 partitions", "orders                  5")
+	m := finish(t, tm)
+	lines := strings.Split(m.View(), "\n")
+	status := lines[len(lines)-2]
+	for _, want := range []string{"orders, live:", "compact", "7d/1.0 GiB", "16.0 MiB", "interval", "3→5 partitions"} {
+		if !strings.Contains(status, want) {
+			t.Errorf("status line %q lacks %q", status, want)
+		}
+	}
+	if w := lipgloss.Width(status); w > 80 {
+		t.Errorf("status line is %d cells wide: %q", w, status)
+	}
+	golden(t, m)
+}
+
+// A save message too wide even in short words (a long topic name, every
+// setting changed) is shortened with "…" to the width, keeping "live"
+// and the first changes; one change of a short name keeps its long words.
+func TestEditTopicSavedTextShortens(t *testing.T) {
+	e := openEngine(t)
+	m, err := New(testOptions(e))
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer m.Close()
+	m.c.Width = 80
+	long := strings.Repeat("payments-eu-west-", 4) + "ledger"
+	cfg := engine.DefaultTopicConfig()
+	cfg.Partitions = 3
+	info := engine.TopicInfo{Name: long, Config: cfg, Partitions: make([]engine.PartitionInfo, 3)}
+	s := newAlterTopicScreen(m.c, info)
+	next := cfg
+	next.Cleanup, next.RetentionMaxAge, next.RetentionMaxBytes = engine.CleanupCompact, 30*24*time.Hour, 1023<<20
+	next.SegmentMaxBytes, next.SyncMode, next.Partitions = 1000<<20, engine.SyncInterval, 12
+	text := s.savedText(long, next)
+	if w := lipgloss.Width(text); w > 80 || !strings.Contains(text, ", live: compact, keep 30d/") || !strings.HasSuffix(text, "…") {
+		t.Errorf("%d cells: %q", w, text)
+	}
+	short := newAlterTopicScreen(m.c, engine.TopicInfo{Name: "orders", Config: cfg, Partitions: make([]engine.PartitionInfo, 3)})
+	one := cfg
+	one.SyncMode = engine.SyncInterval
+	if got := short.savedText("orders", one); got != "orders, applied live: sync interval" {
+		t.Errorf("one change: %q", got)
+	}
+	if got := short.savedText("orders", cfg); got != "orders: saved, nothing changed" {
+		t.Errorf("no change: %q", got)
 	}
 }

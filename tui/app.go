@@ -178,6 +178,12 @@ func (m *Model) Update(msg tea.Msg) (tea.Model, tea.Cmd) {
 	case popMsg:
 		m.pop()
 		return m, nil
+	case popRefreshMsg:
+		m.pop()
+		if r, ok := m.Top().(refresher); ok {
+			return m, r.Refresh()
+		}
+		return m, nil
 	case gotoTopicMsg:
 		for len(m.stack) > 1 {
 			m.pop()

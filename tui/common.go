@@ -67,9 +67,12 @@ func (t to) target() int { return t.id }
 
 // Messages from screens to the app.
 type (
-	pushMsg   struct{ s []Screen }
-	popMsg    struct{}
-	statusMsg struct {
+	pushMsg struct{ s []Screen }
+	popMsg  struct{}
+	// popRefreshMsg pops, then reloads the screen it uncovers (after a
+	// change that screen shows, so it does not wait for the next tick).
+	popRefreshMsg struct{}
+	statusMsg     struct {
 		text string
 		err  bool
 	}
@@ -88,6 +91,7 @@ type (
 
 func push(s ...Screen) tea.Cmd { return func() tea.Msg { return pushMsg{s} } }
 func pop() tea.Msg             { return popMsg{} }
+func popRefresh() tea.Msg      { return popRefreshMsg{} }
 
 func status(format string, args ...any) tea.Cmd {
 	return func() tea.Msg { return statusMsg{text: fmt.Sprintf(format, args...)} }

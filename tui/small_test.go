@@ -165,7 +165,7 @@ func TestEditTopicConfig(t *testing.T) {
 	tm.Send(tab) // max bytes
 	tm.Type("1GiB")
 	tm.Send(enter)
-	waitFor(t, tm, "orders: cleanup delete, retention 7d")
+	waitFor(t, tm, "orders, applied live: retention 7d/1.0 GiB")
 	m := finish(t, tm)
 	info, err := e.Describe("orders")
 	if err != nil {
@@ -242,7 +242,7 @@ func TestEditTopicGrowsAndChangesLive(t *testing.T) {
 	tm.Send(clear)
 	tm.Type("16MiB")
 	tm.Send(enter)
-	waitFor(t, tm, "segment 16.0 MiB, sync interval, 5 partitions (applied live)")
+	waitFor(t, tm, "orders, applied live: segment 16.0 MiB, sync interval, partitions 3→5")
 	info, err := e.Describe("orders")
 	if err != nil {
 		t.Fatal(err)

@@ -29,7 +29,10 @@ import (
 // When EventSource reconnects it sends the last id as Last-Event-ID, and
 // the stream goes on after those offsets whatever from says, so nothing is
 // repeated or missed, across a server restart too (offsets are never
-// reused). A record value spanning lines becomes several data: lines, which
+// reused). A partition an id lacks (added by a grow after it) starts at
+// its first record; a stream of the whole topic also follows a grow while
+// it runs (followEventsGrowth), the id then listing the new partitions.
+// A record value spanning lines becomes several data: lines, which
 // EventSource joins back with "\n".
 
 const (
@@ -164,6 +167,17 @@ func (s *Server) events(w http.ResponseWriter, r *http.Request) {
 		if o, ok := resume[st.Partition]; ok {
 			last[st.Partition] = o
 			starts[i].From = o + 1
+		} else if resume != nil && rq.partition == nil {
+			// The id lists every partition of the stream it came from:
+			// one it lacks was added by a grow after it, and all of its
+			// records are new to the client.
+			first, err := (&conn{srv: s}).startOffsets(topic, &st.Partition, fromSpec{kind: fromEarliest}, "", false)
+			if err != nil {
+				s.writeEvents(rc, w, appendEventError(nil, st.Partition, err))
+				return
+			}
+			last[st.Partition] = first[0].From - 1
+			starts[i].From = first[0].From
 		}
 	}
 	sort.Ints(parts)
@@ -179,12 +193,19 @@ func (s *Server) events(w http.ResponseWriter, r *http.Request) {
 	var wg sync.WaitGroup
 	defer wg.Wait()
 	defer cancel()
-	for _, st := range starts {
+	read := func(st StartPos) {
 		wg.Add(1)
 		go func() {
 			defer wg.Done()
 			s.readEvents(ctx, topic, st.Partition, st.From, batches)
 		}()
+	}
+	for _, st := range starts {
+		read(st)
+	}
+	var grown <-chan []StartPos
+	if rq.partition == nil {
+		grown = s.followEventsGrowth(ctx, &wg, topic, len(starts))
 	}
 	keepalive := time.NewTicker(sseKeepalive)
 	defer keepalive.Stop()
@@ -208,6 +229,12 @@ func (s *Server) events(w http.ResponseWriter, r *http.Request) {
 			if !s.writeEvents(rc, w, buf) {
 				return
 			}
+		case added := <-grown:
+			for _, st := range added {
+				parts = append(parts, st.Partition)
+				last[st.Partition] = st.From - 1
+				read(st)
+			}
 		case <-keepalive.C:
 			if !s.writeEvents(rc, w, []byte(": keepalive\n\n")) {
 				return
@@ -218,6 +245,56 @@ func (s *Server) events(w http.ResponseWriter, r *http.Request) {
 			return
 		}
 	}
+}
+
+// followEventsGrowth reports, on the channel it returns, the partitions a
+// grow adds to topic past the first have (each from its first record), for
+// a stream of the whole topic to read them too, as a whole-topic websocket
+// subscription does (followGrowth). A backend that cannot report growth
+// gets a channel that never delivers.
+func (s *Server) followEventsGrowth(ctx context.Context, wg *sync.WaitGroup, topic string, have int) <-chan []StartPos {
+	out := make(chan []StartPos)
+	w, ok := s.b.(partitionWatcher)
+	if !ok {
+		return out
+	}
+	wg.Add(1)
+	go func() {
+		defer wg.Done()
+		for {
+			// Taken before Describe: a grow between the two closes it.
+			ch, err := w.PartitionsChangedC(topic)
+			if err != nil {
+				return // deleted: the partition readers report it
+			}
+			t, err := s.b.Describe(topic)
+			if err != nil {
+				return
+			}
+			var added []StartPos
+			for p := have; p < len(t.Partitions); p++ {
+				st, err := (&conn{srv: s}).startOffsets(topic, &p, fromSpec{kind: fromEarliest}, "", false)
+				if err != nil {
+					return
+				}
+				added = append(added, st...)
+			}
+			if len(added) > 0 {
+				select {
+				case out <- added:
+				case <-ctx.Done():
+					return
+				}
+				have = len(t.Partitions)
+			}
+			select {
+			case <-ch:
+			case <-ctx.Done():
+				return
+			}
+		}
+	}()
+	return out
 }
 
 // checkResume refuses a Last-Event-ID past the end of a partition: this

@@ -28,6 +28,11 @@ var externalBrokerTests = []string{
 	"TestMirrorInProcess",
 	"TestMirrorFromServerInProcess",
 	"TestAlterTopic",
+	"TestAlterTopicGrowsSegmentSync",
+	"TestAlterTopicOverWebsocket",
+	"TestSubscriptionsFollowClusterGrow",
+	"TestPartitionsChangedCDeleted",
+	"TestUIMergedTailAndEditOnCluster",
 }
 
 // childTimeout bounds the second test process (a hang guard, not a timing

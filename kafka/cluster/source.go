@@ -32,6 +32,7 @@ type Source struct {
 
 	readers *readerPool
 	watch   *watcher
+	grow    growth // PartitionsChangedC
 
 	mu     sync.Mutex            // guards parts
 	parts  map[string]partsEntry // topic → partition count, cached briefly for produce
@@ -82,6 +83,7 @@ func Open(cfg Config) (*Source, error) {
 	s.ctx, s.cancel = context.WithCancel(context.Background())
 	s.readers = newReaderPool(s)
 	s.watch = newWatcher(s)
+	s.grow.s = s
 	return s, nil
 }
 
@@ -95,6 +97,7 @@ func (s *Source) Close() error {
 	s.closed = true
 	s.mu.Unlock()
 	s.cancel()
+	s.grow.close()
 	s.watch.close()
 	s.readers.close()
 	s.cl.Close()

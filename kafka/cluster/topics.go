@@ -8,6 +8,7 @@ import (
 	"time"
 
 	"github.com/pulselog/pulse/engine"
+	"github.com/pulselog/pulse/kafka"
 	"github.com/pulselog/pulse/kafka/cluster/clusterinfo"
 	"github.com/twmb/franz-go/pkg/kadm"
 	"github.com/twmb/franz-go/pkg/kerr"
@@ -209,9 +210,11 @@ func (s *Source) sizes(names []string) (map[string]map[int32]int64, bool) {
 	return out, any
 }
 
-// topicConfig reads the Kafka configs Pulse has a name for.
+// topicConfig reads the Kafka configs Pulse has a name for. A cluster
+// that reports no flush.messages fsyncs by its own schedule: interval, as
+// Kafka's default flush.messages means.
 func topicConfig(cs []kadm.Config) engine.TopicConfig {
-	var tc engine.TopicConfig
+	tc := engine.TopicConfig{SyncMode: engine.SyncInterval}
 	for _, c := range cs {
 		if c.Value == nil {
 			continue
@@ -230,6 +233,10 @@ func topicConfig(cs []kadm.Config) engine.TopicConfig {
 			if b, err := strconv.ParseInt(v, 10, 64); err == nil && b > 0 {
 				tc.RetentionMaxBytes = b
 			}
+		case "flush.messages", "pulse.sync.mode":
+			// The listener's mapping (flush.messages 1 is every-write);
+			// a value it cannot read keeps the default below.
+			kafka.SetTopicConfig(&tc, c.Key, v)
 		case "cleanup.policy":
 			if v == "compact" || v == "compact,delete" || v == "delete,compact" {
 				tc.Cleanup = engine.CleanupCompact
@@ -242,16 +249,23 @@ func topicConfig(cs []kadm.Config) engine.TopicConfig {
 }
 
 // kafkaConfigs turns the parts of a Pulse topic config a cluster has into
-// Kafka topic configs; the engine-only ones (sync mode, codec of stored
-// frames) have no cluster meaning and are refused when set to a value other
-// than the default, so nothing is silently dropped.
+// Kafka topic configs. The sync mode interval is flush.messages as the
+// listener maps it; the default (every-write, what a create that names
+// none gets) leaves the cluster its own flush.messages, so that a topic
+// created through Pulse does not fsync every message of a real cluster
+// unasked (it reads back as the cluster has it: interval on Kafka's
+// default). A codec other than Pulse's stored ones is refused.
 func kafkaConfigs(cfg engine.TopicConfig) (map[string]*string, error) {
 	def := engine.DefaultTopicConfig()
-	if cfg.SyncMode != "" && cfg.SyncMode != def.SyncMode {
-		return nil, fmt.Errorf("%w: sync mode %q is a local engine setting; a cluster acks with acks=all", engine.ErrInvalidConfig, cfg.SyncMode)
-	}
 	out := map[string]*string{}
 	set := func(k, v string) { out[k] = &v }
+	switch cfg.SyncMode {
+	case "", def.SyncMode:
+	case engine.SyncInterval:
+		set("flush.messages", kafka.FlushMessages(cfg.SyncMode))
+	default:
+		return nil, fmt.Errorf("%w: sync mode %q (want every-write or interval)", engine.ErrInvalidConfig, cfg.SyncMode)
+	}
 	switch cfg.Codec {
 	case "", "zstd", "none":
 		// Pulse's stored codec; the cluster keeps the producer's ("producer").
@@ -318,6 +332,7 @@ func (s *Source) DeleteTopic(name string) error {
 		err = resp.Err
 	}
 	s.forget(name)
+	s.grow.grown(name)
 	if err != nil {
 		return mapErr(fmt.Sprintf("delete topic %q", name), err)
 	}
@@ -387,10 +402,17 @@ func (s *Source) checkPartition(topic string, p int) error {
 	return nil
 }
 
-// AlterTopic changes a topic's retention and cleanup on the cluster
-// (IncrementalAlterConfigs: SET of what cfg gives, DELETE back to the
-// cluster's default of what it leaves unset). The partition count, codec,
-// segment size and sync mode are not changed here, as on the engine.
+// AlterTopic changes a topic on the cluster as engine.AlterTopic does on a
+// data dir: retention, cleanup, segment size and sync mode through
+// IncrementalAlterConfigs (SET of what cfg gives, DELETE back to the
+// cluster's default of the retention it leaves unset; segment.bytes;
+// flush.messages, 1 for every-write and Kafka's default for interval, as
+// Pulse's own listener maps it), and the partition count through
+// CreatePartitions (it grows, never shrinks). A zero SegmentMaxBytes or an
+// empty SyncMode keeps the topic's. Every value is checked with the
+// listener's config parser (kafka.SetTopicConfig) and the whole change is
+// first validated by the cluster (validate-only requests), so a refused
+// alter changes nothing. The codec is fixed at creation.
 func (s *Source) AlterTopic(name string, cfg engine.TopicConfig) error {
 	if err := engine.ValidateTopicName(name); err != nil {
 		return err
@@ -400,45 +422,124 @@ func (s *Source) AlterTopic(name string, cfg engine.TopicConfig) error {
 		return err
 	}
 	old := cur.Config
-	if cfg.Partitions != old.Partitions || cfg.SegmentMaxBytes != old.SegmentMaxBytes ||
-		(cfg.SyncMode != "" && cfg.SyncMode != old.SyncMode) || (cfg.Codec != "" && cfg.Codec != old.Codec) {
-		return fmt.Errorf("%w: topic %s: partitions, codec, segment size and sync mode cannot change", engine.ErrInvalidConfig, name)
+	if cfg.Codec != "" && cfg.Codec != old.Codec {
+		return fmt.Errorf("%w: topic %s: the codec is fixed at creation", engine.ErrInvalidConfig, name)
 	}
-	set := func(k, v string) kadm.AlterConfig {
-		return kadm.AlterConfig{Op: kadm.SetConfig, Name: k, Value: &v}
+	if cfg.Partitions < old.Partitions {
+		return fmt.Errorf("%w: topic %s: partitions %d: a topic's partitions grow, never shrink (it has %d)", engine.ErrInvalidConfig, name, cfg.Partitions, old.Partitions)
 	}
-	del := func(k string) kadm.AlterConfig { return kadm.AlterConfig{Op: kadm.DeleteConfig, Name: k} }
 	var alter []kadm.AlterConfig
+	var bad error
+	check := engine.TopicConfig{}
+	set := func(k, v string) {
+		if err := kafka.SetTopicConfig(&check, k, v); err != nil && bad == nil {
+			bad = fmt.Errorf("topic %s: %w", name, err)
+		}
+		alter = append(alter, kadm.AlterConfig{Op: kadm.SetConfig, Name: k, Value: &v})
+	}
+	del := func(k string) { alter = append(alter, kadm.AlterConfig{Op: kadm.DeleteConfig, Name: k}) }
 	switch cfg.Cleanup {
 	case engine.CleanupCompact:
-		alter = append(alter, set("cleanup.policy", "compact"))
+		set("cleanup.policy", "compact")
 	case "", engine.CleanupDelete:
-		alter = append(alter, set("cleanup.policy", "delete"))
+		set("cleanup.policy", "delete")
 	default:
 		return fmt.Errorf("%w: cleanup %q", engine.ErrInvalidConfig, cfg.Cleanup)
 	}
 	if cfg.RetentionMaxAge > 0 {
-		alter = append(alter, set("retention.ms", strconv.FormatInt(cfg.RetentionMaxAge.Milliseconds(), 10)))
+		set("retention.ms", strconv.FormatInt(cfg.RetentionMaxAge.Milliseconds(), 10))
 	} else {
-		alter = append(alter, del("retention.ms"))
+		del("retention.ms")
 	}
 	if cfg.RetentionMaxBytes > 0 {
-		alter = append(alter, set("retention.bytes", strconv.FormatInt(cfg.RetentionMaxBytes, 10)))
+		set("retention.bytes", strconv.FormatInt(cfg.RetentionMaxBytes, 10))
 	} else {
-		alter = append(alter, del("retention.bytes"))
+		del("retention.bytes")
 	}
+	if cfg.SegmentMaxBytes != 0 && cfg.SegmentMaxBytes != old.SegmentMaxBytes {
+		set("segment.bytes", strconv.FormatInt(cfg.SegmentMaxBytes, 10))
+	}
+	if cfg.SyncMode != "" && cfg.SyncMode != old.SyncMode {
+		switch cfg.SyncMode {
+		case engine.SyncEveryWrite, engine.SyncInterval:
+			set("flush.messages", kafka.FlushMessages(cfg.SyncMode))
+		default:
+			return fmt.Errorf("%w: topic %s: sync mode %q (want every-write or interval)", engine.ErrInvalidConfig, name, cfg.SyncMode)
+		}
+	}
+	if bad != nil {
+		return bad
+	}
+	grow := cfg.Partitions > old.Partitions
+	defer s.forget(name)
+
+	// The cluster validates both parts before either applies.
+	if err := s.alterConfigs(name, alter, true); err != nil {
+		return err
+	}
+	if grow {
+		if err := s.updatePartitions(name, cfg.Partitions, true); err != nil {
+			return err
+		}
+	}
+	if err := s.alterConfigs(name, alter, false); err != nil {
+		return err
+	}
+	if grow {
+		if err := s.updatePartitions(name, cfg.Partitions, false); err != nil {
+			return fmt.Errorf("topic %s: the settings changed but the partitions did not grow: %w", name, err)
+		}
+		s.grow.grown(name)
+	}
+	return nil
+}
+
+// alterConfigs sends one IncrementalAlterConfigs of topic name (validate
+// only, or applied).
+func (s *Source) alterConfigs(name string, alter []kadm.AlterConfig, validate bool) error {
 	ctx, cancel := s.opCtx()
 	defer cancel()
-	resp, err := s.adm.AlterTopicConfigs(ctx, alter, name)
+	send, what := s.adm.AlterTopicConfigs, "alter topic %q"
+	if validate {
+		send, what = s.adm.ValidateAlterTopicConfigs, "alter topic %q (validating)"
+	}
+	resp, err := send(ctx, alter, name)
 	if err == nil {
 		var r kadm.AlterConfigsResponse
 		if r, err = resp.On(name, nil); err == nil {
 			err = r.Err
+			if err != nil && r.ErrMessage != "" {
+				err = fmt.Errorf("%w: %s", err, r.ErrMessage)
+			}
 		}
 	}
-	s.forget(name)
 	if err != nil {
-		return mapErr(fmt.Sprintf("alter topic %q", name), err)
+		return mapErr(fmt.Sprintf(what, name), err)
+	}
+	return nil
+}
+
+// updatePartitions grows topic name to n partitions with CreatePartitions
+// (validate only, or applied).
+func (s *Source) updatePartitions(name string, n int, validate bool) error {
+	ctx, cancel := s.opCtx()
+	defer cancel()
+	send, what := s.adm.UpdatePartitions, "grow topic %q to %d partitions"
+	if validate {
+		send, what = s.adm.ValidateUpdatePartitions, "grow topic %q to %d partitions (validating)"
+	}
+	resp, err := send(ctx, n, name)
+	if err == nil {
+		var r kadm.CreatePartitionsResponse
+		if r, err = resp.On(name, nil); err == nil {
+			err = r.Err
+			if err != nil && r.ErrMessage != "" {
+				err = fmt.Errorf("%w: %s", err, r.ErrMessage)
+			}
+		}
+	}
+	if err != nil {
+		return mapErr(fmt.Sprintf(what, name, n), err)
 	}
 	return nil
 }

@@ -150,3 +150,84 @@ func TestUIShowsClusterWatermarksAndLag(t *testing.T) {
 	}
 	tm.WaitFinished(t, teatest.WithFinalTimeout(hangGuard))
 }
+
+// The UI on a cluster source: the merged tail follows a grow made by
+// another Kafka client (a record produced to the new partition shows), and
+// the edit form grows the topic and sets its segment size on the cluster,
+// as kadm then reports.
+func TestUIMergedTailAndEditOnCluster(t *testing.T) {
+	lipgloss.SetColorProfile(termenv.Ascii)
+	addr := bootstrap(t)
+	topic := uniq(t, "grows")
+	kc, adm := kclient(t, addr)
+	createTopic(t, adm, topic, 2)
+	produce := func(p int32, v string) {
+		t.Helper()
+		kc.PurgeTopicsFromClient(topic) // the producer learns a new count
+		if err := kc.ProduceSync(testCtx(t), &kgo.Record{Topic: topic, Partition: p, Value: []byte(v)}).FirstErr(); err != nil {
+			t.Fatal(err)
+		}
+	}
+	produce(0, "first-a")
+	produce(1, "first-b")
+
+	src := openSource(t, addr)
+	m, err := tui.New(tui.Options{Source: src, Refresh: 100 * time.Millisecond, Clipboard: func(string) error { return nil }})
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { m.Close() })
+	tm := teatest.NewTestModel(t, m, teatest.WithInitialTermSize(130, 34))
+	waitScreen(t, tm, regexp.MustCompile(`kafka 127\.0\.0\.1:`))
+	typeKeys(tm, ":tail "+topic)
+	tm.Send(tea.KeyMsg{Type: tea.KeyEnter})
+	waitScreen(t, tm, regexp.MustCompile(`first-a`), regexp.MustCompile(`first-b`))
+
+	if _, err := adm.UpdatePartitions(testCtx(t), 3, topic); err != nil {
+		t.Fatal(err)
+	}
+	produce(2, "on-the-new-partition")
+	waitScreen(t, tm, regexp.MustCompile(`on-the-new-partition`))
+
+	tm.Send(tea.KeyMsg{Type: tea.KeyEsc}) // Topics
+	typeKeys(tm, "/"+topic)
+	tm.Send(tea.KeyMsg{Type: tea.KeyEnter})
+	typeKeys(tm, "e")
+	waitScreen(t, tm, regexp.MustCompile(`Edit topic `+regexp.QuoteMeta(topic)))
+	clear := tea.KeyMsg{Type: tea.KeyCtrlU}
+	for range 3 { // segment
+		tm.Send(tea.KeyMsg{Type: tea.KeyTab})
+	}
+	tm.Send(clear)
+	typeKeys(tm, "8MiB")
+	tm.Send(tea.KeyMsg{Type: tea.KeyTab})
+	tm.Send(tea.KeyMsg{Type: tea.KeyTab}) // partitions
+	tm.Send(clear)
+	typeKeys(tm, "4")
+	tm.Send(tea.KeyMsg{Type: tea.KeyEnter})
+	waitScreen(t, tm, regexp.MustCompile(`segment 8\.0 MiB, partitions 3→4`))
+
+	kc.PurgeTopicsFromClient(topic) // kadm answers Metadata from kgo's cache
+	md, err := adm.Metadata(testCtx(t), topic)
+	if err != nil || len(md.Topics[topic].Partitions) != 4 {
+		t.Fatalf("kadm sees %d partitions after the edit (%v), want 4", len(md.Topics[topic].Partitions), err)
+	}
+	rcs, err := adm.DescribeTopicConfigs(testCtx(t), topic)
+	if err != nil {
+		t.Fatal(err)
+	}
+	rc, _ := rcs.On(topic, nil)
+	seg := ""
+	for _, c := range rc.Configs {
+		if c.Key == "segment.bytes" && c.Value != nil {
+			seg = *c.Value
+		}
+	}
+	if seg != "8388608" {
+		t.Errorf("segment.bytes after the edit: %q, want 8388608", seg)
+	}
+	if err := tm.Quit(); err != nil {
+		t.Fatal(err)
+	}
+	tm.WaitFinished(t, teatest.WithFinalTimeout(hangGuard))
+}

@@ -1,0 +1,133 @@
+package cluster
+
+import (
+	"bufio"
+	"errors"
+	"net/http"
+	"strings"
+	"testing"
+
+	"github.com/pulselog/pulse/engine"
+	"github.com/pulselog/pulse/wsapi"
+	"github.com/twmb/franz-go/pkg/kgo"
+)
+
+// A websocket subscription and an SSE stream of a whole cluster topic,
+// opened before it grows, deliver the records of the new partitions: a
+// grow by another Kafka client (kadm's CreatePartitions, seen at the
+// Source's next poll) and one made through the Source (AlterTopic, seen at
+// once).
+func TestSubscriptionsFollowClusterGrow(t *testing.T) {
+	addr := bootstrap(t)
+	cl, adm := kclient(t, addr)
+	src := openSource(t, addr)
+	ws, _ := serve(t, src)
+	c := dialWS(t, ws)
+	ctx := testCtx(t)
+	name := uniq(t, "follow")
+	createTopic(t, adm, name, 2)
+
+	sub, err := c.Subscribe(ctx, wsapi.SubscribeOptions{Topic: name, Partition: -1, From: "latest"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	req, err := http.NewRequestWithContext(ctx, "GET", "http://"+ws+"/v1/topics/"+name+"/events", nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	resp, err := http.DefaultClient.Do(req)
+	if err != nil || resp.StatusCode != 200 {
+		t.Fatalf("GET events: %v %v", resp, err)
+	}
+	defer resp.Body.Close()
+	ids := make(chan string, 16)
+	go func() {
+		defer close(ids)
+		sc := bufio.NewScanner(resp.Body)
+		for sc.Scan() {
+			if id, ok := strings.CutPrefix(sc.Text(), "id: "); ok {
+				ids <- id
+			}
+		}
+	}()
+	produce := func(p int32, v string) {
+		t.Helper()
+		cl.PurgeTopicsFromClient(name) // the producer learns the new count
+		if err := cl.ProduceSync(ctx, &kgo.Record{Topic: name, Partition: p, Value: []byte(v)}).FirstErr(); err != nil {
+			t.Fatalf("produce to partition %d: %v", p, err)
+		}
+	}
+	wantPush := func(p int, v string) {
+		t.Helper()
+		select {
+		case push := <-sub.C():
+			if push.Err != nil || push.Partition != p || len(push.Records) != 1 || string(push.Records[0].Value) != v {
+				t.Fatalf("subscription got %+v, want %q on partition %d", push, v, p)
+			}
+		case <-ctx.Done():
+			t.Fatalf("the subscription got nothing from partition %d", p)
+		}
+	}
+	wantID := func(want string) {
+		t.Helper()
+		select {
+		case id := <-ids:
+			if id != want {
+				t.Fatalf("SSE event id %q, want %q", id, want)
+			}
+		case <-ctx.Done():
+			t.Fatalf("the SSE stream got no event %s", want)
+		}
+	}
+	// Both are running once they deliver a record made after them.
+	produce(0, "before")
+	wantPush(0, "before")
+	wantID("0/0,1/-1")
+
+	if _, err := adm.UpdatePartitions(ctx, 3, name); err != nil {
+		t.Fatal(err)
+	}
+	produce(2, "grown by kadm")
+	wantPush(2, "grown by kadm")
+	wantID("0/0,1/-1,2/0")
+
+	info, err := src.Describe(name)
+	if err != nil {
+		t.Fatal(err)
+	}
+	cfg := info.Config
+	cfg.Partitions = 4
+	if err := src.AlterTopic(name, cfg); err != nil {
+		t.Fatal(err)
+	}
+	produce(3, "grown by Pulse")
+	wantPush(3, "grown by Pulse")
+	wantID("0/0,1/-1,2/0,3/0")
+}
+
+// PartitionsChangedC of a topic the cluster does not have is
+// ErrTopicNotFound; a deleted topic closes the channel.
+func TestPartitionsChangedCDeleted(t *testing.T) {
+	src := openSource(t, bootstrap(t))
+	name := uniq(t, "gone")
+	if _, err := src.PartitionsChangedC(name); !errorsIsNotFound(err) {
+		t.Fatalf("PartitionsChangedC of a missing topic: %v, want ErrTopicNotFound", err)
+	}
+	if err := src.CreateTopic(name, engine.TopicConfig{Partitions: 1}); err != nil {
+		t.Fatal(err)
+	}
+	ch, err := src.PartitionsChangedC(name)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := src.DeleteTopic(name); err != nil {
+		t.Fatal(err)
+	}
+	select {
+	case <-ch:
+	case <-testCtx(t).Done():
+		t.Fatal("deleting the topic did not close its channel")
+	}
+}
+
+func errorsIsNotFound(err error) bool { return errors.Is(err, engine.ErrTopicNotFound) }
