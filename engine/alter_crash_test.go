@@ -33,6 +33,7 @@ func growChild(dir string) {
 		info, _ = e.Describe("g")
 	}
 	n := len(info.Partitions)
+	fmt.Printf("grown %d\n", n) // where this run starts (the test's first cycle creates the topic)
 	for n < MaxPartitions {
 		cfg := info.Config
 		cfg.Partitions = n + 1
