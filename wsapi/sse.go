@@ -13,6 +13,7 @@ import (
 	"time"
 
 	"github.com/pulselog/pulse/engine"
+	"github.com/pulselog/pulse/wsapi/wire"
 )
 
 // GET /v1/topics/{topic}/events?from=&partition= streams a topic as
@@ -50,14 +51,14 @@ type sseBatch struct {
 
 // parseLastEventID reads "p/o[,p/o...]"; each o is the last offset
 // delivered from p (-1 and up).
-func parseLastEventID(s string) (map[int]int64, *Error) {
+func parseLastEventID(s string) (map[int]int64, *wire.Error) {
 	last := make(map[int]int64)
 	for _, part := range strings.Split(s, ",") {
 		ps, os, ok := strings.Cut(strings.TrimSpace(part), "/")
 		p, err1 := strconv.Atoi(ps)
 		o, err2 := strconv.ParseInt(os, 10, 64)
 		if !ok || err1 != nil || err2 != nil || p < 0 || o < -1 {
-			return nil, errorf(CodeInvalidRequest, "Last-Event-ID %q: want <partition>/<offset>[,<partition>/<offset>...] as this stream sends in id:", s)
+			return nil, wire.Errorf(wire.CodeInvalidRequest, "Last-Event-ID %q: want <partition>/<offset>[,<partition>/<offset>...] as this stream sends in id:", s)
 		}
 		last[p] = o
 	}
@@ -101,7 +102,7 @@ func (s *Server) events(w http.ResponseWriter, r *http.Request) {
 		writeError(w, 0, e)
 		return
 	}
-	rq, e := parseReadQuery(r, fromLatest)
+	rq, e := parseReadQuery(r, wire.FromLatest)
 	if e != nil {
 		writeError(w, 0, e)
 		return
@@ -127,7 +128,7 @@ func (s *Server) events(w http.ResponseWriter, r *http.Request) {
 	}
 	if n := s.sseStreams.Add(1); n > int64(s.opts.MaxConns) {
 		s.sseStreams.Add(-1)
-		writeError(w, http.StatusServiceUnavailable, errorf(CodeRateLimited, "event stream limit reached (%d)", s.opts.MaxConns))
+		writeError(w, http.StatusServiceUnavailable, wire.Errorf(wire.CodeRateLimited, "event stream limit reached (%d)", s.opts.MaxConns))
 		return
 	}
 	defer s.sseStreams.Add(-1)
@@ -202,7 +203,7 @@ func (s *Server) events(w http.ResponseWriter, r *http.Request) {
 				last[b.p] = b.res.Records[i].Offset
 				buf = append(buf, "id: "...)
 				buf = append(appendEventID(buf, parts, last), '\n')
-				rec = appendRecordJSON(rec[:0], b.p, &b.res.Records[i])
+				rec = wire.AppendRecordJSON(rec[:0], b.p, &b.res.Records[i])
 				buf = append(appendEventData(buf, rec), '\n')
 			}
 			if !s.writeEvents(rc, w, buf) {
@@ -223,14 +224,14 @@ func (s *Server) events(w http.ResponseWriter, r *http.Request) {
 // checkResume refuses a Last-Event-ID past the end of a partition: this
 // topic never handed out those offsets (the id came from another topic or
 // data directory), and going on would skip whatever it writes next.
-func (s *Server) checkResume(topic string, resume map[int]int64) *Error {
+func (s *Server) checkResume(topic string, resume map[int]int64) *wire.Error {
 	ti, err := s.b.Describe(topic)
 	if err != nil {
 		return toError(err)
 	}
 	for p, o := range resume {
 		if p < len(ti.Partitions) && o >= ti.Partitions[p].LEO {
-			return errorf(CodeOffsetOutOfRange, "Last-Event-ID names offset %d of %s/%d, which ends at offset %d: not an id of this topic's stream", o, topic, p, ti.Partitions[p].LEO)
+			return wire.Errorf(wire.CodeOffsetOutOfRange, "Last-Event-ID names offset %d of %s/%d, which ends at offset %d: not an id of this topic's stream", o, topic, p, ti.Partitions[p].LEO)
 		}
 	}
 	return nil
@@ -243,7 +244,7 @@ const topicPoll = 100 * time.Millisecond
 // awaitTopic waits until topic exists (or ctx ends, or the server stops)
 // and returns where a stream starts in it: the first record of each
 // partition (or of partition *only).
-func (s *Server) awaitTopic(ctx context.Context, topic string, only *int) ([]StartPos, error) {
+func (s *Server) awaitTopic(ctx context.Context, topic string, only *int) ([]wire.StartPos, error) {
 	t := time.NewTicker(topicPoll)
 	defer t.Stop()
 	for {
@@ -254,7 +255,7 @@ func (s *Server) awaitTopic(ctx context.Context, topic string, only *int) ([]Sta
 		case <-s.stopC:
 			return nil, ErrServerClosed
 		}
-		starts, err := (&conn{srv: s}).startOffsets(topic, only, fromSpec{kind: fromEarliest}, "", false)
+		starts, err := (&conn{srv: s}).startOffsets(topic, only, wire.From{Kind: wire.FromEarliest}, "", false)
 		if !errors.Is(err, engine.ErrTopicNotFound) {
 			return starts, err
 		}
@@ -270,7 +271,7 @@ func appendEventError(dst []byte, p int, err error) []byte {
 	if p >= 0 {
 		data = append(strconv.AppendInt(append(data, `"partition":`...), int64(p), 10), ',')
 	}
-	data = append(appendErrorField(data, toError(err)), '}')
+	data = append(wire.AppendErrorField(data, toError(err)), '}')
 	return append(appendEventData(dst, data), '\n')
 }
 
