@@ -22,25 +22,36 @@ import (
 	"github.com/pulselog/pulse/engine"
 )
 
-// AddSeeds adds every file of wsapi/testdata/dir to f's corpus.
+// AddSeeds adds every file of wsapi/testdata/dir/*.json to f's corpus.
 func AddSeeds(f *testing.F, dir string) {
 	f.Helper()
-	_, here, _, ok := runtime.Caller(0)
-	if !ok {
-		f.Fatal("wiretest: cannot find wsapi/testdata")
-	}
-	root := filepath.Join(filepath.Dir(here), "..", "..", "testdata", dir)
-	files, err := filepath.Glob(filepath.Join(root, "*.json"))
-	if err != nil || len(files) == 0 {
-		f.Fatalf("no seeds in %s: %v", root, err)
-	}
-	for _, name := range files {
-		b, err := os.ReadFile(name)
-		if err != nil {
-			f.Fatal(err)
-		}
+	for _, b := range Files(f, dir, "*.json") {
 		f.Add(b)
 	}
+}
+
+// Files returns the contents of the files of wsapi/testdata/dir matching
+// pattern, failing tb when there are none.
+func Files(tb testing.TB, dir, pattern string) [][]byte {
+	tb.Helper()
+	_, here, _, ok := runtime.Caller(0)
+	if !ok {
+		tb.Fatal("wiretest: cannot find wsapi/testdata")
+	}
+	root := filepath.Join(filepath.Dir(here), "..", "..", "testdata", dir)
+	names, err := filepath.Glob(filepath.Join(root, pattern))
+	if err != nil || len(names) == 0 {
+		tb.Fatalf("no seeds in %s: %v", root, err)
+	}
+	var out [][]byte
+	for _, name := range names {
+		b, err := os.ReadFile(name)
+		if err != nil {
+			tb.Fatal(err)
+		}
+		out = append(out, b)
+	}
+	return out
 }
 
 // Gen generates messages from the bytes of a fuzz input.
