@@ -21,7 +21,7 @@ import (
 //	GET  /v1/topics/{topic}/records   ?from=&limit=&partition= → JSON array
 //
 // Records have the fields of a websocket produce (RecordIn) and read back
-// as websocket pushes write them (appendRecordJSON); a produce is answered
+// as websocket pushes write them (wire.AppendRecordJSON); a produce is answered
 // with the same acks, once the topic's sync mode promise holds, and creates
 // the topic under the same AutoCreate rule.
 

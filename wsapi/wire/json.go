@@ -135,7 +135,7 @@ func (p *Parser) PlainString() (string, bool) {
 	return string(b), ok
 }
 
-// PlainBytes is plainString returning the bytes inside the quotes.
+// PlainBytes is PlainString returning the bytes inside the quotes.
 func (p *Parser) PlainBytes() ([]byte, bool) {
 	if p.Peek() != '"' {
 		return nil, false

@@ -115,7 +115,7 @@ func placeField(p *wire.Parser, key []byte, partition *int, offset, timestamp *i
 	return false, false
 }
 
-// fastRecord parses a record as the server writes it (appendRecordJSON)
+// fastRecord parses a record as the server writes it (wire.AppendRecordJSON)
 // when it has only the common fields: partition, offset, timestamp, a plain
 // key, a value that is JSON or a plain string, or a tombstone. Anything
 // else reports ok == false, for encoding/json.
