@@ -13,6 +13,8 @@ import (
 
 	"github.com/pulselog/pulse/engine"
 	"github.com/pulselog/pulse/wsapi"
+	"github.com/pulselog/pulse/wsapi/wire"
+	"github.com/pulselog/pulse/wsapi/wsclient"
 )
 
 func adminCtx(t *testing.T) context.Context {
@@ -182,7 +184,7 @@ func TestDeleteGroups(t *testing.T) {
 	ws := wsapi.New(p.eng, wsapi.DefaultOptions())
 	go ws.Serve(l)
 	t.Cleanup(func() { ws.Close() })
-	wc, err := wsapi.Dial(ctx, l.Addr().String(), wsapi.DialOptions{})
+	wc, err := wsclient.Dial(ctx, l.Addr().String(), wsclient.DialOptions{})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -191,8 +193,8 @@ func TestDeleteGroups(t *testing.T) {
 	if err != nil || len(tc.Consumers) != 2 || len(tc.Members["billing"]) != 1 || tc.Members["billing"][0].ID != ms[0].ID {
 		t.Fatalf("websocket consumers of dg, billing: %+v %v", tc, err)
 	}
-	var we *wsapi.Error
-	if _, err := wc.DeleteConsumer(ctx, "billing", "", false); !errors.As(err, &we) || we.Code != wsapi.CodeConsumerActive {
+	var we *wire.Error
+	if _, err := wc.DeleteConsumer(ctx, "billing", "", false); !errors.As(err, &we) || we.Code != wire.CodeConsumerActive {
 		t.Fatalf("websocket delete_consumer with a live member: %v", err)
 	}
 	dr, err := adm.DeleteGroups(ctx, "billing", "nobody")

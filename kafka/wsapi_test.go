@@ -11,6 +11,7 @@ import (
 	"github.com/twmb/franz-go/pkg/kgo"
 
 	"github.com/pulselog/pulse/wsapi"
+	"github.com/pulselog/pulse/wsapi/wsclient"
 )
 
 // TestWebsocketAndKafkaAreOne: records produced over Kafka are the
@@ -46,16 +47,16 @@ func TestWebsocketAndKafkaAreOne(t *testing.T) {
 		t.Fatal(err)
 	}
 
-	wc, err := wsapi.Dial(ctx, l.Addr().String(), wsapi.DialOptions{})
+	wc, err := wsclient.Dial(ctx, l.Addr().String(), wsclient.DialOptions{})
 	if err != nil {
 		t.Fatal(err)
 	}
 	defer wc.Close()
-	sub, err := wc.Subscribe(ctx, wsapi.SubscribeOptions{Topic: "both", Partition: -1, Consumer: "shared"})
+	sub, err := wc.Subscribe(ctx, wsclient.SubscribeOptions{Topic: "both", Partition: -1, Consumer: "shared"})
 	if err != nil {
 		t.Fatal(err)
 	}
-	var got []wsapi.Record
+	var got []wsclient.Record
 	for len(got) < 4 {
 		select {
 		case push, ok := <-sub.C():

@@ -6,28 +6,13 @@ import (
 	"time"
 
 	"github.com/pulselog/pulse/engine"
+	"github.com/pulselog/pulse/wsapi/wire"
 )
-
-// TopicAlter is the change of an alter_topic request: each field set is
-// changed, each left out keeps its value, and every change applies live
-// (engine.AlterTopic): retention and cleanup from the next maintenance
-// pass, segment_bytes from the next batch written, sync_mode from the next
-// produce, and partitions grow at once (never shrink). A refused change
-// (invalid_config, too_many_topics past the server's partition cap)
-// changes nothing.
-type TopicAlter struct {
-	RetentionMs    *int64  `json:"retention_ms,omitempty"`    // 0: no age limit
-	RetentionBytes *int64  `json:"retention_bytes,omitempty"` // 0: no size limit
-	Cleanup        *string `json:"cleanup,omitempty"`         // "delete" or "compact"
-	Partitions     *int    `json:"partitions,omitempty"`
-	SegmentBytes   *int64  `json:"segment_bytes,omitempty"`
-	SyncMode       *string `json:"sync_mode,omitempty"`
-}
 
 // alterRequest is the body of an alter_topic request:
 // {"op":"alter_topic","id":..,"topic":"orders","alter":{"retention_ms":0}}.
 type alterRequest struct {
-	Alter *TopicAlter `json:"alter"`
+	Alter *wire.TopicAlter `json:"alter"`
 }
 
 // topicAlterer is the backend's AlterTopic (*engine.Engine has it).
@@ -35,17 +20,17 @@ type topicAlterer interface {
 	AlterTopic(name string, cfg engine.TopicConfig) error
 }
 
-// apply changes cfg by a.
-func (a *TopicAlter) apply(cfg engine.TopicConfig) (engine.TopicConfig, *Error) {
+// applyAlter changes cfg by a.
+func applyAlter(a *wire.TopicAlter, cfg engine.TopicConfig) (engine.TopicConfig, *wire.Error) {
 	if a.RetentionMs != nil {
 		if *a.RetentionMs < 0 {
-			return cfg, errorf(CodeInvalidConfig, "retention_ms %d: must not be negative", *a.RetentionMs)
+			return cfg, wire.Errorf(wire.CodeInvalidConfig, "retention_ms %d: must not be negative", *a.RetentionMs)
 		}
 		cfg.RetentionMaxAge = time.Duration(*a.RetentionMs) * time.Millisecond
 	}
 	if a.RetentionBytes != nil {
 		if *a.RetentionBytes < 0 {
-			return cfg, errorf(CodeInvalidConfig, "retention_bytes %d: must not be negative", *a.RetentionBytes)
+			return cfg, wire.Errorf(wire.CodeInvalidConfig, "retention_bytes %d: must not be negative", *a.RetentionBytes)
 		}
 		cfg.RetentionMaxBytes = *a.RetentionBytes
 	}
@@ -54,18 +39,18 @@ func (a *TopicAlter) apply(cfg engine.TopicConfig) (engine.TopicConfig, *Error) 
 		case engine.CleanupDelete, engine.CleanupCompact:
 			cfg.Cleanup = c
 		default:
-			return cfg, errorf(CodeInvalidConfig, "cleanup %q: want delete or compact", *a.Cleanup)
+			return cfg, wire.Errorf(wire.CodeInvalidConfig, "cleanup %q: want delete or compact", *a.Cleanup)
 		}
 	}
 	if a.Partitions != nil {
 		if *a.Partitions < cfg.Partitions {
-			return cfg, errorf(CodeInvalidConfig, "partitions %d: a topic's partitions can grow, never shrink (it has %d)", *a.Partitions, cfg.Partitions)
+			return cfg, wire.Errorf(wire.CodeInvalidConfig, "partitions %d: a topic's partitions can grow, never shrink (it has %d)", *a.Partitions, cfg.Partitions)
 		}
 		cfg.Partitions = *a.Partitions
 	}
 	if a.SegmentBytes != nil {
 		if n := *a.SegmentBytes; n < engine.MinSegmentMaxBytes || n > engine.MaxSegmentMaxBytes {
-			return cfg, errorf(CodeInvalidConfig, "segment_bytes %d: want %d..%d (1 MiB..1 GiB)", n, engine.MinSegmentMaxBytes, engine.MaxSegmentMaxBytes)
+			return cfg, wire.Errorf(wire.CodeInvalidConfig, "segment_bytes %d: want %d..%d (1 MiB..1 GiB)", n, engine.MinSegmentMaxBytes, engine.MaxSegmentMaxBytes)
 		}
 		cfg.SegmentMaxBytes = *a.SegmentBytes
 	}
@@ -74,7 +59,7 @@ func (a *TopicAlter) apply(cfg engine.TopicConfig) (engine.TopicConfig, *Error) 
 		case engine.SyncEveryWrite, engine.SyncInterval:
 			cfg.SyncMode = m
 		default:
-			return cfg, errorf(CodeInvalidConfig, "sync_mode %q: want every-write or interval", *a.SyncMode)
+			return cfg, wire.Errorf(wire.CodeInvalidConfig, "sync_mode %q: want every-write or interval", *a.SyncMode)
 		}
 	}
 	return cfg, nil
@@ -89,13 +74,13 @@ func (c *conn) opAlterTopic(req *request, msg []byte) {
 	}
 	alt, ok := c.srv.b.(topicAlterer)
 	if !ok {
-		c.reply(req.ID, nil, errorf(CodeUnknownOp, "alter_topic: this server cannot change a topic's configuration"))
+		c.reply(req.ID, nil, wire.Errorf(wire.CodeUnknownOp, "alter_topic: this server cannot change a topic's configuration"))
 		return
 	}
 	var body alterRequest
 	dec := json.NewDecoder(bytes.NewReader(msg))
 	if err := dec.Decode(&body); err != nil || body.Alter == nil {
-		c.reply(req.ID, nil, errorf(CodeInvalidRequest, `alter_topic needs an "alter" object, e.g. {"retention_ms":604800000}`))
+		c.reply(req.ID, nil, wire.Errorf(wire.CodeInvalidRequest, `alter_topic needs an "alter" object, e.g. {"retention_ms":604800000}`))
 		return
 	}
 	t, err := c.srv.b.Describe(req.Topic)
@@ -103,7 +88,7 @@ func (c *conn) opAlterTopic(req *request, msg []byte) {
 		c.reply(req.ID, nil, toError(err))
 		return
 	}
-	cfg, perr := body.Alter.apply(t.Config)
+	cfg, perr := applyAlter(body.Alter, t.Config)
 	if perr != nil {
 		c.reply(req.ID, nil, perr)
 		return

@@ -1,5 +1,7 @@
 package wsapi
 
+import "github.com/pulselog/pulse/wsapi/wire"
+
 // partitionWatcher is the backend's PartitionsChangedC (*engine.Engine has
 // it): a channel closed when a topic gains partitions.
 type partitionWatcher interface {
@@ -30,7 +32,7 @@ func (s *subscription) followGrowth(have int) {
 				return
 			}
 			for p := have; p < len(t.Partitions); p++ {
-				starts, err := s.c.startOffsets(s.topic, &p, fromSpec{kind: fromEarliest}, s.consumer, false)
+				starts, err := s.c.startOffsets(s.topic, &p, wire.From{Kind: wire.FromEarliest}, s.consumer, false)
 				if err != nil {
 					s.fail(p, err)
 					return

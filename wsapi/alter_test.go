@@ -4,6 +4,8 @@ import (
 	"strings"
 	"testing"
 	"time"
+
+	"github.com/pulselog/pulse/wsapi/wire"
 )
 
 // alter_topic changes what it names, refuses what is invalid with
@@ -25,13 +27,13 @@ func TestAlterConsumersOffsetForTime(t *testing.T) {
 		code  string
 		says  string
 	}{
-		{map[string]any{"partitions": 1}, CodeInvalidConfig, "never shrink"},
-		{map[string]any{"partitions": 2000000}, CodeInvalidConfig, "partitions 2000000"},
-		{map[string]any{"sync_mode": "sometimes", "retention_ms": 0}, CodeInvalidConfig, `sync_mode "sometimes"`},
-		{map[string]any{"segment_bytes": 0}, CodeInvalidConfig, "segment_bytes 0"},
-		{map[string]any{"segment_bytes": 1 << 31, "retention_ms": 0}, CodeInvalidConfig, "segment_bytes 2147483648"},
-		{map[string]any{"cleanup": "shred"}, CodeInvalidConfig, `cleanup "shred"`},
-		{map[string]any{"retention_bytes": -1}, CodeInvalidConfig, "must not be negative"},
+		{map[string]any{"partitions": 1}, wire.CodeInvalidConfig, "never shrink"},
+		{map[string]any{"partitions": 2000000}, wire.CodeInvalidConfig, "partitions 2000000"},
+		{map[string]any{"sync_mode": "sometimes", "retention_ms": 0}, wire.CodeInvalidConfig, `sync_mode "sometimes"`},
+		{map[string]any{"segment_bytes": 0}, wire.CodeInvalidConfig, "segment_bytes 0"},
+		{map[string]any{"segment_bytes": 1 << 31, "retention_ms": 0}, wire.CodeInvalidConfig, "segment_bytes 2147483648"},
+		{map[string]any{"cleanup": "shred"}, wire.CodeInvalidConfig, `cleanup "shred"`},
+		{map[string]any{"retention_bytes": -1}, wire.CodeInvalidConfig, "must not be negative"},
 	} {
 		r := c.call(10+i, map[string]any{"op": "alter_topic", "topic": "orders", "alter": bad.alter})
 		msg, _ := r["error"].(map[string]any)["message"].(string)
@@ -39,7 +41,7 @@ func TestAlterConsumersOffsetForTime(t *testing.T) {
 			t.Errorf("alter %v: %v", bad.alter, r)
 		}
 	}
-	if r := c.call(20, map[string]any{"op": "alter_topic", "topic": "orders"}); errCode(r) != CodeInvalidRequest {
+	if r := c.call(20, map[string]any{"op": "alter_topic", "topic": "orders"}); errCode(r) != wire.CodeInvalidRequest {
 		t.Errorf("alter without alter: %v", r)
 	}
 	// Nothing the refusals touched changed.
@@ -71,10 +73,10 @@ func TestAlterConsumersOffsetForTime(t *testing.T) {
 	if r := c.call(34, map[string]any{"op": "offset_for_time", "topic": "orders", "partition": 1, "timestamp": time.Now().UnixMilli() + 60000}); r["offset"] != float64(2) {
 		t.Fatalf("offset_for_time after the records (the HWM): %v", r)
 	}
-	if r := c.call(35, map[string]any{"op": "offset_for_time", "topic": "orders", "partition": 1}); errCode(r) != CodeInvalidRequest {
+	if r := c.call(35, map[string]any{"op": "offset_for_time", "topic": "orders", "partition": 1}); errCode(r) != wire.CodeInvalidRequest {
 		t.Fatalf("offset_for_time without a timestamp: %v", r)
 	}
-	if r := c.call(36, map[string]any{"op": "consumers", "topic": "nosuch"}); errCode(r) != CodeTopicNotFound {
+	if r := c.call(36, map[string]any{"op": "consumers", "topic": "nosuch"}); errCode(r) != wire.CodeTopicNotFound {
 		t.Fatalf("consumers of a missing topic: %v", r)
 	}
 }
@@ -174,12 +176,12 @@ func TestDeleteConsumer(t *testing.T) {
 		req  map[string]any
 		code string
 	}{
-		{map[string]any{"consumer": "billing"}, CodeConsumerNotFound},
-		{map[string]any{"consumer": "audit", "topic": "users"}, CodeConsumerNotFound},
-		{map[string]any{"consumer": "audit", "topic": "nosuch"}, CodeTopicNotFound},
-		{map[string]any{}, CodeInvalidRequest},
-		{map[string]any{"consumer": "a/b"}, CodeInvalidRequest},
-		{map[string]any{"consumer": "audit", "dry_run": "yes"}, CodeInvalidRequest},
+		{map[string]any{"consumer": "billing"}, wire.CodeConsumerNotFound},
+		{map[string]any{"consumer": "audit", "topic": "users"}, wire.CodeConsumerNotFound},
+		{map[string]any{"consumer": "audit", "topic": "nosuch"}, wire.CodeTopicNotFound},
+		{map[string]any{}, wire.CodeInvalidRequest},
+		{map[string]any{"consumer": "a/b"}, wire.CodeInvalidRequest},
+		{map[string]any{"consumer": "audit", "dry_run": "yes"}, wire.CodeInvalidRequest},
 	} {
 		bad.req["op"] = "delete_consumer"
 		if r := c.call(30+i, bad.req); errCode(r) != bad.code {

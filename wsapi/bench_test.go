@@ -3,6 +3,8 @@ package wsapi
 import (
 	"context"
 	"fmt"
+	"github.com/pulselog/pulse/wsapi/wire"
+	"github.com/pulselog/pulse/wsapi/wsclient"
 	"strings"
 	"sync"
 	"testing"
@@ -11,11 +13,11 @@ import (
 )
 
 // benchRecords makes n records of ~1 KiB JSON-like values.
-func benchRecords(n int) []RecordIn {
-	recs := make([]RecordIn, n)
+func benchRecords(n int) []wire.RecordIn {
+	recs := make([]wire.RecordIn, n)
 	for i := range recs {
 		k := fmt.Sprintf("k%d", i%1000)
-		recs[i] = RecordIn{Key: &k, Value: fmt.Appendf(nil, `{"id":%d,"type":"order.created","pad":"%s"}`, i, strings.Repeat("x", 950))}
+		recs[i] = wire.RecordIn{Key: &k, Value: fmt.Appendf(nil, `{"id":%d,"type":"order.created","pad":"%s"}`, i, strings.Repeat("x", 950))}
 	}
 	return recs
 }
@@ -32,7 +34,7 @@ func benchProduce(b *testing.B, binary bool) {
 	ts := startServer(b, DefaultOptions())
 	ctx := context.Background()
 	admin := dialClient(b, ts.addr)
-	if _, err := admin.CreateTopic(ctx, "bench", TopicConfig{Codec: "none", SyncMode: "interval"}); err != nil {
+	if _, err := admin.CreateTopic(ctx, "bench", wire.TopicConfig{Codec: "none", SyncMode: "interval"}); err != nil {
 		b.Fatal(err)
 	}
 	recs := benchRecords(100)
@@ -41,7 +43,7 @@ func benchProduce(b *testing.B, binary bool) {
 		bin[i] = engine.Record{Key: []byte(*r.Key), Value: r.Value}
 	}
 	const conns, window = 4, 16
-	clients := make([]*Client, conns)
+	clients := make([]*wsclient.Client, conns)
 	for i := range clients {
 		clients[i] = dialClient(b, ts.addr)
 	}
@@ -53,10 +55,10 @@ func benchProduce(b *testing.B, binary bool) {
 		wg.Add(1)
 		go func() {
 			defer wg.Done()
-			var inflight []*Pending
+			var inflight []*wsclient.Pending
 			for sent := 0; sent < per || len(inflight) > 0; {
 				if sent < per && len(inflight) < window {
-					var p *Pending
+					var p *wsclient.Pending
 					var err error
 					if binary {
 						p, err = c.ProduceBytesAsync("bench", 0, bin)
@@ -112,36 +114,4 @@ func BenchmarkEngineProduce100(b *testing.B) {
 		}()
 	}
 	wg.Wait()
-}
-
-// structuredValue is a ~1 KiB JSON value shaped like pulse bench's records:
-// many short strings and numbers.
-func structuredValue() []byte {
-	b := []byte(`{"id":12345,"type":"order.created","user":"user-4711","ts":1764000012345,"amount":123.45,"tags":["a","b"],"items":[`)
-	for j := 0; len(b) < 1000; j++ {
-		b = fmt.Appendf(b, `{"sku":"SKU-%05d","qty":%d},`, j*7919%100000, 1+j%9)
-	}
-	b[len(b)-1] = ']'
-	return append(b, '}')
-}
-
-// BenchmarkValidJSON measures the value check both the client and the
-// server run on every JSON record value.
-func BenchmarkValidJSON(b *testing.B) {
-	for _, tc := range []struct {
-		name string
-		v    []byte
-	}{
-		{"structured", structuredValue()},
-		{"long_string", benchRecords(1)[0].Value},
-	} {
-		b.Run(tc.name, func(b *testing.B) {
-			b.SetBytes(int64(len(tc.v)))
-			for range b.N {
-				if !validJSON(tc.v) {
-					b.Fatal("invalid")
-				}
-			}
-		})
-	}
 }

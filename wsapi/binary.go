@@ -2,35 +2,21 @@ package wsapi
 
 import (
 	"bytes"
-	"encoding/binary"
-	"unicode/utf8"
 
 	"github.com/pulselog/pulse/engine"
+	"github.com/pulselog/pulse/wsapi/wire"
 )
 
 // A binary produce frame on /v1/ws is a produce request whose records are
-// bytes, not JSON: the request's JSON header on one line, a newline, then
-// the records, each
-//
-//	uvarint  key length + 1 (0: no key), then the key
-//	uvarint  value length + 1 (0: a tombstone), then the value
-//	uvarint  number of headers, then for each
-//	         uvarint name length, the name (UTF-8), uvarint value length, the value
-//
-// up to the end of the frame. Keys, values and header values are stored as
-// they are, so neither side encodes, escapes or validates them as JSON: it
-// is the fast path for producing large batches (docs/websocket.md).
-
-// maxBinaryHeaders bounds the headers of one record of a binary frame.
-const maxBinaryHeaders = 64
+// bytes: its layout is package wire's (wire/binary.go).
 
 // decodeBinaryProduce splits a binary produce frame into its request header
 // and its records. Keys, values and header values are sub-slices of msg.
 // Errors are protocol errors naming what was wrong.
-func decodeBinaryProduce(msg []byte, maxRecordBytes int) (*request, []engine.Record, int, *Error) {
+func decodeBinaryProduce(msg []byte, maxRecordBytes int) (*request, []engine.Record, int, *wire.Error) {
 	nl := bytes.IndexByte(msg, '\n')
 	if nl < 0 {
-		return nil, nil, 0, errorf(CodeInvalidRequest, "binary frame: want a JSON produce header, a newline, then the records")
+		return nil, nil, 0, wire.Errorf(wire.CodeInvalidRequest, "binary frame: want a JSON produce header, a newline, then the records")
 	}
 	head := msg[:nl]
 	req, e := decodeRequest(head, "binary frame header")
@@ -39,131 +25,10 @@ func decodeBinaryProduce(msg []byte, maxRecordBytes int) (*request, []engine.Rec
 	}
 	switch {
 	case req.Op != "produce":
-		return req, nil, 0, errorf(CodeInvalidRequest, `binary frame header has op %q: binary frames carry only "produce"`, req.Op)
-	case req.RecordIn.hasValue() || req.Records != nil || req.Key != nil || req.KeyB64 != nil || req.Headers != nil || req.HeadersB64 != nil:
-		return req, nil, 0, errorf(CodeInvalidRequest, "binary frame header has record fields: the records follow the header in binary")
+		return req, nil, 0, wire.Errorf(wire.CodeInvalidRequest, `binary frame header has op %q: binary frames carry only "produce"`, req.Op)
+	case req.RecordIn.HasValue() || req.Records != nil || req.Key != nil || req.KeyB64 != nil || req.Headers != nil || req.HeadersB64 != nil:
+		return req, nil, 0, wire.Errorf(wire.CodeInvalidRequest, "binary frame header has record fields: the records follow the header in binary")
 	}
-	recs, size, e := decodeBinaryRecords(msg[nl+1:], maxRecordBytes)
+	recs, size, e := wire.DecodeBinaryRecords(msg[nl+1:], maxRequestRecords, maxRecordBytes)
 	return req, recs, size, e
-}
-
-// decodeBinaryRecords decodes the records section of a binary produce
-// frame: at least one record, at most maxRequestRecords. It returns the
-// records and the sum of their key and value sizes.
-func decodeBinaryRecords(b []byte, maxRecordBytes int) ([]engine.Record, int, *Error) {
-	var recs []engine.Record
-	total := 0
-	i := 0
-	for i < len(b) {
-		n := len(recs)
-		if n == maxRequestRecords {
-			return nil, 0, errorf(CodeInvalidRequest, "more than %d records in one request", maxRequestRecords)
-		}
-		var rec engine.Record
-		key, i2, e := binaryField(b, i, n, "key")
-		if e != nil {
-			return nil, 0, e
-		}
-		val, i3, e := binaryField(b, i2, n, "value")
-		if e != nil {
-			return nil, 0, e
-		}
-		rec.Key, rec.Value, i = key, val, i3 // nil Value: a tombstone
-		hn, w := binary.Uvarint(b[i:])
-		if w <= 0 {
-			return nil, 0, errorf(CodeInvalidRequest, "record %d: bad header count", n)
-		}
-		i += w
-		if hn > maxBinaryHeaders {
-			return nil, 0, errorf(CodeInvalidRequest, "record %d: %d headers (at most %d)", n, hn, maxBinaryHeaders)
-		}
-		size := len(rec.Key) + len(rec.Value)
-		for h := range int(hn) {
-			name, j, e := binaryBytes(b, i, n, "header name")
-			if e != nil {
-				return nil, 0, e
-			}
-			v, j, e := binaryBytes(b, j, n, "header value")
-			if e != nil {
-				return nil, 0, e
-			}
-			i = j
-			if !utf8.Valid(name) {
-				return nil, 0, errorf(CodeInvalidRequest, "record %d: header %d: name is not UTF-8", n, h)
-			}
-			for _, prev := range rec.Headers {
-				if prev.Key == string(name) {
-					return nil, 0, errorf(CodeInvalidRequest, "record %d: header %q twice", n, name)
-				}
-			}
-			rec.Headers = append(rec.Headers, engine.Header{Key: string(name), Value: v})
-			size += len(name) + len(v)
-		}
-		if size > maxRecordBytes {
-			return nil, 0, errorf(CodeRecordTooLarge, "record %d: %d bytes exceeds the limit of %d bytes", n, size, maxRecordBytes)
-		}
-		total += len(rec.Key) + len(rec.Value)
-		recs = append(recs, rec)
-	}
-	if len(recs) == 0 {
-		return nil, 0, errorf(CodeInvalidRequest, "binary frame has no records after its header")
-	}
-	return recs, total, nil
-}
-
-// binaryField reads a length+1-prefixed key or value at b[i:]: nil for a
-// length of 0 (no key, a tombstone), else a non-nil slice.
-func binaryField(b []byte, i, rec int, what string) ([]byte, int, *Error) {
-	l, w := binary.Uvarint(b[i:])
-	if w <= 0 {
-		return nil, i, errorf(CodeInvalidRequest, "record %d: bad %s length", rec, what)
-	}
-	i += w
-	if l == 0 {
-		return nil, i, nil
-	}
-	l--
-	if l > uint64(len(b)-i) {
-		return nil, i, errorf(CodeInvalidRequest, "record %d: %s of %d bytes, only %d left in the frame", rec, what, l, len(b)-i)
-	}
-	return b[i : i+int(l) : i+int(l)], i + int(l), nil
-}
-
-// binaryBytes reads a length-prefixed byte string at b[i:].
-func binaryBytes(b []byte, i, rec int, what string) ([]byte, int, *Error) {
-	l, w := binary.Uvarint(b[i:])
-	if w <= 0 {
-		return nil, i, errorf(CodeInvalidRequest, "record %d: bad %s length", rec, what)
-	}
-	i += w
-	if l > uint64(len(b)-i) {
-		return nil, i, errorf(CodeInvalidRequest, "record %d: %s of %d bytes, only %d left in the frame", rec, what, l, len(b)-i)
-	}
-	return b[i : i+int(l) : i+int(l)], i + int(l), nil
-}
-
-// appendBinaryRecords appends the records part of a binary produce frame.
-func appendBinaryRecords(b []byte, recs []engine.Record) []byte {
-	for i := range recs {
-		r := &recs[i]
-		b = appendLenPlus1(b, r.Key)
-		b = appendLenPlus1(b, r.Value)
-		b = binary.AppendUvarint(b, uint64(len(r.Headers)))
-		for _, h := range r.Headers {
-			b = binary.AppendUvarint(b, uint64(len(h.Key)))
-			b = append(b, h.Key...)
-			b = binary.AppendUvarint(b, uint64(len(h.Value)))
-			b = append(b, h.Value...)
-		}
-	}
-	return b
-}
-
-// appendLenPlus1 appends v with its length + 1 (0 for nil).
-func appendLenPlus1(b, v []byte) []byte {
-	if v == nil {
-		return append(b, 0)
-	}
-	b = binary.AppendUvarint(b, uint64(len(v))+1)
-	return append(b, v...)
 }

@@ -4,6 +4,8 @@ import (
 	"bytes"
 	"encoding/json"
 	"fmt"
+	"github.com/pulselog/pulse/wsapi/wire"
+	"github.com/pulselog/pulse/wsapi/wsclient"
 	"os"
 	"path/filepath"
 	"reflect"
@@ -11,6 +13,7 @@ import (
 	"testing"
 
 	"github.com/gorilla/websocket"
+
 	"github.com/pulselog/pulse/engine"
 )
 
@@ -32,7 +35,7 @@ func TestBinaryProduceRoundTrip(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	p2, err := c.ProduceAsync("bin", 0, []RecordIn{{Value: []byte(`"json"`)}})
+	p2, err := c.ProduceAsync("bin", 0, []wire.RecordIn{{Value: []byte(`"json"`)}})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -87,7 +90,7 @@ func TestBinaryProduceRoundTrip(t *testing.T) {
 
 // binFrame builds a binary produce frame from a header line and records.
 func binFrame(head string, recs ...engine.Record) []byte {
-	return appendBinaryRecords([]byte(head+"\n"), recs)
+	return wire.AppendBinaryRecords([]byte(head+"\n"), recs)
 }
 
 // TestBinaryProduceErrors sends malformed binary frames: each gets its
@@ -104,24 +107,24 @@ func TestBinaryProduceErrors(t *testing.T) {
 		frame []byte
 		code  string
 	}{
-		{"no newline", []byte(`{"op":"produce","id":1,"topic":"t"}`), CodeInvalidRequest},
-		{"header not JSON", binFrame(`{"op":`, one), CodeInvalidJSON},
-		{"not a produce", binFrame(`{"op":"subscribe","id":1,"topic":"t"}`, one), CodeInvalidRequest},
-		{"inline value in header", binFrame(`{"op":"produce","id":1,"topic":"t","value":1}`, one), CodeInvalidRequest},
-		{"records in header", binFrame(`{"op":"produce","id":1,"topic":"t","records":[]}`, one), CodeInvalidRequest},
-		{"no records", binFrame(`{"op":"produce","id":1,"topic":"t"}`), CodeInvalidRequest},
-		{"truncated value", good[:len(good)-2], CodeInvalidRequest},
-		{"length past the end", append(binFrame(`{"op":"produce","id":1,"topic":"t"}`), 0, 0x90, 0x4e), CodeInvalidRequest},
-		{"bad varint", append(binFrame(`{"op":"produce","id":1,"topic":"t"}`), 0xff, 0xff, 0xff, 0xff, 0xff, 0xff, 0xff, 0xff, 0xff, 0xff, 0xff), CodeInvalidRequest},
-		{"missing header count", append(binFrame(`{"op":"produce","id":1,"topic":"t"}`), 0, 0), CodeInvalidRequest},
-		{"header name not UTF-8", binFrame(`{"op":"produce","id":1,"topic":"t"}`, engine.Record{Value: []byte("v"), Headers: []engine.Header{{Key: "\xff", Value: nil}}}), CodeInvalidRequest},
-		{"header twice", binFrame(`{"op":"produce","id":1,"topic":"t"}`, engine.Record{Value: []byte("v"), Headers: []engine.Header{{Key: "a"}, {Key: "a"}}}), CodeInvalidRequest},
-		{"too many headers", append(binFrame(`{"op":"produce","id":1,"topic":"t"}`), 0, 0, 65), CodeInvalidRequest},
-		{"record too large", binFrame(`{"op":"produce","id":1,"topic":"t"}`, one, engine.Record{Value: bytes.Repeat([]byte("x"), 101)}), CodeRecordTooLarge},
-		{"bad topic", binFrame(`{"op":"produce","id":1,"topic":"a/b"}`, one), CodeInvalidTopic},
-		{"dot dot topic", binFrame(`{"op":"produce","id":1,"topic":".."}`, one), CodeInvalidTopic},
-		{"negative partition", binFrame(`{"op":"produce","id":1,"topic":"t","partition":-1}`, one), CodePartitionOutOfRange},
-		{"partition out of range", binFrame(`{"op":"produce","id":1,"topic":"t","partition":7}`, one), CodePartitionOutOfRange},
+		{"no newline", []byte(`{"op":"produce","id":1,"topic":"t"}`), wire.CodeInvalidRequest},
+		{"header not JSON", binFrame(`{"op":`, one), wire.CodeInvalidJSON},
+		{"not a produce", binFrame(`{"op":"subscribe","id":1,"topic":"t"}`, one), wire.CodeInvalidRequest},
+		{"inline value in header", binFrame(`{"op":"produce","id":1,"topic":"t","value":1}`, one), wire.CodeInvalidRequest},
+		{"records in header", binFrame(`{"op":"produce","id":1,"topic":"t","records":[]}`, one), wire.CodeInvalidRequest},
+		{"no records", binFrame(`{"op":"produce","id":1,"topic":"t"}`), wire.CodeInvalidRequest},
+		{"truncated value", good[:len(good)-2], wire.CodeInvalidRequest},
+		{"length past the end", append(binFrame(`{"op":"produce","id":1,"topic":"t"}`), 0, 0x90, 0x4e), wire.CodeInvalidRequest},
+		{"bad varint", append(binFrame(`{"op":"produce","id":1,"topic":"t"}`), 0xff, 0xff, 0xff, 0xff, 0xff, 0xff, 0xff, 0xff, 0xff, 0xff, 0xff), wire.CodeInvalidRequest},
+		{"missing header count", append(binFrame(`{"op":"produce","id":1,"topic":"t"}`), 0, 0), wire.CodeInvalidRequest},
+		{"header name not UTF-8", binFrame(`{"op":"produce","id":1,"topic":"t"}`, engine.Record{Value: []byte("v"), Headers: []engine.Header{{Key: "\xff", Value: nil}}}), wire.CodeInvalidRequest},
+		{"header twice", binFrame(`{"op":"produce","id":1,"topic":"t"}`, engine.Record{Value: []byte("v"), Headers: []engine.Header{{Key: "a"}, {Key: "a"}}}), wire.CodeInvalidRequest},
+		{"too many headers", append(binFrame(`{"op":"produce","id":1,"topic":"t"}`), 0, 0, 65), wire.CodeInvalidRequest},
+		{"record too large", binFrame(`{"op":"produce","id":1,"topic":"t"}`, one, engine.Record{Value: bytes.Repeat([]byte("x"), 101)}), wire.CodeRecordTooLarge},
+		{"bad topic", binFrame(`{"op":"produce","id":1,"topic":"a/b"}`, one), wire.CodeInvalidTopic},
+		{"dot dot topic", binFrame(`{"op":"produce","id":1,"topic":".."}`, one), wire.CodeInvalidTopic},
+		{"negative partition", binFrame(`{"op":"produce","id":1,"topic":"t","partition":-1}`, one), wire.CodePartitionOutOfRange},
+		{"partition out of range", binFrame(`{"op":"produce","id":1,"topic":"t","partition":7}`, one), wire.CodePartitionOutOfRange},
 	}
 	for _, tc := range cases {
 		if err := c.ws.WriteMessage(websocket.BinaryMessage, tc.frame); err != nil {
@@ -146,7 +149,7 @@ func TestBinaryProduceErrors(t *testing.T) {
 	if err := c.ws.WriteMessage(websocket.BinaryMessage, many); err != nil {
 		t.Fatal(err)
 	}
-	if m := c.next(); errCode(m) != CodeInvalidRequest || num(t, m, "id") != 2 {
+	if m := c.next(); errCode(m) != wire.CodeInvalidRequest || num(t, m, "id") != 2 {
 		t.Errorf("%d records: %v, want invalid_request", maxRequestRecords+1, m)
 	}
 	if d := topicDirs(t, ts.dir); len(d) != 0 {
@@ -205,7 +208,11 @@ func FuzzBinaryProduce(f *testing.F) {
 		if req.Partition != nil && *req.Partition >= 0 {
 			p = *req.Partition
 		}
-		again := appendBinaryProduce(nil, 1, "t", p, recs)
+		head := `{"op":"produce","id":1,"topic":"t"}`
+		if p >= 0 {
+			head = fmt.Sprintf(`{"op":"produce","id":1,"topic":"t","partition":%d}`, p)
+		}
+		again := binFrame(head, recs...)
 		_, recs2, _, e := decodeBinaryProduce(again, 1<<20)
 		if e != nil {
 			t.Fatalf("re-encoded frame refused: %v", e)
@@ -246,22 +253,22 @@ func TestProduceBuffersReused(t *testing.T) {
 	errs := make(chan error, workers)
 	for w := range workers {
 		go func() {
-			var pend []*Pending
+			var pend []*wsclient.Pending
 			for r := range requests {
 				var recs []engine.Record
 				for k := range 1 + (r*7+w)%13 {
 					v := fmt.Appendf(nil, `{"w":%d,"r":%d,"k":%d,"pad":"%s"}`, w, r, k, strings.Repeat("x", (r*131+k*17)%2000))
 					recs = append(recs, engine.Record{Key: fmt.Appendf(nil, "w%d", w), Value: v})
 				}
-				var p *Pending
+				var p *wsclient.Pending
 				var err error
 				if r%2 == 0 {
 					p, err = c.ProduceBytesAsync("reuse", 0, recs)
 				} else {
-					ins := make([]RecordIn, len(recs))
+					ins := make([]wire.RecordIn, len(recs))
 					for i, rec := range recs {
 						k := string(rec.Key)
-						ins[i] = RecordIn{Key: &k, Value: rec.Value}
+						ins[i] = wire.RecordIn{Key: &k, Value: rec.Value}
 					}
 					p, err = c.ProduceAsync("reuse", 0, ins)
 				}

@@ -6,6 +6,7 @@ import (
 	"testing"
 
 	"github.com/pulselog/pulse/engine"
+	"github.com/pulselog/pulse/wsapi/wire"
 )
 
 // TestTooManyTopics: past the engine's topic cap, an auto-creating produce
@@ -33,8 +34,8 @@ func TestTooManyTopics(t *testing.T) {
 		{"op": "create_topic", "topic": "c"},
 	} {
 		m := c.call(10+i, req)
-		if errCode(m) != CodeTooManyTopics {
-			t.Errorf("%v past the cap: %v, want %s", req["op"], m, CodeTooManyTopics)
+		if errCode(m) != wire.CodeTooManyTopics {
+			t.Errorf("%v past the cap: %v, want %s", req["op"], m, wire.CodeTooManyTopics)
 		}
 	}
 	if _, err := e.Describe("c"); !errors.Is(err, engine.ErrTopicNotFound) {

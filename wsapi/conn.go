@@ -6,13 +6,14 @@ import (
 	"errors"
 	"io"
 	"net/http"
-	"strconv"
 	"sync"
 	"sync/atomic"
 	"time"
 	"unicode/utf8"
 
 	"github.com/gorilla/websocket"
+
+	"github.com/pulselog/pulse/wsapi/wire"
 )
 
 type connMode int
@@ -225,7 +226,7 @@ func (c *conn) readPump() {
 	// and pongWait after its last message.
 	deadlineSet := time.Now()
 	for {
-		typ, msg, err := readMessage(c.ws, hint)
+		typ, msg, err := wire.ReadMessage(c.ws, hint)
 		hint = max(512, len(msg)+len(msg)/8)
 		if err != nil {
 			if errors.Is(err, websocket.ErrReadLimit) {
@@ -262,31 +263,6 @@ func (c *conn) readPump() {
 			c.handlePlainProduce(typ, msg)
 		case modeTail:
 			// Tail connections only receive; anything sent is ignored.
-		}
-	}
-}
-
-// readMessage is ws.ReadMessage with the buffer sized from a hint (the
-// size of the connection's previous messages), so that a producer's
-// similar-sized batches are read without growing a buffer from scratch each
-// time. The read limit applies as with ReadMessage.
-func readMessage(ws *websocket.Conn, hint int) (int, []byte, error) {
-	typ, r, err := ws.NextReader()
-	if err != nil {
-		return typ, nil, err
-	}
-	b := make([]byte, 0, hint)
-	for {
-		if len(b) == cap(b) {
-			b = append(b, 0)[:len(b)]
-		}
-		n, err := r.Read(b[len(b):cap(b)])
-		b = b[:len(b)+n]
-		if err == io.EOF {
-			return typ, b, nil
-		}
-		if err != nil {
-			return typ, nil, err
 		}
 	}
 }
@@ -456,49 +432,22 @@ func (c *conn) send1(ctx context.Context, msg []byte) bool {
 
 // reply queues the answer to request id: fields is a JSON object body
 // without braces (nil for {"id":..,"ok":true}), or err.
-func (c *conn) reply(id json.RawMessage, fields []byte, err *Error) {
-	c.enqueue(appendReply(make([]byte, 0, 64+len(fields)), id, fields, err))
-}
-
-// appendReply appends the reply frame to request id (see reply) to b.
-func appendReply(b []byte, id json.RawMessage, fields []byte, err *Error) []byte {
-	b = append(b, '{')
-	if len(id) > 0 {
-		b = append(b, `"id":`...)
-		b = append(b, id...)
-		b = append(b, ',')
-	}
-	switch {
-	case err != nil:
-		b = appendErrorField(b, err)
-	case fields == nil:
-		b = append(b, `"ok":true`...)
-	default:
-		b = append(b, fields...)
-	}
-	return append(b, '}')
+func (c *conn) reply(id json.RawMessage, fields []byte, err *wire.Error) {
+	c.enqueue(wire.AppendReply(make([]byte, 0, 64+len(fields)), id, fields, err))
 }
 
 // replyJSON queues {"id":..,"<name>":v}.
 func (c *conn) replyJSON(id json.RawMessage, name string, v any) {
 	body, err := json.Marshal(v)
 	if err != nil {
-		c.reply(id, nil, errorf(CodeInternal, "encoding reply: %v", err))
+		c.reply(id, nil, wire.Errorf(wire.CodeInternal, "encoding reply: %v", err))
 		return
 	}
 	f := make([]byte, 0, len(name)+3+len(body))
-	f = appendJSONString(f, []byte(name))
+	f = wire.AppendJSONString(f, []byte(name))
 	f = append(f, ':')
 	f = append(f, body...)
 	c.reply(id, f, nil)
-}
-
-func appendErrorField(b []byte, e *Error) []byte {
-	b = append(b, `"error":{"code":`...)
-	b = appendJSONString(b, []byte(e.Code))
-	b = append(b, `,"message":`...)
-	b = appendJSONString(b, []byte(e.Message))
-	return append(b, '}')
 }
 
 // drain starts a graceful close for Shutdown: no new requests, every
@@ -517,14 +466,14 @@ func (c *conn) drain() {
 // accept queues job for the connection's worker, or says why not. Every
 // request of /v1/ws goes through this queue, so that replies come in
 // request order.
-func (c *conn) accept(job *produceJob) *Error {
+func (c *conn) accept(job *produceJob) *wire.Error {
 	c.mu.Lock()
 	defer c.mu.Unlock()
 	if c.draining {
-		return errorf(CodeShuttingDown, "server shutting down: request refused, nothing was written")
+		return wire.Errorf(wire.CodeShuttingDown, "server shutting down: request refused, nothing was written")
 	}
 	if n := c.inflight.Load(); n >= int64(c.srv.opts.MaxInflight) {
-		return errorf(CodeRateLimited, "%d requests are waiting for their reply (limit %d): wait for replies before sending more", n, c.srv.opts.MaxInflight)
+		return wire.Errorf(wire.CodeRateLimited, "%d requests are waiting for their reply (limit %d): wait for replies before sending more", n, c.srv.opts.MaxInflight)
 	}
 	c.inflight.Add(1)
 	c.produceQ <- job // never blocks: len(produceQ) <= inflight < cap
@@ -545,7 +494,7 @@ func (c *conn) inOrder(id json.RawMessage, fn func()) {
 }
 
 // refuseInOrder answers request id with e, in request order.
-func (c *conn) refuseInOrder(id json.RawMessage, e *Error) {
+func (c *conn) refuseInOrder(id json.RawMessage, e *wire.Error) {
 	c.inOrder(id, func() { c.reply(id, nil, e) })
 }
 
@@ -562,7 +511,7 @@ func (c *conn) handle(msg []byte) {
 		return
 	}
 	if c.isDraining() && req.Op != "" {
-		c.reply(req.ID, nil, errorf(CodeShuttingDown, "server shutting down: %s refused", req.Op))
+		c.reply(req.ID, nil, wire.Errorf(wire.CodeShuttingDown, "server shutting down: %s refused", req.Op))
 		return
 	}
 	var op func(*request)
@@ -593,10 +542,10 @@ func (c *conn) handle(msg []byte) {
 	case "offset_for_time":
 		op = func(r *request) { c.opOffsetForTime(r, msg) }
 	case "":
-		c.refuseInOrder(req.ID, errorf(CodeInvalidRequest, `request has no "op"`))
+		c.refuseInOrder(req.ID, wire.Errorf(wire.CodeInvalidRequest, `request has no "op"`))
 		return
 	default:
-		c.refuseInOrder(req.ID, errorf(CodeUnknownOp, "unknown op %q (want produce, subscribe, unsubscribe, commit, topics, describe, create_topic, delete_topic, alter_topic, consumers or offset_for_time)", req.Op))
+		c.refuseInOrder(req.ID, wire.Errorf(wire.CodeUnknownOp, "unknown op %q (want produce, subscribe, unsubscribe, commit, topics, describe, create_topic, delete_topic, alter_topic, consumers or offset_for_time)", req.Op))
 		return
 	}
 	c.inOrder(req.ID, func() { op(req) })
@@ -614,7 +563,7 @@ func (c *conn) opTopics(req *request) {
 		c.reply(req.ID, nil, toError(err))
 		return
 	}
-	out := make([]TopicInfo, 0, len(ts))
+	out := make([]wire.TopicInfo, 0, len(ts))
 	for _, t := range ts {
 		out = append(out, wireTopic(t))
 	}
@@ -639,7 +588,7 @@ func (c *conn) opCreateTopic(req *request) {
 		c.reply(req.ID, nil, e)
 		return
 	}
-	cfg, err := req.Config.engineConfig()
+	cfg, err := engineConfig(req.Config)
 	if err != nil {
 		c.reply(req.ID, nil, toError(err))
 		return
@@ -675,7 +624,7 @@ func (c *conn) opCommit(req *request) {
 	if req.Sub != 0 {
 		s := c.sub(req.Sub)
 		if s == nil {
-			c.reply(req.ID, nil, errorf(CodeUnknownSubscription, "no subscription %d on this connection", req.Sub))
+			c.reply(req.ID, nil, wire.Errorf(wire.CodeUnknownSubscription, "no subscription %d on this connection", req.Sub))
 			return
 		}
 		topic = s.topic
@@ -684,7 +633,7 @@ func (c *conn) opCommit(req *request) {
 		}
 	}
 	if consumer == "" {
-		c.reply(req.ID, nil, errorf(CodeInvalidRequest, `commit needs "consumer" (or a "sub" subscribed with one)`))
+		c.reply(req.ID, nil, wire.Errorf(wire.CodeInvalidRequest, `commit needs "consumer" (or a "sub" subscribed with one)`))
 		return
 	}
 	if e := validTopic(topic); e != nil {
@@ -692,7 +641,7 @@ func (c *conn) opCommit(req *request) {
 		return
 	}
 	if req.Partition == nil || req.Offset == nil {
-		c.reply(req.ID, nil, errorf(CodeInvalidRequest, `commit needs "partition" and "offset"`))
+		c.reply(req.ID, nil, wire.Errorf(wire.CodeInvalidRequest, `commit needs "partition" and "offset"`))
 		return
 	}
 	// The backend checks the partition and the offset (ErrPartitionOutOfRange,
@@ -702,15 +651,4 @@ func (c *conn) opCommit(req *request) {
 		return
 	}
 	c.reply(req.ID, nil, nil)
-}
-
-// appendAck appends {"partition":..,"offset":..,"timestamp":..} fields
-// (without braces).
-func appendAckFields(b []byte, p int, off, ts int64) []byte {
-	b = append(b, `"partition":`...)
-	b = strconv.AppendInt(b, int64(p), 10)
-	b = append(b, `,"offset":`...)
-	b = strconv.AppendInt(b, off, 10)
-	b = append(b, `,"timestamp":`...)
-	return strconv.AppendInt(b, ts, 10)
 }

@@ -7,42 +7,8 @@ import (
 
 	"github.com/pulselog/pulse/engine"
 	"github.com/pulselog/pulse/meta"
+	"github.com/pulselog/pulse/wsapi/wire"
 )
-
-// Error codes of the consumer operations (docs/websocket.md).
-const (
-	CodeConsumerNotFound = "consumer_not_found" // delete_consumer of a consumer without a cursor (on the topic named)
-	CodeConsumerActive   = "consumer_active"    // delete_consumer of a Kafka group with live members (Kafka's NON_EMPTY_GROUP)
-)
-
-// ConsumerCursor is one consumer's committed cursor on one partition.
-type ConsumerCursor struct {
-	Consumer  string `json:"consumer"`
-	Partition int    `json:"partition"`
-	Offset    int64  `json:"offset"` // the next offset the consumer reads
-	Lag       int64  `json:"lag"`    // HWM minus Offset
-}
-
-// TopicConsumers is the reply of a consumers request:
-// {"op":"consumers","topic":"orders"} → {"topic":{"name":..,"consumers":[..]}}.
-// With "consumer", only that consumer's cursors are listed. Members lists,
-// by consumer, the live members of the listed consumers (and of the one
-// named) that have any: Kafka groups' members, which a running server with
-// a Kafka listener reports; websocket consumers have none.
-type TopicConsumers struct {
-	Name      string                             `json:"name"`
-	Consumers []ConsumerCursor                   `json:"consumers"`
-	Members   map[string][]engine.ConsumerMember `json:"members,omitempty"`
-}
-
-// DeletedConsumer is the reply of a delete_consumer request:
-// {"consumer":{"name":..,"dry_run":..,"cursors":[..]}}, the cursors deleted
-// (or, with dry_run, that would be), with their lag as they were.
-type DeletedConsumer struct {
-	Name    string                `json:"name"`
-	DryRun  bool                  `json:"dry_run"`
-	Cursors []engine.ConsumerInfo `json:"cursors"`
-}
 
 // consumerLister is the backend's Consumers (*engine.Engine has it).
 type consumerLister interface {
@@ -66,7 +32,7 @@ func (c *conn) opConsumers(req *request) {
 	}
 	cl, ok := c.srv.b.(consumerLister)
 	if !ok {
-		c.reply(req.ID, nil, errorf(CodeUnknownOp, "consumers: this server does not list cursors"))
+		c.reply(req.ID, nil, wire.Errorf(wire.CodeUnknownOp, "consumers: this server does not list cursors"))
 		return
 	}
 	cs, err := cl.Consumers(req.Topic)
@@ -74,7 +40,7 @@ func (c *conn) opConsumers(req *request) {
 		c.reply(req.ID, nil, toError(err))
 		return
 	}
-	out := TopicConsumers{Name: req.Topic, Consumers: make([]ConsumerCursor, 0, len(cs))}
+	out := wire.TopicConsumers{Name: req.Topic, Consumers: make([]wire.ConsumerCursor, 0, len(cs))}
 	names := map[string]bool{}
 	if req.Consumer != "" {
 		names[req.Consumer] = true
@@ -84,7 +50,7 @@ func (c *conn) opConsumers(req *request) {
 			continue
 		}
 		names[ci.Consumer] = true
-		out.Consumers = append(out.Consumers, ConsumerCursor{Consumer: ci.Consumer, Partition: ci.Partition, Offset: ci.Offset, Lag: ci.Lag})
+		out.Consumers = append(out.Consumers, wire.ConsumerCursor{Consumer: ci.Consumer, Partition: ci.Partition, Offset: ci.Offset, Lag: ci.Lag})
 	}
 	if ml, ok := c.srv.b.(memberLister); ok {
 		for n := range names {
@@ -104,7 +70,7 @@ func (c *conn) opConsumers(req *request) {
 // topic is optional (every topic), dry_run lists without deleting.
 func (c *conn) opDeleteConsumer(req *request, msg []byte) {
 	if req.Consumer == "" {
-		c.reply(req.ID, nil, errorf(CodeInvalidRequest, `delete_consumer needs "consumer"`))
+		c.reply(req.ID, nil, wire.Errorf(wire.CodeInvalidRequest, `delete_consumer needs "consumer"`))
 		return
 	}
 	if req.Topic != "" {
@@ -115,32 +81,32 @@ func (c *conn) opDeleteConsumer(req *request, msg []byte) {
 	}
 	del, ok := c.srv.b.(consumerDeleter)
 	if !ok {
-		c.reply(req.ID, nil, errorf(CodeUnknownOp, "delete_consumer: this server cannot delete consumers"))
+		c.reply(req.ID, nil, wire.Errorf(wire.CodeUnknownOp, "delete_consumer: this server cannot delete consumers"))
 		return
 	}
 	var body struct {
 		DryRun bool `json:"dry_run"`
 	}
 	if err := json.NewDecoder(bytes.NewReader(msg)).Decode(&body); err != nil {
-		c.reply(req.ID, nil, errorf(CodeInvalidRequest, "delete_consumer: dry_run: %v", err))
+		c.reply(req.ID, nil, wire.Errorf(wire.CodeInvalidRequest, "delete_consumer: dry_run: %v", err))
 		return
 	}
 	cs, err := del.DeleteConsumer(req.Consumer, req.Topic, body.DryRun)
 	switch {
 	case errors.Is(err, engine.ErrConsumerNotFound):
-		c.reply(req.ID, nil, &Error{Code: CodeConsumerNotFound, Message: err.Error()})
+		c.reply(req.ID, nil, &wire.Error{Code: wire.CodeConsumerNotFound, Message: err.Error()})
 		return
 	case errors.Is(err, engine.ErrConsumerActive):
-		c.reply(req.ID, nil, &Error{Code: CodeConsumerActive, Message: err.Error()})
+		c.reply(req.ID, nil, &wire.Error{Code: wire.CodeConsumerActive, Message: err.Error()})
 		return
 	case errors.Is(err, meta.ErrInvalidConsumer):
-		c.reply(req.ID, nil, errorf(CodeInvalidRequest, "consumer name: %v", err))
+		c.reply(req.ID, nil, wire.Errorf(wire.CodeInvalidRequest, "consumer name: %v", err))
 		return
 	case err != nil:
 		c.reply(req.ID, nil, toError(err))
 		return
 	}
-	c.replyJSON(req.ID, "consumer", DeletedConsumer{Name: req.Consumer, DryRun: body.DryRun, Cursors: cs})
+	c.replyJSON(req.ID, "consumer", wire.DeletedConsumer{Name: req.Consumer, DryRun: body.DryRun, Cursors: cs})
 }
 
 // opOffsetForTime answers {"op":"offset_for_time","topic":..,"partition":..,
@@ -155,7 +121,7 @@ func (c *conn) opOffsetForTime(req *request, msg []byte) {
 		Timestamp *int64 `json:"timestamp"`
 	}
 	if err := json.NewDecoder(bytes.NewReader(msg)).Decode(&body); err != nil || body.Timestamp == nil || req.Partition == nil {
-		c.reply(req.ID, nil, errorf(CodeInvalidRequest, `offset_for_time needs "partition" and "timestamp" (Unix ms)`))
+		c.reply(req.ID, nil, wire.Errorf(wire.CodeInvalidRequest, `offset_for_time needs "partition" and "timestamp" (Unix ms)`))
 		return
 	}
 	off, err := c.srv.b.OffsetForTimestamp(req.Topic, *req.Partition, *body.Timestamp)

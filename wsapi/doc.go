@@ -1,5 +1,4 @@
-// Package wsapi is Pulse's websocket API (docs/websocket.md) and the Go
-// client of it used by the pulse commands.
+// Package wsapi is the server of Pulse's websocket API (docs/websocket.md).
 //
 // A Server serves a Backend (*engine.Engine satisfies it) on three
 // endpoints: GET /v1/ws, a multiplexed JSON protocol (produce, subscribe,
@@ -28,11 +27,11 @@
 // (cross-site websocket hijacking). Serve refuses a non-loopback listener
 // without a token.
 //
-// Client is the Go side: Dial, then Produce / ProduceAsync, Subscribe,
-// Commit, Topics, Describe, CreateTopic and DeleteTopic. Its code is in the
-// client*.go and *_client.go files (its fast parsers of the server's
-// messages in client_json.go, its binary produce encoder in client.go);
-// the server's files use none of it. What both sides share is the wire
-// form (wire.go, errors.go, binary.go's frame layout) and the strict JSON
-// reader of fastjson.go.
+// The Go client is package wsapi/wsclient, which imports nothing of this
+// package. What both sides share is package wsapi/wire: the messages and
+// error codes, the subscribe position grammar, the binary frame's records,
+// the strict JSON reader (this package's request fast path, fastjson.go,
+// reads with it) and the writers of the acks and records the client parses.
+// This package turns wire types into engine types and back (wire.go:
+// toRecord, engineConfig, wireTopic; alter.go: applyAlter).
 package wsapi

@@ -10,7 +10,9 @@ import (
 	"testing"
 
 	"github.com/gorilla/websocket"
+
 	"github.com/pulselog/pulse/engine"
+	"github.com/pulselog/pulse/wsapi/wire"
 )
 
 // logState is what a rejected request must leave unchanged.
@@ -50,37 +52,37 @@ func TestEveryErrorCode(t *testing.T) {
 		raw  string
 		code string
 	}{
-		{name: "not JSON", raw: "hello", code: CodeInvalidJSON},
-		{name: "JSON array", raw: "[1,2]", code: CodeInvalidJSON},
-		{name: "no op", req: map[string]any{"topic": "one"}, code: CodeInvalidRequest},
-		{name: "produce without value", req: map[string]any{"op": "produce", "topic": "one"}, code: CodeInvalidRequest},
-		{name: "bad base64", req: map[string]any{"op": "produce", "topic": "one", "value_b64": "!!"}, code: CodeInvalidRequest},
-		{name: "one bad record in a batch", req: map[string]any{"op": "produce", "topic": "one", "records": []any{map[string]any{"value": 1}, map[string]any{"key": "k"}}}, code: CodeInvalidRequest},
-		{name: "too many records", req: map[string]any{"op": "produce", "topic": "one", "records": manyRecords(maxRequestRecords + 1)}, code: CodeInvalidRequest},
-		{name: "bad from", req: map[string]any{"op": "subscribe", "topic": "one", "from": "yesterday"}, code: CodeInvalidRequest},
-		{name: "commit without consumer", req: map[string]any{"op": "commit", "topic": "one", "partition": 0, "offset": 1}, code: CodeInvalidRequest},
-		{name: "unknown op", req: map[string]any{"op": "explode"}, code: CodeUnknownOp},
-		{name: "invalid topic produce", req: map[string]any{"op": "produce", "topic": "a/b", "value": 1}, code: CodeInvalidTopic},
-		{name: "invalid topic create", req: map[string]any{"op": "create_topic", "topic": ".."}, code: CodeInvalidTopic},
-		{name: "subscribe negative partition", req: map[string]any{"op": "subscribe", "topic": "nope", "partition": -1}, code: CodePartitionOutOfRange},
-		{name: "subscribe to a new topic's partition 3", req: map[string]any{"op": "subscribe", "topic": "nope", "partition": 3}, code: CodePartitionOutOfRange},
-		{name: "describe unknown topic", req: map[string]any{"op": "describe", "topic": "nope"}, code: CodeTopicNotFound},
-		{name: "delete unknown topic", req: map[string]any{"op": "delete_topic", "topic": "nope"}, code: CodeTopicNotFound},
-		{name: "create existing", req: map[string]any{"op": "create_topic", "topic": "one"}, code: CodeTopicExists},
-		{name: "bad codec", req: map[string]any{"op": "create_topic", "topic": "two", "config": map[string]any{"codec": "lz4"}}, code: CodeInvalidConfig},
-		{name: "bad cleanup", req: map[string]any{"op": "create_topic", "topic": "two", "config": map[string]any{"cleanup": "shred"}}, code: CodeInvalidConfig},
-		{name: "produce partition 5", req: map[string]any{"op": "produce", "topic": "one", "partition": 5, "value": 1}, code: CodePartitionOutOfRange},
-		{name: "produce partition -3", req: map[string]any{"op": "produce", "topic": "one", "partition": -3, "value": 1}, code: CodePartitionOutOfRange},
-		{name: "mixed partitions, one bad", req: map[string]any{"op": "produce", "topic": "one", "records": []any{map[string]any{"value": 1, "partition": 0}, map[string]any{"value": 2, "partition": 1}}}, code: CodePartitionOutOfRange},
-		{name: "new topic partition 3", req: map[string]any{"op": "produce", "topic": "fresh", "partition": 3, "value": 1}, code: CodePartitionOutOfRange},
-		{name: "subscribe partition 9", req: map[string]any{"op": "subscribe", "topic": "one", "partition": 9}, code: CodePartitionOutOfRange},
-		{name: "subscribe past the end", req: map[string]any{"op": "subscribe", "topic": "one", "from": map[string]any{"offset": 999}}, code: CodeOffsetOutOfRange},
-		{name: "subscribe negative offset", req: map[string]any{"op": "subscribe", "topic": "one", "from": map[string]any{"offset": -1}}, code: CodeOffsetOutOfRange},
-		{name: "commit past the end", req: map[string]any{"op": "commit", "consumer": "c", "topic": "one", "partition": 0, "offset": 999}, code: CodeOffsetOutOfRange},
-		{name: "record too large", req: map[string]any{"op": "produce", "topic": "one", "value": strings.Repeat("x", 2<<20)}, code: CodeRecordTooLarge},
-		{name: "record too large in a batch", req: map[string]any{"op": "produce", "topic": "one", "records": []any{map[string]any{"value": 1}, map[string]any{"value": strings.Repeat("x", 2<<20)}}}, code: CodeRecordTooLarge},
-		{name: "unsubscribe unknown", req: map[string]any{"op": "unsubscribe", "sub": 77}, code: CodeUnknownSubscription},
-		{name: "commit unknown sub", req: map[string]any{"op": "commit", "sub": 77, "partition": 0, "offset": 0}, code: CodeUnknownSubscription},
+		{name: "not JSON", raw: "hello", code: wire.CodeInvalidJSON},
+		{name: "JSON array", raw: "[1,2]", code: wire.CodeInvalidJSON},
+		{name: "no op", req: map[string]any{"topic": "one"}, code: wire.CodeInvalidRequest},
+		{name: "produce without value", req: map[string]any{"op": "produce", "topic": "one"}, code: wire.CodeInvalidRequest},
+		{name: "bad base64", req: map[string]any{"op": "produce", "topic": "one", "value_b64": "!!"}, code: wire.CodeInvalidRequest},
+		{name: "one bad record in a batch", req: map[string]any{"op": "produce", "topic": "one", "records": []any{map[string]any{"value": 1}, map[string]any{"key": "k"}}}, code: wire.CodeInvalidRequest},
+		{name: "too many records", req: map[string]any{"op": "produce", "topic": "one", "records": manyRecords(maxRequestRecords + 1)}, code: wire.CodeInvalidRequest},
+		{name: "bad from", req: map[string]any{"op": "subscribe", "topic": "one", "from": "yesterday"}, code: wire.CodeInvalidRequest},
+		{name: "commit without consumer", req: map[string]any{"op": "commit", "topic": "one", "partition": 0, "offset": 1}, code: wire.CodeInvalidRequest},
+		{name: "unknown op", req: map[string]any{"op": "explode"}, code: wire.CodeUnknownOp},
+		{name: "invalid topic produce", req: map[string]any{"op": "produce", "topic": "a/b", "value": 1}, code: wire.CodeInvalidTopic},
+		{name: "invalid topic create", req: map[string]any{"op": "create_topic", "topic": ".."}, code: wire.CodeInvalidTopic},
+		{name: "subscribe negative partition", req: map[string]any{"op": "subscribe", "topic": "nope", "partition": -1}, code: wire.CodePartitionOutOfRange},
+		{name: "subscribe to a new topic's partition 3", req: map[string]any{"op": "subscribe", "topic": "nope", "partition": 3}, code: wire.CodePartitionOutOfRange},
+		{name: "describe unknown topic", req: map[string]any{"op": "describe", "topic": "nope"}, code: wire.CodeTopicNotFound},
+		{name: "delete unknown topic", req: map[string]any{"op": "delete_topic", "topic": "nope"}, code: wire.CodeTopicNotFound},
+		{name: "create existing", req: map[string]any{"op": "create_topic", "topic": "one"}, code: wire.CodeTopicExists},
+		{name: "bad codec", req: map[string]any{"op": "create_topic", "topic": "two", "config": map[string]any{"codec": "lz4"}}, code: wire.CodeInvalidConfig},
+		{name: "bad cleanup", req: map[string]any{"op": "create_topic", "topic": "two", "config": map[string]any{"cleanup": "shred"}}, code: wire.CodeInvalidConfig},
+		{name: "produce partition 5", req: map[string]any{"op": "produce", "topic": "one", "partition": 5, "value": 1}, code: wire.CodePartitionOutOfRange},
+		{name: "produce partition -3", req: map[string]any{"op": "produce", "topic": "one", "partition": -3, "value": 1}, code: wire.CodePartitionOutOfRange},
+		{name: "mixed partitions, one bad", req: map[string]any{"op": "produce", "topic": "one", "records": []any{map[string]any{"value": 1, "partition": 0}, map[string]any{"value": 2, "partition": 1}}}, code: wire.CodePartitionOutOfRange},
+		{name: "new topic partition 3", req: map[string]any{"op": "produce", "topic": "fresh", "partition": 3, "value": 1}, code: wire.CodePartitionOutOfRange},
+		{name: "subscribe partition 9", req: map[string]any{"op": "subscribe", "topic": "one", "partition": 9}, code: wire.CodePartitionOutOfRange},
+		{name: "subscribe past the end", req: map[string]any{"op": "subscribe", "topic": "one", "from": map[string]any{"offset": 999}}, code: wire.CodeOffsetOutOfRange},
+		{name: "subscribe negative offset", req: map[string]any{"op": "subscribe", "topic": "one", "from": map[string]any{"offset": -1}}, code: wire.CodeOffsetOutOfRange},
+		{name: "commit past the end", req: map[string]any{"op": "commit", "consumer": "c", "topic": "one", "partition": 0, "offset": 999}, code: wire.CodeOffsetOutOfRange},
+		{name: "record too large", req: map[string]any{"op": "produce", "topic": "one", "value": strings.Repeat("x", 2<<20)}, code: wire.CodeRecordTooLarge},
+		{name: "record too large in a batch", req: map[string]any{"op": "produce", "topic": "one", "records": []any{map[string]any{"value": 1}, map[string]any{"value": strings.Repeat("x", 2<<20)}}}, code: wire.CodeRecordTooLarge},
+		{name: "unsubscribe unknown", req: map[string]any{"op": "unsubscribe", "sub": 77}, code: wire.CodeUnknownSubscription},
+		{name: "commit unknown sub", req: map[string]any{"op": "commit", "sub": 77, "partition": 0, "offset": 0}, code: wire.CodeUnknownSubscription},
 	}
 	for i, tc := range cases {
 		var r map[string]any
@@ -115,14 +117,14 @@ func TestTopicNotFoundWithoutAutoCreate(t *testing.T) {
 	opts.AutoCreate = false
 	ts := startServer(t, opts)
 	c := dialRaw(t, ts.addr, "/v1/ws", nil)
-	if r := c.call(1, map[string]any{"op": "produce", "topic": "ghost", "value": 1}); errCode(r) != CodeTopicNotFound {
+	if r := c.call(1, map[string]any{"op": "produce", "topic": "ghost", "value": 1}); errCode(r) != wire.CodeTopicNotFound {
 		t.Fatalf("produce to a missing topic with auto-create off: %v", r)
 	}
-	if r := c.call(2, map[string]any{"op": "subscribe", "topic": "ghost", "from": "earliest"}); errCode(r) != CodeTopicNotFound {
+	if r := c.call(2, map[string]any{"op": "subscribe", "topic": "ghost", "from": "earliest"}); errCode(r) != wire.CodeTopicNotFound {
 		t.Fatalf("subscribe to a missing topic with auto-create off: %v", r)
 	}
 	tail := dialRaw(t, ts.addr, "/v1/topics/ghost/tail", nil)
-	if m := tail.next(); errCode(m) != CodeTopicNotFound {
+	if m := tail.next(); errCode(m) != wire.CodeTopicNotFound {
 		t.Fatalf("tail of a missing topic with auto-create off: %v", m)
 	}
 	if dirs := topicDirs(t, ts.dir); len(dirs) != 0 {
@@ -155,7 +157,7 @@ func TestRateLimited(t *testing.T) {
 		switch errCode(m) {
 		case "":
 			acked++
-		case CodeRateLimited:
+		case wire.CodeRateLimited:
 			limited++
 		default:
 			t.Fatalf("unexpected reply %v", m)
@@ -183,11 +185,11 @@ func TestInternalErrorWhenEngineClosed(t *testing.T) {
 		t.Fatal(err)
 	}
 	r := c.call(2, map[string]any{"op": "produce", "topic": "x", "value": 2})
-	if errCode(r) != CodeInternal {
+	if errCode(r) != wire.CodeInternal {
 		t.Fatalf("produce on a closed engine: %v", r)
 	}
 	r = c.call(3, map[string]any{"op": "topics"})
-	if errCode(r) != CodeInternal {
+	if errCode(r) != wire.CodeInternal {
 		t.Fatalf("topics on a closed engine: %v", r)
 	}
 }
@@ -197,11 +199,11 @@ func TestToErrorMapping(t *testing.T) {
 		err  error
 		code string
 	}{
-		{fmt.Errorf("p3: %w", engine.ErrPartitionOutOfRange), CodePartitionOutOfRange},
-		{fmt.Errorf("x: %w", engine.ErrRecordTooLarge), CodeRecordTooLarge},
-		{engine.ErrClosed, CodeInternal},
-		{errors.New("disk on fire"), CodeInternal},
-		{errorf(CodeRateLimited, "slow down"), CodeRateLimited},
+		{fmt.Errorf("p3: %w", engine.ErrPartitionOutOfRange), wire.CodePartitionOutOfRange},
+		{fmt.Errorf("x: %w", engine.ErrRecordTooLarge), wire.CodeRecordTooLarge},
+		{engine.ErrClosed, wire.CodeInternal},
+		{errors.New("disk on fire"), wire.CodeInternal},
+		{wire.Errorf(wire.CodeRateLimited, "slow down"), wire.CodeRateLimited},
 	} {
 		if got := toError(tc.err); got.Code != tc.code || got.Message == "" {
 			t.Errorf("toError(%v) = %+v, want code %s", tc.err, got, tc.code)
@@ -243,7 +245,7 @@ func TestHostileTopicNamesCreateNothing(t *testing.T) {
 		} {
 			id++
 			r := c.call(id, req)
-			if got := errCode(r); got != CodeInvalidTopic {
+			if got := errCode(r); got != wire.CodeInvalidTopic {
 				t.Errorf("%s %q: code %q, want invalid_topic (%v)", req["op"], name, got, r)
 			}
 		}

@@ -10,6 +10,7 @@ import (
 	"time"
 
 	"github.com/pulselog/pulse/engine"
+	"github.com/pulselog/pulse/wsapi/wire"
 )
 
 // errDiskFull is the failure the fault backend injects.
@@ -118,7 +119,7 @@ func TestProducePartlyStoredNamesWhatWasStored(t *testing.T) {
 		map[string]any{"key": "p0", "value": "zero", "partition": 0},
 		map[string]any{"key": "p1", "value": "one", "partition": 1},
 	}})
-	if errCode(r) != CodeInternal {
+	if errCode(r) != wire.CodeInternal {
 		t.Fatalf("reply %v, want an internal error", r)
 	}
 	acks, ok := r["acks"].([]any)
@@ -134,8 +135,8 @@ func TestProducePartlyStoredNamesWhatWasStored(t *testing.T) {
 	// The Go client hands the acks of what was stored to its caller.
 	cl := dialClient(t, ts.addr)
 	k0, k1, v0, v1, p0, p1 := "p0", "p1", json.RawMessage(`"two"`), json.RawMessage(`"three"`), 0, 1
-	_, err := cl.Produce(testCtx(t), "multi", -1, []RecordIn{{Key: &k0, Value: v0, Partition: &p0}, {Key: &k1, Value: v1, Partition: &p1}})
-	var pe *Error
+	_, err := cl.Produce(testCtx(t), "multi", -1, []wire.RecordIn{{Key: &k0, Value: v0, Partition: &p0}, {Key: &k1, Value: v1, Partition: &p1}})
+	var pe *wire.Error
 	if !errors.As(err, &pe) || len(pe.Stored) != 2 || pe.Stored[0] == nil || pe.Stored[1] != nil || pe.Stored[0].Offset != 1 {
 		t.Fatalf("client: %v, stored %v", err, pe)
 	}
@@ -147,7 +148,7 @@ func TestProducePartlyStoredNamesWhatWasStored(t *testing.T) {
 	r = c.call(2, map[string]any{"op": "produce", "topic": "multi", "records": []any{
 		map[string]any{"key": "p1", "value": "x"}, map[string]any{"key": "p0", "value": "y"},
 	}})
-	if acks, _ := r["acks"].([]any); errCode(r) != CodeInternal || len(acks) != 2 || acks[0] != nil || acks[1] == nil {
+	if acks, _ := r["acks"].([]any); errCode(r) != wire.CodeInternal || len(acks) != 2 || acks[0] != nil || acks[1] == nil {
 		t.Fatalf("reply %v: want an error with acks [null, ack]", r)
 	}
 	if got := storedRecords(t, ts.eng, "multi", 2); len(got) != 3 {
@@ -178,7 +179,7 @@ func TestMergedProduceFailureStoresNothingTwice(t *testing.T) {
 		switch errCode(m) {
 		case "":
 			acked[[2]int64{num(t, m, "partition"), num(t, m, "offset")}] = fmt.Sprintf("v%d", id)
-		case CodeInternal:
+		case wire.CodeInternal:
 			if id%2 == 0 {
 				t.Errorf("request %d for the healthy partition failed: %v", id, m)
 			}

@@ -4,6 +4,8 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"github.com/pulselog/pulse/wsapi/wire"
+	"github.com/pulselog/pulse/wsapi/wsclient"
 	"net"
 	"strings"
 	"testing"
@@ -26,13 +28,13 @@ func TestSlowConsumerCutOffWithBoundedMemory(t *testing.T) {
 	ts := startServer(t, opts)
 	ctx := testCtx(t)
 	admin := dialClient(t, ts.addr)
-	if _, err := admin.CreateTopic(ctx, "firehose", TopicConfig{SyncMode: "interval"}); err != nil {
+	if _, err := admin.CreateTopic(ctx, "firehose", wire.TopicConfig{SyncMode: "interval"}); err != nil {
 		t.Fatal(err)
 	}
 	const requests, perReq = 160, 100 // 16,000 records, ~16 MiB
-	var pend []*Pending
+	var pend []*wsclient.Pending
 	for r := range requests {
-		recs := make([]RecordIn, perReq)
+		recs := make([]wire.RecordIn, perReq)
 		for i := range recs {
 			recs[i].Value = jsonValue(r*perReq + i)
 		}
@@ -150,7 +152,7 @@ func TestShutdownAnswersAcceptedProduces(t *testing.T) {
 		switch errCode(m) {
 		case "":
 			acked[fmt.Sprintf("v%d", int(num(t, m, "id")))] = true
-		case CodeShuttingDown:
+		case wire.CodeShuttingDown:
 			refused++
 		default:
 			t.Fatalf("reply during shutdown: %v", m)
@@ -225,7 +227,7 @@ func TestDrainingRefusesNewRequests(t *testing.T) {
 		{"op": "subscribe", "topic": "d"},
 		{"op": "topics"},
 	} {
-		if r := c.call(10+i, req); errCode(r) != CodeShuttingDown {
+		if r := c.call(10+i, req); errCode(r) != wire.CodeShuttingDown {
 			t.Errorf("%v while draining: %v", req["op"], r)
 		}
 	}

@@ -13,6 +13,8 @@ import (
 
 	"github.com/gorilla/websocket"
 	"go.uber.org/goleak"
+
+	"github.com/pulselog/pulse/wsapi/wsclient"
 )
 
 func TestMain(m *testing.M) {
@@ -197,11 +199,11 @@ func topicDirs(t testing.TB, dir string) []string {
 }
 
 // dialClient connects a wsapi.Client, closed at cleanup.
-func dialClient(t testing.TB, addr string) *Client {
+func dialClient(t testing.TB, addr string) *wsclient.Client {
 	t.Helper()
 	ctx, cancel := context.WithTimeout(context.Background(), hangGuard)
 	defer cancel()
-	c, err := Dial(ctx, addr, DialOptions{})
+	c, err := wsclient.Dial(ctx, addr, wsclient.DialOptions{})
 	if err != nil {
 		t.Fatal(err)
 	}

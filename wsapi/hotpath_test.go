@@ -2,7 +2,8 @@ package wsapi
 
 import (
 	"encoding/json"
-	"reflect"
+	"github.com/pulselog/pulse/wsapi/wire"
+	"github.com/pulselog/pulse/wsapi/wsclient"
 	"strings"
 	"testing"
 
@@ -20,7 +21,7 @@ func TestJSONValueBitFromIngest(t *testing.T) {
 	c := dialClient(t, ts.addr)
 	ctx := testCtx(t)
 	topic := "attrs"
-	if _, err := c.Produce(ctx, topic, 0, []RecordIn{
+	if _, err := c.Produce(ctx, topic, 0, []wire.RecordIn{
 		{Value: json.RawMessage(`{"a":[1,2,{"b":null}]}`)},
 		{Value: json.RawMessage(`"text"`)},
 		{Value: json.RawMessage(`42`)},
@@ -65,11 +66,11 @@ func TestJSONValueBitFromIngest(t *testing.T) {
 		}
 	}
 
-	sub, err := c.Subscribe(ctx, SubscribeOptions{Topic: topic, Partition: 0, From: "earliest"})
+	sub, err := c.Subscribe(ctx, wsclient.SubscribeOptions{Topic: topic, Partition: 0, From: "earliest"})
 	if err != nil {
 		t.Fatal(err)
 	}
-	var got []Record
+	var got []wsclient.Record
 	for len(got) < len(want) {
 		select {
 		case p, ok := <-sub.C():
@@ -97,7 +98,7 @@ func TestManyPipelinedRepliesInOrder(t *testing.T) {
 	c := dialClient(t, ts.addr)
 	ctx := testCtx(t)
 	const n, window = 2000, 200
-	ps := make([]*Pending, 0, n)
+	ps := make([]*wsclient.Pending, 0, n)
 	check := func(i int) {
 		t.Helper()
 		acks, err := ps[i].Wait(ctx)
@@ -112,7 +113,7 @@ func TestManyPipelinedRepliesInOrder(t *testing.T) {
 		if i >= window { // stay under MaxInflight
 			check(i - window)
 		}
-		p, err := c.ProduceRecordAsync("pipelined", 0, RecordIn{Value: json.RawMessage(`{"i":1}`)})
+		p, err := c.ProduceRecordAsync("pipelined", 0, wire.RecordIn{Value: json.RawMessage(`{"i":1}`)})
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -121,44 +122,4 @@ func TestManyPipelinedRepliesInOrder(t *testing.T) {
 	for i := n - window; i < n; i++ {
 		check(i)
 	}
-}
-
-// FuzzFastPush checks the client's one-pass push parser against fastReply
-// and DecodeRecord: whatever it accepts, they must accept and read the same;
-// and it reads back the pushes of the server's records.
-func FuzzFastPush(f *testing.F) {
-	f.Add([]byte(`{"sub":3,"partition":1,"next":9,"records":[{"partition":1,"offset":8,"timestamp":5,"key":"k","value":{"a":[1,2]}}]}`))
-	f.Add([]byte(`{"sub":3,"partition":1,"next":9,"skipped":4,"records":[]}`))
-	f.Add([]byte(`{"sub":3,"partition":1,"next":9,"records":[{"partition":1,"offset":8,"timestamp":5,"tombstone":true}],"records":[]}`))
-	f.Add([]byte(`{"sub":3,"partition":1,"error":{"code":"internal","message":"x"}}`))
-	f.Fuzz(func(t *testing.T, b []byte) {
-		checkFastPushScope(t, b)
-		var fast envelope
-		recs, ok := fastPush(b, &fast)
-		if !ok {
-			if !reflect.DeepEqual(fast, envelope{}) || recs != nil {
-				t.Fatalf("fastPush refused %q but changed the envelope: %+v", b, fast)
-			}
-			return
-		}
-		var slow envelope
-		if !fastReply(b, &slow) {
-			t.Fatalf("fastPush accepted %q, fastReply refuses it", b)
-		}
-		if !reflect.DeepEqual(fast, slow) {
-			t.Fatalf("fastPush and fastReply differ on %q:\n%+v\n%+v", b, fast, slow)
-		}
-		if len(recs) != len(slow.Records) {
-			t.Fatalf("fastPush read %d records of %q, fastReply %d", len(recs), b, len(slow.Records))
-		}
-		for i, raw := range slow.Records {
-			r, err := DecodeRecord(raw)
-			if err != nil {
-				t.Fatalf("fastPush accepted record %q, DecodeRecord says %v", raw, err)
-			}
-			if !reflect.DeepEqual(r, recs[i]) {
-				t.Fatalf("record %d of %q: fastPush read %+v, DecodeRecord %+v", i, b, recs[i], r)
-			}
-		}
-	})
 }

@@ -6,6 +6,8 @@ import (
 	"reflect"
 	"sort"
 	"testing"
+
+	"github.com/pulselog/pulse/wsapi/wire"
 )
 
 // FuzzRecordsBody feeds arbitrary POST bodies through both body formats.
@@ -51,8 +53,8 @@ func FuzzRecordsBody(f *testing.F) {
 				t.Fatalf("array %q decoded, its NDJSON %q: %v", body, lines, nde)
 			}
 			for i := range ins {
-				a, _ := ins[i].toRecord(1 << 20)
-				b, _ := nd[i].toRecord(1 << 20)
+				a, _ := toRecord(&ins[i], 1<<20)
+				b, _ := toRecord(&nd[i], 1<<20)
 				sortHeaders(&a.Headers)
 				sortHeaders(&b.Headers)
 				// A value sent as JSON is stored as sent: the NDJSON line
@@ -69,11 +71,11 @@ func FuzzRecordsBody(f *testing.F) {
 			}
 		}
 		for _, in := range ins {
-			rec, err := in.toRecord(1 << 20)
+			rec, err := toRecord(&in, 1<<20)
 			if err != nil {
 				continue
 			}
-			out := appendRecordJSON(nil, 0, &rec)
+			out := wire.AppendRecordJSON(nil, 0, &rec)
 			var m map[string]any
 			if err := json.Unmarshal(out, &m); err != nil {
 				t.Fatalf("record %+v reads out as invalid JSON %q: %v", rec, out, err)
@@ -100,7 +102,7 @@ func FuzzLastEventID(f *testing.F) {
 	f.Fuzz(func(t *testing.T, s string) {
 		last, e := parseLastEventID(s)
 		if e != nil {
-			if e.Code != CodeInvalidRequest {
+			if e.Code != wire.CodeInvalidRequest {
 				t.Fatalf("%q: code %s", s, e.Code)
 			}
 			return

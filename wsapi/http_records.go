@@ -12,6 +12,7 @@ import (
 	"strings"
 
 	"github.com/pulselog/pulse/engine"
+	"github.com/pulselog/pulse/wsapi/wire"
 )
 
 // Plain HTTP endpoints, for curl and scripts (docs/http.md):
@@ -20,7 +21,7 @@ import (
 //	GET  /v1/topics/{topic}/records   ?from=&limit=&partition= → JSON array
 //
 // Records have the fields of a websocket produce (RecordIn) and read back
-// as websocket pushes write them (appendRecordJSON); a produce is answered
+// as websocket pushes write them (wire.AppendRecordJSON); a produce is answered
 // with the same acks, once the topic's sync mode promise holds, and creates
 // the topic under the same AutoCreate rule.
 
@@ -71,17 +72,17 @@ func (s *Server) preflight(w http.ResponseWriter, r *http.Request) {
 // httpStatus is the HTTP status an error reply is sent with.
 func httpStatus(code string) int {
 	switch code {
-	case CodeTopicNotFound:
+	case wire.CodeTopicNotFound:
 		return http.StatusNotFound
-	case CodeTopicExists:
+	case wire.CodeTopicExists:
 		return http.StatusConflict
-	case CodeRecordTooLarge:
+	case wire.CodeRecordTooLarge:
 		return http.StatusRequestEntityTooLarge
-	case CodeRateLimited:
+	case wire.CodeRateLimited:
 		return http.StatusTooManyRequests
-	case CodeShuttingDown:
+	case wire.CodeShuttingDown:
 		return http.StatusServiceUnavailable
-	case CodeInternal:
+	case wire.CodeInternal:
 		return http.StatusInternalServerError
 	}
 	return http.StatusBadRequest
@@ -89,11 +90,11 @@ func httpStatus(code string) int {
 
 // writeError sends {"error":{"code":..,"message":..}}, the websocket API's
 // error object, with the status of its code (or status, when not 0).
-func writeError(w http.ResponseWriter, status int, e *Error) {
+func writeError(w http.ResponseWriter, status int, e *wire.Error) {
 	if status == 0 {
 		status = httpStatus(e.Code)
 	}
-	b := appendErrorField([]byte{'{'}, e)
+	b := wire.AppendErrorField([]byte{'{'}, e)
 	b = append(b, '}', '\n')
 	w.Header().Set("Content-Type", "application/json")
 	w.Header().Set("X-Content-Type-Options", "nosniff")
@@ -121,13 +122,13 @@ const (
 // with no Content-Type, so that `curl -d '{"value":1}'` works as typed;
 // NDJSON only when declared (application/x-ndjson, application/ndjson,
 // application/jsonl). Anything else is refused with 415.
-func postBodyFormat(contentType string) (bodyFormat, *Error) {
+func postBodyFormat(contentType string) (bodyFormat, *wire.Error) {
 	if contentType == "" {
 		return bodyJSON, nil
 	}
 	mt, _, err := mime.ParseMediaType(contentType)
 	if err != nil {
-		return 0, errorf(CodeInvalidRequest, "Content-Type %q: %v", contentType, err)
+		return 0, wire.Errorf(wire.CodeInvalidRequest, "Content-Type %q: %v", contentType, err)
 	}
 	switch {
 	case mt == "application/json", strings.HasSuffix(mt, "+json"),
@@ -136,12 +137,12 @@ func postBodyFormat(contentType string) (bodyFormat, *Error) {
 	case mt == "application/x-ndjson", mt == "application/ndjson", mt == "application/jsonl":
 		return bodyNDJSON, nil
 	}
-	return 0, errorf(CodeInvalidRequest, "Content-Type %q: send application/json (one record or an array) or application/x-ndjson (one record per line)", mt)
+	return 0, wire.Errorf(wire.CodeInvalidRequest, "Content-Type %q: send application/json (one record or an array) or application/x-ndjson (one record per line)", mt)
 }
 
 // decodeRecordsBody parses a POST body into records; single reports one
 // JSON object (answered with one ack, not an array).
-func decodeRecordsBody(body []byte, format bodyFormat) (ins []RecordIn, single bool, e *Error) {
+func decodeRecordsBody(body []byte, format bodyFormat) (ins []wire.RecordIn, single bool, e *wire.Error) {
 	if format == bodyNDJSON {
 		line := 0
 		for rest := body; len(rest) > 0; {
@@ -152,42 +153,42 @@ func decodeRecordsBody(body []byte, format bodyFormat) (ins []RecordIn, single b
 			if len(l) == 0 {
 				continue
 			}
-			var r RecordIn
+			var r wire.RecordIn
 			if e := decodeRecord(l, &r, fmt.Sprintf("line %d", line)); e != nil {
 				return nil, false, e
 			}
 			ins = append(ins, r)
 			if len(ins) > maxRequestRecords {
-				return nil, false, errorf(CodeInvalidRequest, "more than %d records in one request", maxRequestRecords)
+				return nil, false, wire.Errorf(wire.CodeInvalidRequest, "more than %d records in one request", maxRequestRecords)
 			}
 		}
 		if len(ins) == 0 {
-			return nil, false, errorf(CodeInvalidRequest, "the body holds no record (one JSON object per line)")
+			return nil, false, wire.Errorf(wire.CodeInvalidRequest, "the body holds no record (one JSON object per line)")
 		}
 		return ins, false, nil
 	}
 	b := bytes.TrimSpace(body)
 	switch {
 	case len(b) == 0:
-		return nil, false, errorf(CodeInvalidRequest, "empty body: send a record object, an array of them, or NDJSON")
+		return nil, false, wire.Errorf(wire.CodeInvalidRequest, "empty body: send a record object, an array of them, or NDJSON")
 	case b[0] == '{':
-		var r RecordIn
+		var r wire.RecordIn
 		if e := decodeRecord(b, &r, "body"); e != nil {
 			return nil, false, e
 		}
-		return []RecordIn{r}, true, nil
+		return []wire.RecordIn{r}, true, nil
 	case b[0] == '[':
 		var raws []json.RawMessage
 		if err := json.Unmarshal(b, &raws); err != nil {
 			return nil, false, jsonError("body", err)
 		}
 		if len(raws) == 0 {
-			return nil, false, errorf(CodeInvalidRequest, "empty array: no record to produce")
+			return nil, false, wire.Errorf(wire.CodeInvalidRequest, "empty array: no record to produce")
 		}
 		if len(raws) > maxRequestRecords {
-			return nil, false, errorf(CodeInvalidRequest, "%d records in one request: at most %d", len(raws), maxRequestRecords)
+			return nil, false, wire.Errorf(wire.CodeInvalidRequest, "%d records in one request: at most %d", len(raws), maxRequestRecords)
 		}
-		ins = make([]RecordIn, len(raws))
+		ins = make([]wire.RecordIn, len(raws))
 		for i, raw := range raws {
 			if e := decodeRecord(raw, &ins[i], fmt.Sprintf("record %d", i)); e != nil {
 				return nil, false, e
@@ -195,35 +196,35 @@ func decodeRecordsBody(body []byte, format bodyFormat) (ins []RecordIn, single b
 		}
 		return ins, false, nil
 	}
-	return nil, false, errorf(CodeInvalidJSON, "body is not a JSON object or array (for one record per line, send Content-Type: application/x-ndjson)")
+	return nil, false, wire.Errorf(wire.CodeInvalidJSON, "body is not a JSON object or array (for one record per line, send Content-Type: application/x-ndjson)")
 }
 
 // decodeRecord parses one record object; where names it in errors.
-func decodeRecord(b []byte, r *RecordIn, where string) *Error {
+func decodeRecord(b []byte, r *wire.RecordIn, where string) *wire.Error {
 	if len(b) == 0 || b[0] != '{' {
-		return errorf(CodeInvalidRequest, "%s: a record is a JSON object", where)
+		return wire.Errorf(wire.CodeInvalidRequest, "%s: a record is a JSON object", where)
 	}
 	dec := json.NewDecoder(bytes.NewReader(b))
 	if err := dec.Decode(r); err != nil {
 		return jsonError(where, err)
 	}
 	if _, err := dec.Token(); !errors.Is(err, io.EOF) {
-		return errorf(CodeInvalidJSON, "%s: more than one JSON value (for one record per line, send Content-Type: application/x-ndjson)", where)
+		return wire.Errorf(wire.CodeInvalidJSON, "%s: more than one JSON value (for one record per line, send Content-Type: application/x-ndjson)", where)
 	}
 	return nil
 }
 
 // jsonError names what encoding/json found wrong: a field of the wrong
 // type is invalid_request naming the field, bad syntax invalid_json.
-func jsonError(where string, err error) *Error {
+func jsonError(where string, err error) *wire.Error {
 	var te *json.UnmarshalTypeError
 	if errors.As(err, &te) {
 		if te.Field != "" {
-			return errorf(CodeInvalidRequest, "%s: field %q: want %s, got a JSON %s", where, te.Field, te.Type, te.Value)
+			return wire.Errorf(wire.CodeInvalidRequest, "%s: field %q: want %s, got a JSON %s", where, te.Field, te.Type, te.Value)
 		}
-		return errorf(CodeInvalidRequest, "%s: want %s, got a JSON %s", where, te.Type, te.Value)
+		return wire.Errorf(wire.CodeInvalidRequest, "%s: want %s, got a JSON %s", where, te.Type, te.Value)
 	}
-	return errorf(CodeInvalidJSON, "%s: %v", where, err)
+	return wire.Errorf(wire.CodeInvalidJSON, "%s: %v", where, err)
 }
 
 // postRecords is POST /v1/topics/{topic}/records.
@@ -245,10 +246,10 @@ func (s *Server) postRecords(w http.ResponseWriter, r *http.Request) {
 	if err != nil {
 		var mbe *http.MaxBytesError
 		if errors.As(err, &mbe) {
-			writeError(w, http.StatusRequestEntityTooLarge, errorf(CodeRecordTooLarge, "request body over the limit of %d bytes", s.opts.ReadLimit))
+			writeError(w, http.StatusRequestEntityTooLarge, wire.Errorf(wire.CodeRecordTooLarge, "request body over the limit of %d bytes", s.opts.ReadLimit))
 			return
 		}
-		writeError(w, 0, errorf(CodeInvalidRequest, "reading the body: %v", err))
+		writeError(w, 0, wire.Errorf(wire.CodeInvalidRequest, "reading the body: %v", err))
 		return
 	}
 	ins, single, e := decodeRecordsBody(body, format)
@@ -262,7 +263,7 @@ func (s *Server) postRecords(w http.ResponseWriter, r *http.Request) {
 		return
 	}
 	if s.isClosing() {
-		writeError(w, 0, errorf(CodeShuttingDown, "server shutting down: produce refused"))
+		writeError(w, 0, wire.Errorf(wire.CodeShuttingDown, "server shutting down: produce refused"))
 		return
 	}
 	// The engine calls of a websocket produce: auto-create, and every
@@ -288,20 +289,20 @@ func (s *Server) postRecords(w http.ResponseWriter, r *http.Request) {
 // websocket produce (a record's own partition, then toRecord) and groups
 // them into runs of one partition. Nothing reaches the engine when one is
 // bad.
-func newHTTPJob(topic string, ins []RecordIn, single bool, maxRecordBytes int) (*produceJob, *Error) {
+func newHTTPJob(topic string, ins []wire.RecordIn, single bool, maxRecordBytes int) (*produceJob, *wire.Error) {
 	job := &produceJob{topic: topic, single: single}
 	for i := range ins {
 		p := -1
 		if ins[i].Partition != nil {
 			if p = *ins[i].Partition; p < 0 {
-				return nil, errorf(CodePartitionOutOfRange, "record %d: partition %d is negative", i, p)
+				return nil, wire.Errorf(wire.CodePartitionOutOfRange, "record %d: partition %d is negative", i, p)
 			}
 		}
-		rec, err := ins[i].toRecord(maxRecordBytes)
+		rec, err := toRecord(&ins[i], maxRecordBytes)
 		if err != nil {
 			e := toError(err)
 			if !single {
-				e = errorf(e.Code, "record %d: %s", i, e.Message)
+				e = wire.Errorf(e.Code, "record %d: %s", i, e.Message)
 			}
 			return nil, e
 		}
@@ -317,17 +318,17 @@ func newHTTPJob(topic string, ins []RecordIn, single bool, maxRecordBytes int) (
 
 // readQuery is the query of the records and events endpoints.
 type readQuery struct {
-	from      fromSpec
+	from      wire.From
 	partition *int
 	limit     int
 }
 
 // parseReadQuery reads from (default def), partition and limit.
-func parseReadQuery(r *http.Request, def fromKind) (readQuery, *Error) {
+func parseReadQuery(r *http.Request, def wire.FromKind) (readQuery, *wire.Error) {
 	q := r.URL.Query()
-	rq := readQuery{from: fromSpec{kind: def}, limit: defaultReadLimit}
+	rq := readQuery{from: wire.From{Kind: def}, limit: defaultReadLimit}
 	if s := q.Get("from"); s != "" {
-		f, err := parseFromString(s)
+		f, err := wire.ParseFromText(s)
 		if err != nil {
 			return rq, toError(err)
 		}
@@ -336,14 +337,14 @@ func parseReadQuery(r *http.Request, def fromKind) (readQuery, *Error) {
 	if s := q.Get("partition"); s != "" {
 		p, err := strconv.Atoi(s)
 		if err != nil {
-			return rq, errorf(CodeInvalidRequest, "partition %q: want a partition number", s)
+			return rq, wire.Errorf(wire.CodeInvalidRequest, "partition %q: want a partition number", s)
 		}
 		rq.partition = &p
 	}
 	if s := q.Get("limit"); s != "" {
 		n, err := strconv.Atoi(s)
 		if err != nil || n < 1 || n > maxReadLimit {
-			return rq, errorf(CodeInvalidRequest, "limit %q: want a number of records from 1 to %d", s, maxReadLimit)
+			return rq, wire.Errorf(wire.CodeInvalidRequest, "limit %q: want a number of records from 1 to %d", s, maxReadLimit)
 		}
 		rq.limit = n
 	}
@@ -362,7 +363,7 @@ func (s *Server) getRecords(w http.ResponseWriter, r *http.Request) {
 		writeError(w, 0, e)
 		return
 	}
-	rq, e := parseReadQuery(r, fromEarliest)
+	rq, e := parseReadQuery(r, wire.FromEarliest)
 	if e != nil {
 		writeError(w, 0, e)
 		return
@@ -386,7 +387,7 @@ func (s *Server) getRecords(w http.ResponseWriter, r *http.Request) {
 				if n > 0 {
 					out = append(out, ',')
 				}
-				out = appendRecordJSON(out, st.Partition, &res.Records[i])
+				out = wire.AppendRecordJSON(out, st.Partition, &res.Records[i])
 				n++
 			}
 			if res.Next <= next { // at the HWM

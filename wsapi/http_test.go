@@ -14,6 +14,7 @@ import (
 	"time"
 
 	"github.com/pulselog/pulse/engine"
+	"github.com/pulselog/pulse/wsapi/wire"
 )
 
 // curlRun runs curl with args (after -s) and returns the status and body.
@@ -47,7 +48,7 @@ func decodeJSON(t *testing.T, body string, v any) {
 func bodyErrCode(t *testing.T, body string) (code, msg string) {
 	t.Helper()
 	var m struct {
-		Error Error `json:"error"`
+		Error wire.Error `json:"error"`
 	}
 	decodeJSON(t, body, &m)
 	return m.Error.Code, m.Error.Message
@@ -122,12 +123,12 @@ func TestHTTPRecordsWithCurl(t *testing.T) {
 		t.Fatalf("from=latest: %d %s, want []", status, body)
 	}
 	for _, c := range []struct{ query, code, names string }{
-		{"?partition=abc", CodeInvalidRequest, "partition"},
-		{"?partition=3", CodePartitionOutOfRange, "partition 3"},
-		{"?limit=0", CodeInvalidRequest, "limit"},
-		{"?limit=x", CodeInvalidRequest, "limit"},
-		{"?from=9", CodeOffsetOutOfRange, "offset 9"},
-		{"?from=soon", CodeInvalidRequest, "soon"},
+		{"?partition=abc", wire.CodeInvalidRequest, "partition"},
+		{"?partition=3", wire.CodePartitionOutOfRange, "partition 3"},
+		{"?limit=0", wire.CodeInvalidRequest, "limit"},
+		{"?limit=x", wire.CodeInvalidRequest, "limit"},
+		{"?from=9", wire.CodeOffsetOutOfRange, "offset 9"},
+		{"?from=soon", wire.CodeInvalidRequest, "soon"},
 	} {
 		status, body = curlRun(t, u+c.query)
 		code, msg := bodyErrCode(t, body)
@@ -136,7 +137,7 @@ func TestHTTPRecordsWithCurl(t *testing.T) {
 		}
 	}
 	status, body = curlRun(t, "http://"+ts.addr+"/v1/topics/nope/records")
-	if code, _ := bodyErrCode(t, body); status != 404 || code != CodeTopicNotFound {
+	if code, _ := bodyErrCode(t, body); status != 404 || code != wire.CodeTopicNotFound {
 		t.Fatalf("GET of a missing topic: %d %s", status, body)
 	}
 }
@@ -154,24 +155,24 @@ func TestHTTPProduceRefusals(t *testing.T) {
 		code   string
 		names  string
 	}{
-		{"key of the wrong type", []string{"-d", `{"key":5,"value":1}`}, 400, CodeInvalidRequest, `"key"`},
-		{"partition as text", []string{"-d", `{"partition":"1","value":1}`}, 400, CodeInvalidRequest, `"partition"`},
-		{"array element of the wrong type", []string{"-d", `[{"value":1},{"headers":{"a":1},"value":1}]`}, 400, CodeInvalidRequest, "record 1"},
-		{"bad JSON", []string{"-d", `{"value":`}, 400, CodeInvalidJSON, "body"},
-		{"not an object", []string{"-d", `"hello"`}, 400, CodeInvalidJSON, "object"},
-		{"two objects without ndjson", []string{"-d", `{"value":1} {"value":2}`}, 400, CodeInvalidJSON, "x-ndjson"},
-		{"no value", []string{"-d", `{"key":"k"}`}, 400, CodeInvalidRequest, "value"},
-		{"empty array", []string{"-d", `[]`}, 400, CodeInvalidRequest, "empty"},
-		{"empty body", []string{"-X", "POST"}, 400, CodeInvalidRequest, "empty body"},
-		{"negative partition", []string{"-d", `{"partition":-1,"value":1}`}, 400, CodePartitionOutOfRange, "negative"},
-		{"partition past the default", []string{"-d", `[{"value":1},{"partition":5,"value":2}]`}, 400, CodePartitionOutOfRange, "partition 5"},
-		{"bad base64", []string{"-d", `{"value_b64":"%%%"}`}, 400, CodeInvalidRequest, "value_b64"},
-		{"record too large", []string{"-d", `{"value":"` + big + `"}`}, 413, CodeRecordTooLarge, "limit"},
-		{"body too large", []string{"-d", `[{"value":"` + big + `"},{"value":"` + big + `"}]`}, 413, CodeRecordTooLarge, "body"},
-		{"unsupported content type", []string{"-H", "Content-Type: application/xml", "-d", `<a/>`}, 415, CodeInvalidRequest, "application/xml"},
-		{"bad ndjson line", []string{"-H", "Content-Type: application/x-ndjson", "--data-binary", "{\"value\":1}\n{\"value\":\n"}, 400, CodeInvalidJSON, "line 2"},
-		{"ndjson line of the wrong type", []string{"-H", "Content-Type: application/x-ndjson", "--data-binary", "{\"value\":1}\n{\"key\":[1],\"value\":1}\n"}, 400, CodeInvalidRequest, `line 2: field "key"`},
-		{"bad topic name", []string{"-d", `{"value":1}`, "http://" + ts.addr + "/v1/topics/a%20b/records"}, 400, CodeInvalidTopic, ""},
+		{"key of the wrong type", []string{"-d", `{"key":5,"value":1}`}, 400, wire.CodeInvalidRequest, `"key"`},
+		{"partition as text", []string{"-d", `{"partition":"1","value":1}`}, 400, wire.CodeInvalidRequest, `"partition"`},
+		{"array element of the wrong type", []string{"-d", `[{"value":1},{"headers":{"a":1},"value":1}]`}, 400, wire.CodeInvalidRequest, "record 1"},
+		{"bad JSON", []string{"-d", `{"value":`}, 400, wire.CodeInvalidJSON, "body"},
+		{"not an object", []string{"-d", `"hello"`}, 400, wire.CodeInvalidJSON, "object"},
+		{"two objects without ndjson", []string{"-d", `{"value":1} {"value":2}`}, 400, wire.CodeInvalidJSON, "x-ndjson"},
+		{"no value", []string{"-d", `{"key":"k"}`}, 400, wire.CodeInvalidRequest, "value"},
+		{"empty array", []string{"-d", `[]`}, 400, wire.CodeInvalidRequest, "empty"},
+		{"empty body", []string{"-X", "POST"}, 400, wire.CodeInvalidRequest, "empty body"},
+		{"negative partition", []string{"-d", `{"partition":-1,"value":1}`}, 400, wire.CodePartitionOutOfRange, "negative"},
+		{"partition past the default", []string{"-d", `[{"value":1},{"partition":5,"value":2}]`}, 400, wire.CodePartitionOutOfRange, "partition 5"},
+		{"bad base64", []string{"-d", `{"value_b64":"%%%"}`}, 400, wire.CodeInvalidRequest, "value_b64"},
+		{"record too large", []string{"-d", `{"value":"` + big + `"}`}, 413, wire.CodeRecordTooLarge, "limit"},
+		{"body too large", []string{"-d", `[{"value":"` + big + `"},{"value":"` + big + `"}]`}, 413, wire.CodeRecordTooLarge, "body"},
+		{"unsupported content type", []string{"-H", "Content-Type: application/xml", "-d", `<a/>`}, 415, wire.CodeInvalidRequest, "application/xml"},
+		{"bad ndjson line", []string{"-H", "Content-Type: application/x-ndjson", "--data-binary", "{\"value\":1}\n{\"value\":\n"}, 400, wire.CodeInvalidJSON, "line 2"},
+		{"ndjson line of the wrong type", []string{"-H", "Content-Type: application/x-ndjson", "--data-binary", "{\"value\":1}\n{\"key\":[1],\"value\":1}\n"}, 400, wire.CodeInvalidRequest, `line 2: field "key"`},
+		{"bad topic name", []string{"-d", `{"value":1}`, "http://" + ts.addr + "/v1/topics/a%20b/records"}, 400, wire.CodeInvalidTopic, ""},
 	} {
 		args := append([]string(nil), c.args...)
 		if !strings.HasPrefix(args[len(args)-1], "http://") {
@@ -193,7 +194,7 @@ func TestHTTPProduceRefusals(t *testing.T) {
 	// With auto-create off, a produce to a missing topic is 404.
 	ts2 := startServer(t, Options{AutoCreate: false})
 	status, body := curlRun(t, "-d", `{"value":1}`, "http://"+ts2.addr+"/v1/topics/t/records")
-	if code, _ := bodyErrCode(t, body); status != 404 || code != CodeTopicNotFound {
+	if code, _ := bodyErrCode(t, body); status != 404 || code != wire.CodeTopicNotFound {
 		t.Fatalf("produce without auto-create: %d %s", status, body)
 	}
 }
@@ -443,8 +444,8 @@ func TestEventsCurlResumeAfterRestart(t *testing.T) {
 		}
 	}
 	for _, c := range []struct{ id, code string }{
-		{"zero", CodeInvalidRequest}, {"0/x", CodeInvalidRequest}, {"-1/3", CodeInvalidRequest}, {"0/-2", CodeInvalidRequest},
-		{"2/2", CodeOffsetOutOfRange}, // partition 2 holds offsets 0 and 1
+		{"zero", wire.CodeInvalidRequest}, {"0/x", wire.CodeInvalidRequest}, {"-1/3", wire.CodeInvalidRequest}, {"0/-2", wire.CodeInvalidRequest},
+		{"2/2", wire.CodeOffsetOutOfRange}, // partition 2 holds offsets 0 and 1
 	} {
 		status, body := curlRun(t, "-H", "Last-Event-ID: "+c.id, m+"events")
 		if code, _ := bodyErrCode(t, body); status != 400 || code != c.code {
@@ -483,7 +484,7 @@ func TestEventsBeforeTopicExists(t *testing.T) {
 		t.Fatal(err)
 	}
 	ev := nextEvent(t, ch)
-	if !strings.Contains(ev.data, CodeTopicNotFound) {
+	if !strings.Contains(ev.data, wire.CodeTopicNotFound) {
 		t.Fatalf("after the delete: %+v, want an error event", ev)
 	}
 	if _, ok := <-ch; ok {

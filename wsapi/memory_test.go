@@ -2,7 +2,10 @@ package wsapi
 
 import (
 	"context"
+	"encoding/json"
 	"fmt"
+	"github.com/pulselog/pulse/wsapi/wire"
+	"github.com/pulselog/pulse/wsapi/wsclient"
 	"net"
 	"os"
 	"runtime"
@@ -13,6 +16,7 @@ import (
 	"time"
 
 	"github.com/gorilla/websocket"
+
 	"github.com/pulselog/pulse/engine"
 )
 
@@ -41,10 +45,10 @@ func fillTopics(t testing.TB, addr string, mib int, topics ...string) {
 	t.Helper()
 	ctx := testCtx(t)
 	admin := dialClient(t, addr)
-	var pend []*Pending
+	var pend []*wsclient.Pending
 	for _, topic := range topics {
 		for r := range mib {
-			recs := make([]RecordIn, 1000)
+			recs := make([]wire.RecordIn, 1000)
 			for i := range recs {
 				recs[i].Value = jsonValue(r*1000 + i)
 			}
@@ -78,7 +82,7 @@ func TestStalledConnectionHoldsBoundedBytes(t *testing.T) {
 			t.Fatal(err)
 		}
 	}
-	recJSON := int64(len(appendRecordJSON(nil, 0, &engine.Record{Offset: 1 << 40, Timestamp: 1 << 41, Value: jsonValue(1 << 20)})))
+	recJSON := int64(len(wire.AppendRecordJSON(nil, 0, &engine.Record{Offset: 1 << 40, Timestamp: 1 << 41, Value: jsonValue(1 << 20)})))
 	bound := opts.SendBytes + 4*recJSON
 	var c *conn
 	waitUntil(t, func() bool {
@@ -110,12 +114,15 @@ func TestStalledConnectionHoldsBoundedBytes(t *testing.T) {
 		if err != nil {
 			t.Fatalf("after %d records: %v", total, err)
 		}
-		var env envelope
-		if !fastReply(b, &env) || env.Sub == 0 {
+		var env struct {
+			Sub     int64             `json:"sub"`
+			Records []json.RawMessage `json:"records"`
+		}
+		if json.Unmarshal(b, &env) != nil || env.Sub == 0 {
 			continue // a subscribe reply
 		}
 		for _, raw := range env.Records {
-			r, err := DecodeRecord(raw)
+			r, err := wsclient.DecodeRecord(raw)
 			if err != nil {
 				t.Fatal(err)
 			}
@@ -176,7 +183,7 @@ func TestStalledSubscribersRSS(t *testing.T) {
 				return
 			default:
 			}
-			recs := make([]RecordIn, 100)
+			recs := make([]wire.RecordIn, 100)
 			for j := range recs {
 				recs[j].Value = jsonValue(i*100 + j)
 			}

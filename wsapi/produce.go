@@ -11,6 +11,7 @@ import (
 	"github.com/gorilla/websocket"
 	"github.com/pulselog/pulse/engine"
 	"github.com/pulselog/pulse/engine/codec"
+	"github.com/pulselog/pulse/wsapi/wire"
 )
 
 // maxRequestRecords caps the records of one produce request, which bounds
@@ -61,19 +62,19 @@ func (c *conn) opProduce(req *request) {
 	job := &produceJob{id: req.ID, topic: req.Topic}
 	ins := req.Records
 	if len(ins) == 0 {
-		if !req.RecordIn.hasValue() {
-			c.refuseInOrder(req.ID, errorf(CodeInvalidRequest, `produce needs a record ("value", "value_b64" or "tombstone") or "records": [...]`))
+		if !req.RecordIn.HasValue() {
+			c.refuseInOrder(req.ID, wire.Errorf(wire.CodeInvalidRequest, `produce needs a record ("value", "value_b64" or "tombstone") or "records": [...]`))
 			return
 		}
 		rin := req.RecordIn
 		rin.Partition = req.Partition
-		ins = []RecordIn{rin}
+		ins = []wire.RecordIn{rin}
 		job.single = true
-	} else if req.RecordIn.hasValue() {
-		c.refuseInOrder(req.ID, errorf(CodeInvalidRequest, `produce has both an inline record and "records"`))
+	} else if req.RecordIn.HasValue() {
+		c.refuseInOrder(req.ID, wire.Errorf(wire.CodeInvalidRequest, `produce has both an inline record and "records"`))
 		return
 	} else if len(ins) > maxRequestRecords {
-		c.refuseInOrder(req.ID, errorf(CodeInvalidRequest, "%d records in one request: at most %d", len(ins), maxRequestRecords))
+		c.refuseInOrder(req.ID, wire.Errorf(wire.CodeInvalidRequest, "%d records in one request: at most %d", len(ins), maxRequestRecords))
 		return
 	}
 	for i := range ins {
@@ -85,14 +86,14 @@ func (c *conn) opProduce(req *request) {
 			p = *req.Partition
 		}
 		if p < -1 || (p == -1 && (ins[i].Partition != nil || req.Partition != nil)) {
-			c.refuseInOrder(req.ID, errorf(CodePartitionOutOfRange, "record %d: partition %d is negative", i, p))
+			c.refuseInOrder(req.ID, wire.Errorf(wire.CodePartitionOutOfRange, "record %d: partition %d is negative", i, p))
 			return
 		}
-		rec, err := ins[i].toRecord(c.srv.opts.MaxRecordBytes)
+		rec, err := toRecord(&ins[i], c.srv.opts.MaxRecordBytes)
 		if err != nil {
 			e := toError(err)
 			if !job.single {
-				e = errorf(e.Code, "record %d: %s", i, e.Message)
+				e = wire.Errorf(e.Code, "record %d: %s", i, e.Message)
 			}
 			c.refuseInOrder(req.ID, e)
 			return
@@ -124,7 +125,7 @@ func (c *conn) handleBinary(msg []byte) {
 		id = req.ID
 	}
 	if e == nil && c.isDraining() {
-		e = errorf(CodeShuttingDown, "server shutting down: produce refused")
+		e = wire.Errorf(wire.CodeShuttingDown, "server shutting down: produce refused")
 	}
 	if e == nil {
 		e = validTopic(req.Topic)
@@ -132,11 +133,11 @@ func (c *conn) handleBinary(msg []byte) {
 	p := -1
 	if e == nil && req.Partition != nil {
 		if p = *req.Partition; p < 0 {
-			e = errorf(CodePartitionOutOfRange, "partition %d is negative", p)
+			e = wire.Errorf(wire.CodePartitionOutOfRange, "partition %d is negative", p)
 		}
 	}
 	if e != nil {
-		if e.Code == CodeShuttingDown {
+		if e.Code == wire.CodeShuttingDown {
 			c.reply(id, nil, e)
 		} else {
 			c.refuseInOrder(id, e)
@@ -226,7 +227,7 @@ func (c *conn) runProduce(batch []*produceJob) {
 	case errors.As(err, &pe) && len(pe.Acks) == len(recs):
 		acks = pe.Acks
 	case err == nil && len(acks) != len(recs):
-		err = errorf(CodeInternal, "engine returned %d acks for %d records", len(acks), len(recs))
+		err = wire.Errorf(wire.CodeInternal, "engine returned %d acks for %d records", len(acks), len(recs))
 		acks = nil
 	}
 	for _, j := range batch {
@@ -269,7 +270,7 @@ func (c *conn) runJob(j *produceJob) (acks []engine.Ack, stored []bool, err erro
 		}
 		for _, u := range j.units {
 			if u.partition >= parts {
-				return nil, make([]bool, n), errorf(CodePartitionOutOfRange, "partition %d of topic %q: the topic has %d", u.partition, j.topic, parts)
+				return nil, make([]bool, n), wire.Errorf(wire.CodePartitionOutOfRange, "partition %d of topic %q: the topic has %d", u.partition, j.topic, parts)
 			}
 		}
 	}
@@ -290,7 +291,7 @@ func (c *conn) runJob(j *produceJob) (acks []engine.Ack, stored []bool, err erro
 		case errors.As(err, &pe) && len(pe.Acks) == len(u.recs):
 			a = pe.Acks
 		case err == nil && len(a) != len(u.recs):
-			err = errorf(CodeInternal, "engine returned %d acks for %d records", len(a), len(u.recs))
+			err = wire.Errorf(wire.CodeInternal, "engine returned %d acks for %d records", len(a), len(u.recs))
 			a = make([]engine.Ack, len(u.recs))
 		case err != nil:
 			a = make([]engine.Ack, len(u.recs))
@@ -338,7 +339,7 @@ func (c *conn) answer(j *produceJob, acks []engine.Ack, stored []bool, err error
 // with the acks of the records that were stored nonetheless (stored[i]; null
 // for the others) when some were. When some were, the error is inside the
 // fields, e is nil and partly is the error's code.
-func produceReply(j *produceJob, acks []engine.Ack, stored []bool, err error) (f []byte, e *Error, partly string) {
+func produceReply(j *produceJob, acks []engine.Ack, stored []bool, err error) (f []byte, e *wire.Error, partly string) {
 	n, all := 0, len(stored) == j.records()
 	for _, s := range stored {
 		if s {
@@ -349,7 +350,7 @@ func produceReply(j *produceJob, acks []engine.Ack, stored []bool, err error) (f
 	}
 	switch {
 	case err == nil && len(acks) != j.records():
-		err = errorf(CodeInternal, "engine returned %d acks for %d records", len(acks), j.records())
+		err = wire.Errorf(wire.CodeInternal, "engine returned %d acks for %d records", len(acks), j.records())
 		n = 0
 	case err != nil && all && len(acks) == j.records():
 		// The call failed for records of other requests only.
@@ -364,8 +365,8 @@ func produceReply(j *produceJob, acks []engine.Ack, stored []bool, err error) (f
 		if n == 0 || len(acks) != j.records() {
 			return nil, e, ""
 		}
-		e = errorf(e.Code, "%s: %d of the request's %d records were stored (their acks are in \"acks\", null for the others)", e.Message, n, j.records())
-		f = appendErrorField(make([]byte, 0, 96+len(acks)*56), e)
+		e = wire.Errorf(e.Code, "%s: %d of the request's %d records were stored (their acks are in \"acks\", null for the others)", e.Message, n, j.records())
+		f = wire.AppendErrorField(make([]byte, 0, 96+len(acks)*56), e)
 		f = append(f, `,"acks":[`...)
 		for i, a := range acks {
 			if i > 0 {
@@ -376,27 +377,16 @@ func produceReply(j *produceJob, acks []engine.Ack, stored []bool, err error) (f
 				continue
 			}
 			f = append(f, '{')
-			f = appendAckFields(f, a.Partition, a.Offset, a.Timestamp)
+			f = wire.AppendAckFields(f, a.Partition, a.Offset, a.Timestamp)
 			f = append(f, '}')
 		}
 		f = append(f, ']')
 		return f, nil, e.Code
 	}
 	if j.single || j.plain {
-		return appendAckFields(make([]byte, 0, 64), acks[0].Partition, acks[0].Offset, acks[0].Timestamp), nil, ""
+		return wire.AppendAckFields(make([]byte, 0, 64), acks[0].Partition, acks[0].Offset, acks[0].Timestamp), nil, ""
 	}
-	f = make([]byte, 0, 16+len(acks)*56)
-	f = append(f, `"acks":[`...)
-	for i, a := range acks {
-		if i > 0 {
-			f = append(f, ',')
-		}
-		f = append(f, '{')
-		f = appendAckFields(f, a.Partition, a.Offset, a.Timestamp)
-		f = append(f, '}')
-	}
-	f = append(f, ']')
-	return f, nil, ""
+	return wire.AppendAcks(make([]byte, 0, 16+len(acks)*56), acks), nil, ""
 }
 
 // plainProduce holds the fixed part of records sent on
@@ -423,11 +413,11 @@ func (c *conn) startPlainProduce(r *http.Request, topic string) {
 	if s := q.Get("partition"); s != "" {
 		p, err := strconv.Atoi(s)
 		if err != nil {
-			c.refuse(errorf(CodeInvalidRequest, "query partition=%q: want a partition number", s))
+			c.refuse(wire.Errorf(wire.CodeInvalidRequest, "query partition=%q: want a partition number", s))
 			return
 		}
 		if p < 0 {
-			c.refuse(errorf(CodePartitionOutOfRange, "query partition=%d is negative", p))
+			c.refuse(wire.Errorf(wire.CodePartitionOutOfRange, "query partition=%d is negative", p))
 			return
 		}
 		pp.partition = p
@@ -442,12 +432,12 @@ func (c *conn) handlePlainProduce(typ int, msg []byte) {
 		return // refused at the start; the close is on its way
 	}
 	if typ == websocket.TextMessage && !utf8.Valid(msg) {
-		c.refuseInOrder(nil, errorf(CodeInvalidJSON, "text frame is not valid UTF-8 (send bytes in a binary frame): nothing stored"))
+		c.refuseInOrder(nil, wire.Errorf(wire.CodeInvalidJSON, "text frame is not valid UTF-8 (send bytes in a binary frame): nothing stored"))
 		return
 	}
 	job := &produceJob{topic: c.plain.topic, plain: true, bytes: len(msg) + len(c.plain.key)}
 	if job.bytes > c.srv.opts.MaxRecordBytes {
-		c.refuseInOrder(nil, errorf(CodeRecordTooLarge, "record of %d bytes exceeds the limit of %d bytes", job.bytes, c.srv.opts.MaxRecordBytes))
+		c.refuseInOrder(nil, wire.Errorf(wire.CodeRecordTooLarge, "record of %d bytes exceeds the limit of %d bytes", job.bytes, c.srv.opts.MaxRecordBytes))
 		return
 	}
 	if msg == nil {
@@ -469,12 +459,14 @@ func (c *conn) handlePlainProduce(typ int, msg []byte) {
 
 // jsonContainer reports whether b is a valid JSON object or array.
 func jsonContainer(b []byte) bool {
-	i := skipWS(b, 0)
-	return i < len(b) && (b[i] == '{' || b[i] == '[') && validJSON(b)
+	p := wire.NewParser(b)
+	p.SkipWS()
+	c := p.Peek()
+	return (c == '{' || c == '[') && wire.ValidJSON(b)
 }
 
 // refuse sends err as a message and closes the connection with 1008.
-func (c *conn) refuse(e *Error) {
+func (c *conn) refuse(e *wire.Error) {
 	c.reply(nil, nil, e)
 	c.closeWith(websocket.ClosePolicyViolation, e.Code+": "+e.Message, true)
 }

@@ -10,7 +10,9 @@ import (
 	"unicode/utf8"
 
 	"github.com/gorilla/websocket"
+
 	"github.com/pulselog/pulse/engine"
+	"github.com/pulselog/pulse/wsapi/wire"
 )
 
 // Requests that parse as JSON objects but have a field of the wrong type
@@ -49,8 +51,8 @@ func TestBadFieldTypesGetInvalidRequestWithID(t *testing.T) {
 			t.Errorf("%s: reply without the request's id: %v", tc.raw, r)
 			continue
 		}
-		if errCode(r) != CodeInvalidRequest {
-			t.Errorf("%s: code %q, want %q (%v)", tc.raw, errCode(r), CodeInvalidRequest, r)
+		if errCode(r) != wire.CodeInvalidRequest {
+			t.Errorf("%s: code %q, want %q (%v)", tc.raw, errCode(r), wire.CodeInvalidRequest, r)
 		}
 		if msg, _ := r["error"].(map[string]any)["message"].(string); !strings.Contains(msg, `"`+tc.field+`"`) {
 			t.Errorf("%s: message %q does not name field %q", tc.raw, msg, tc.field)
@@ -59,7 +61,7 @@ func TestBadFieldTypesGetInvalidRequestWithID(t *testing.T) {
 	// Not an object at all: invalid_json (no id can be read).
 	for _, raw := range []string{`[1,2]`, `"produce"`, `{"op":"produce",`} {
 		c.sendText(raw)
-		if r := c.waitFor(func(m map[string]any) bool { return m["error"] != nil }); errCode(r) != CodeInvalidJSON || r["id"] != nil {
+		if r := c.waitFor(func(m map[string]any) bool { return m["error"] != nil }); errCode(r) != wire.CodeInvalidJSON || r["id"] != nil {
 			t.Errorf("%s: %v, want invalid_json without id", raw, r)
 		}
 	}
@@ -83,7 +85,7 @@ func TestInvalidUTF8TextFrameStoresNothing(t *testing.T) {
 	} {
 		c.sendText(raw)
 		r := c.waitFor(func(m map[string]any) bool { return m["error"] != nil })
-		if errCode(r) != CodeInvalidJSON {
+		if errCode(r) != wire.CodeInvalidJSON {
 			t.Errorf("frame %d: %v, want invalid_json", i, r)
 		}
 		if msg, _ := r["error"].(map[string]any)["message"].(string); !strings.Contains(msg, "UTF-8") {
@@ -98,7 +100,7 @@ func TestInvalidUTF8TextFrameStoresNothing(t *testing.T) {
 	if err := p.ws.WriteMessage(websocket.TextMessage, []byte("caf\xe9")); err != nil {
 		t.Fatal(err)
 	}
-	if m := p.next(); errCode(m) != CodeInvalidJSON {
+	if m := p.next(); errCode(m) != wire.CodeInvalidJSON {
 		t.Errorf("produce endpoint, invalid UTF-8 text frame: %v", m)
 	}
 	if err := p.ws.WriteMessage(websocket.BinaryMessage, []byte("caf\xe9")); err != nil {
@@ -158,7 +160,7 @@ func TestRepliesInRequestOrder(t *testing.T) {
 	if hwm := replies[3]["topic"].(map[string]any)["partitions"].([]any)[0].(map[string]any)["hwm"]; hwm != float64(3) {
 		t.Errorf("describe after produces of 3 records: hwm %v", hwm)
 	}
-	if errCode(replies[5]) != CodeInvalidRequest || errCode(replies[6]) != CodeUnknownOp {
+	if errCode(replies[5]) != wire.CodeInvalidRequest || errCode(replies[6]) != wire.CodeUnknownOp {
 		t.Errorf("refused requests: %v, %v", replies[5], replies[6])
 	}
 	if errCode(replies[9]) != "" {
@@ -222,7 +224,7 @@ func TestSubscribeBeforeTopicExists(t *testing.T) {
 		t.Fatalf("delete_topic: %v", r)
 	}
 	last := c.waitFor(func(m map[string]any) bool { return m["sub"] != nil && m["error"] != nil })
-	if num(t, last, "sub") != sub || errCode(last) != CodeTopicNotFound {
+	if num(t, last, "sub") != sub || errCode(last) != wire.CodeTopicNotFound {
 		t.Errorf("last push after delete: %v", last)
 	}
 }
@@ -235,7 +237,7 @@ func TestQueryPartitionNotANumber(t *testing.T) {
 	for _, path := range []string{"/v1/topics/q/tail?partition=abc", "/v1/topics/q/produce?partition=abc"} {
 		c := dialRaw(t, ts.addr, path, nil)
 		m := c.next()
-		if errCode(m) != CodeInvalidRequest {
+		if errCode(m) != wire.CodeInvalidRequest {
 			t.Errorf("%s: %v, want invalid_request", path, m)
 		}
 		if msg, _ := m["error"].(map[string]any)["message"].(string); !strings.Contains(msg, `partition="abc"`) {
@@ -243,7 +245,7 @@ func TestQueryPartitionNotANumber(t *testing.T) {
 		}
 		c.ws.SetReadDeadline(time.Now().Add(hangGuard))
 		_, _, err := c.ws.ReadMessage()
-		want := CodeInvalidRequest + ": " + m["error"].(map[string]any)["message"].(string)
+		want := wire.CodeInvalidRequest + ": " + m["error"].(map[string]any)["message"].(string)
 		if ce, ok := err.(*websocket.CloseError); !ok || ce.Code != websocket.ClosePolicyViolation || ce.Text != want {
 			t.Errorf("%s: close %v, want 1008 %q", path, err, want)
 		}
@@ -362,12 +364,12 @@ func TestNonASCIITopicNameError(t *testing.T) {
 	c := dialRaw(t, ts.addr, "/v1/ws", nil)
 	r := c.call(1, map[string]any{"op": "produce", "topic": "café", "value": 1})
 	msg, _ := r["error"].(map[string]any)["message"].(string)
-	if errCode(r) != CodeInvalidTopic || !strings.Contains(msg, "'é'") {
+	if errCode(r) != wire.CodeInvalidTopic || !strings.Contains(msg, "'é'") {
 		t.Errorf("reply %v: want invalid_topic naming 'é'", r)
 	}
 	long := strings.Repeat("é", 100)
 	tail := dialRaw(t, ts.addr, "/v1/topics/"+long+"/tail", nil)
-	if m := tail.next(); errCode(m) != CodeInvalidTopic {
+	if m := tail.next(); errCode(m) != wire.CodeInvalidTopic {
 		t.Errorf("tail of %q: %v", long, m)
 	}
 	tail.ws.SetReadDeadline(time.Now().Add(hangGuard))
@@ -397,12 +399,12 @@ func TestTailOfDeletedTopic(t *testing.T) {
 		t.Fatal(r)
 	}
 	m := tail.next()
-	if errCode(m) != CodeTopicNotFound {
+	if errCode(m) != wire.CodeTopicNotFound {
 		t.Fatalf("last tail frame %v", m)
 	}
 	tail.ws.SetReadDeadline(time.Now().Add(hangGuard))
 	_, _, err := tail.ws.ReadMessage()
-	if ce, ok := err.(*websocket.CloseError); !ok || ce.Code != websocket.ClosePolicyViolation || !strings.HasPrefix(ce.Text, CodeTopicNotFound+": ") {
+	if ce, ok := err.(*websocket.CloseError); !ok || ce.Code != websocket.ClosePolicyViolation || !strings.HasPrefix(ce.Text, wire.CodeTopicNotFound+": ") {
 		t.Errorf("close %v, want 1008 topic_not_found", err)
 	}
 }
@@ -432,7 +434,7 @@ func TestCreateTopicTombstoneRetentionAndProtectCursors(t *testing.T) {
 		t.Fatalf("engine config %+v: want a 1h tombstone retention and protected cursors", info.Config)
 	}
 	r = c.call(3, map[string]any{"op": "create_topic", "topic": "neg", "config": map[string]any{"tombstone_retention_ms": -1}})
-	if errCode(r) != CodeInvalidConfig {
+	if errCode(r) != wire.CodeInvalidConfig {
 		t.Fatalf("negative tombstone retention: %v, want invalid_config", r)
 	}
 	if _, err := ts.eng.Describe("neg"); !errors.Is(err, engine.ErrTopicNotFound) {

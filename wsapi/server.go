@@ -15,6 +15,7 @@ import (
 
 	"github.com/gorilla/websocket"
 	"github.com/pulselog/pulse/engine"
+	"github.com/pulselog/pulse/wsapi/wire"
 )
 
 // Server serves the websocket API of one Backend. Create it with New, serve
@@ -410,7 +411,7 @@ func (s *Server) checkToken(r *http.Request) bool {
 }
 
 // validTopic checks a topic name before it reaches the engine.
-func validTopic(name string) *Error {
+func validTopic(name string) *wire.Error {
 	if err := engine.ValidateTopicName(name); err != nil {
 		return toError(err)
 	}

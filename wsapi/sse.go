@@ -13,6 +13,7 @@ import (
 	"time"
 
 	"github.com/pulselog/pulse/engine"
+	"github.com/pulselog/pulse/wsapi/wire"
 )
 
 // GET /v1/topics/{topic}/events?from=&partition= streams a topic as
@@ -53,14 +54,14 @@ type sseBatch struct {
 
 // parseLastEventID reads "p/o[,p/o...]"; each o is the last offset
 // delivered from p (-1 and up).
-func parseLastEventID(s string) (map[int]int64, *Error) {
+func parseLastEventID(s string) (map[int]int64, *wire.Error) {
 	last := make(map[int]int64)
 	for _, part := range strings.Split(s, ",") {
 		ps, os, ok := strings.Cut(strings.TrimSpace(part), "/")
 		p, err1 := strconv.Atoi(ps)
 		o, err2 := strconv.ParseInt(os, 10, 64)
 		if !ok || err1 != nil || err2 != nil || p < 0 || o < -1 {
-			return nil, errorf(CodeInvalidRequest, "Last-Event-ID %q: want <partition>/<offset>[,<partition>/<offset>...] as this stream sends in id:", s)
+			return nil, wire.Errorf(wire.CodeInvalidRequest, "Last-Event-ID %q: want <partition>/<offset>[,<partition>/<offset>...] as this stream sends in id:", s)
 		}
 		last[p] = o
 	}
@@ -104,7 +105,7 @@ func (s *Server) events(w http.ResponseWriter, r *http.Request) {
 		writeError(w, 0, e)
 		return
 	}
-	rq, e := parseReadQuery(r, fromLatest)
+	rq, e := parseReadQuery(r, wire.FromLatest)
 	if e != nil {
 		writeError(w, 0, e)
 		return
@@ -130,7 +131,7 @@ func (s *Server) events(w http.ResponseWriter, r *http.Request) {
 	}
 	if n := s.sseStreams.Add(1); n > int64(s.opts.MaxConns) {
 		s.sseStreams.Add(-1)
-		writeError(w, http.StatusServiceUnavailable, errorf(CodeRateLimited, "event stream limit reached (%d)", s.opts.MaxConns))
+		writeError(w, http.StatusServiceUnavailable, wire.Errorf(wire.CodeRateLimited, "event stream limit reached (%d)", s.opts.MaxConns))
 		return
 	}
 	defer s.sseStreams.Add(-1)
@@ -171,7 +172,7 @@ func (s *Server) events(w http.ResponseWriter, r *http.Request) {
 			// The id lists every partition of the stream it came from:
 			// one it lacks was added by a grow after it, and all of its
 			// records are new to the client.
-			first, err := (&conn{srv: s}).startOffsets(topic, &st.Partition, fromSpec{kind: fromEarliest}, "", false)
+			first, err := (&conn{srv: s}).startOffsets(topic, &st.Partition, wire.From{Kind: wire.FromEarliest}, "", false)
 			if err != nil {
 				s.writeEvents(rc, w, appendEventError(nil, st.Partition, err))
 				return
@@ -193,7 +194,7 @@ func (s *Server) events(w http.ResponseWriter, r *http.Request) {
 	var wg sync.WaitGroup
 	defer wg.Wait()
 	defer cancel()
-	read := func(st StartPos) {
+	read := func(st wire.StartPos) {
 		wg.Add(1)
 		go func() {
 			defer wg.Done()
@@ -203,7 +204,7 @@ func (s *Server) events(w http.ResponseWriter, r *http.Request) {
 	for _, st := range starts {
 		read(st)
 	}
-	var grown <-chan []StartPos
+	var grown <-chan []wire.StartPos
 	if rq.partition == nil {
 		grown = s.followEventsGrowth(ctx, &wg, topic, len(starts))
 	}
@@ -223,7 +224,7 @@ func (s *Server) events(w http.ResponseWriter, r *http.Request) {
 				last[b.p] = b.res.Records[i].Offset
 				buf = append(buf, "id: "...)
 				buf = append(appendEventID(buf, parts, last), '\n')
-				rec = appendRecordJSON(rec[:0], b.p, &b.res.Records[i])
+				rec = wire.AppendRecordJSON(rec[:0], b.p, &b.res.Records[i])
 				buf = append(appendEventData(buf, rec), '\n')
 			}
 			if !s.writeEvents(rc, w, buf) {
@@ -252,8 +253,8 @@ func (s *Server) events(w http.ResponseWriter, r *http.Request) {
 // a stream of the whole topic to read them too, as a whole-topic websocket
 // subscription does (followGrowth). A backend that cannot report growth
 // gets a channel that never delivers.
-func (s *Server) followEventsGrowth(ctx context.Context, wg *sync.WaitGroup, topic string, have int) <-chan []StartPos {
-	out := make(chan []StartPos)
+func (s *Server) followEventsGrowth(ctx context.Context, wg *sync.WaitGroup, topic string, have int) <-chan []wire.StartPos {
+	out := make(chan []wire.StartPos)
 	w, ok := s.b.(partitionWatcher)
 	if !ok {
 		return out
@@ -271,9 +272,9 @@ func (s *Server) followEventsGrowth(ctx context.Context, wg *sync.WaitGroup, top
 			if err != nil {
 				return
 			}
-			var added []StartPos
+			var added []wire.StartPos
 			for p := have; p < len(t.Partitions); p++ {
-				st, err := (&conn{srv: s}).startOffsets(topic, &p, fromSpec{kind: fromEarliest}, "", false)
+				st, err := (&conn{srv: s}).startOffsets(topic, &p, wire.From{Kind: wire.FromEarliest}, "", false)
 				if err != nil {
 					return
 				}
@@ -300,14 +301,14 @@ func (s *Server) followEventsGrowth(ctx context.Context, wg *sync.WaitGroup, top
 // checkResume refuses a Last-Event-ID past the end of a partition: this
 // topic never handed out those offsets (the id came from another topic or
 // data directory), and going on would skip whatever it writes next.
-func (s *Server) checkResume(topic string, resume map[int]int64) *Error {
+func (s *Server) checkResume(topic string, resume map[int]int64) *wire.Error {
 	ti, err := s.b.Describe(topic)
 	if err != nil {
 		return toError(err)
 	}
 	for p, o := range resume {
 		if p < len(ti.Partitions) && o >= ti.Partitions[p].LEO {
-			return errorf(CodeOffsetOutOfRange, "Last-Event-ID names offset %d of %s/%d, which ends at offset %d: not an id of this topic's stream", o, topic, p, ti.Partitions[p].LEO)
+			return wire.Errorf(wire.CodeOffsetOutOfRange, "Last-Event-ID names offset %d of %s/%d, which ends at offset %d: not an id of this topic's stream", o, topic, p, ti.Partitions[p].LEO)
 		}
 	}
 	return nil
@@ -320,7 +321,7 @@ const topicPoll = 100 * time.Millisecond
 // awaitTopic waits until topic exists (or ctx ends, or the server stops)
 // and returns where a stream starts in it: the first record of each
 // partition (or of partition *only).
-func (s *Server) awaitTopic(ctx context.Context, topic string, only *int) ([]StartPos, error) {
+func (s *Server) awaitTopic(ctx context.Context, topic string, only *int) ([]wire.StartPos, error) {
 	t := time.NewTicker(topicPoll)
 	defer t.Stop()
 	for {
@@ -331,7 +332,7 @@ func (s *Server) awaitTopic(ctx context.Context, topic string, only *int) ([]Sta
 		case <-s.stopC:
 			return nil, ErrServerClosed
 		}
-		starts, err := (&conn{srv: s}).startOffsets(topic, only, fromSpec{kind: fromEarliest}, "", false)
+		starts, err := (&conn{srv: s}).startOffsets(topic, only, wire.From{Kind: wire.FromEarliest}, "", false)
 		if !errors.Is(err, engine.ErrTopicNotFound) {
 			return starts, err
 		}
@@ -347,7 +348,7 @@ func appendEventError(dst []byte, p int, err error) []byte {
 	if p >= 0 {
 		data = append(strconv.AppendInt(append(data, `"partition":`...), int64(p), 10), ',')
 	}
-	data = append(appendErrorField(data, toError(err)), '}')
+	data = append(wire.AppendErrorField(data, toError(err)), '}')
 	return append(appendEventData(dst, data), '\n')
 }
 

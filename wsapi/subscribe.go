@@ -9,6 +9,7 @@ import (
 	"sync"
 
 	"github.com/pulselog/pulse/engine"
+	"github.com/pulselog/pulse/wsapi/wire"
 )
 
 // maxSubscriptions caps the subscriptions of one connection.
@@ -30,12 +31,6 @@ type subscription struct {
 	wg     sync.WaitGroup // partition goroutines
 }
 
-// StartPos is where a subscription starts in one partition (subscribe reply).
-type StartPos struct {
-	Partition int   `json:"partition"`
-	From      int64 `json:"from"`
-}
-
 func (c *conn) opSubscribe(req *request) {
 	if e := validTopic(req.Topic); e != nil {
 		c.reply(req.ID, nil, e)
@@ -43,11 +38,11 @@ func (c *conn) opSubscribe(req *request) {
 	}
 	if req.Consumer != "" {
 		if err := engine.ValidateTopicName(req.Consumer); err != nil {
-			c.reply(req.ID, nil, errorf(CodeInvalidRequest, "consumer name: %v (consumer names follow the topic name rule)", err))
+			c.reply(req.ID, nil, wire.Errorf(wire.CodeInvalidRequest, "consumer name: %v (consumer names follow the topic name rule)", err))
 			return
 		}
 	}
-	from, err := parseFrom(req.From)
+	from, err := wire.ParseFrom(req.From)
 	if err != nil {
 		c.reply(req.ID, nil, toError(err))
 		return
@@ -65,7 +60,7 @@ func (c *conn) opSubscribe(req *request) {
 	f := []byte(`"sub":`)
 	f = strconv.AppendInt(f, s.id, 10)
 	f = append(f, `,"topic":`...)
-	f = appendJSONString(f, []byte(req.Topic))
+	f = wire.AppendJSONString(f, []byte(req.Topic))
 	f = append(f, `,"partitions":[`...)
 	for i, st := range starts {
 		if i > 0 {
@@ -89,7 +84,7 @@ func (c *conn) startPlainTail(r *http.Request, topic string) {
 		return
 	}
 	q := r.URL.Query()
-	from, err := parseFromString(q.Get("from"))
+	from, err := wire.ParseFromText(q.Get("from"))
 	if err != nil {
 		c.refuse(toError(err))
 		return
@@ -98,7 +93,7 @@ func (c *conn) startPlainTail(r *http.Request, topic string) {
 	if ps := q.Get("partition"); ps != "" {
 		p, err := strconv.Atoi(ps)
 		if err != nil {
-			c.refuse(errorf(CodeInvalidRequest, "query partition=%q: want a partition number", ps))
+			c.refuse(wire.Errorf(wire.CodeInvalidRequest, "query partition=%q: want a partition number", ps))
 			return
 		}
 		part = &p
@@ -106,7 +101,7 @@ func (c *conn) startPlainTail(r *http.Request, topic string) {
 	consumer := q.Get("consumer")
 	if consumer != "" {
 		if err := engine.ValidateTopicName(consumer); err != nil {
-			c.refuse(errorf(CodeInvalidRequest, "consumer name: %v", err))
+			c.refuse(wire.Errorf(wire.CodeInvalidRequest, "consumer name: %v", err))
 			return
 		}
 	}
@@ -131,10 +126,10 @@ func (c *conn) startPlainTail(r *http.Request, topic string) {
 // does not exist yet is created as a produce creates it (AutoCreate), so
 // that a consumer can subscribe before the first record is produced, as
 // with Kafka.
-func (c *conn) startOffsets(topic string, partition *int, from fromSpec, consumer string, create bool) ([]StartPos, error) {
+func (c *conn) startOffsets(topic string, partition *int, from wire.From, consumer string, create bool) ([]wire.StartPos, error) {
 	b := c.srv.b
 	if partition != nil && *partition < 0 {
-		return nil, errorf(CodePartitionOutOfRange, "partition %d of topic %q is negative", *partition, topic)
+		return nil, wire.Errorf(wire.CodePartitionOutOfRange, "partition %d of topic %q is negative", *partition, topic)
 	}
 	t, err := b.Describe(topic)
 	if errors.Is(err, engine.ErrTopicNotFound) && create && c.srv.opts.AutoCreate {
@@ -152,7 +147,7 @@ func (c *conn) startOffsets(topic string, partition *int, from fromSpec, consume
 	var parts []int
 	if partition != nil {
 		if p := *partition; p < 0 || p >= len(t.Partitions) {
-			return nil, errorf(CodePartitionOutOfRange, "partition %d of topic %q: the topic has %d", p, topic, len(t.Partitions))
+			return nil, wire.Errorf(wire.CodePartitionOutOfRange, "partition %d of topic %q: the topic has %d", p, topic, len(t.Partitions))
 		}
 		parts = []int{*partition}
 	} else {
@@ -160,7 +155,7 @@ func (c *conn) startOffsets(topic string, partition *int, from fromSpec, consume
 			parts = append(parts, p)
 		}
 	}
-	starts := make([]StartPos, 0, len(parts))
+	starts := make([]wire.StartPos, 0, len(parts))
 	for _, p := range parts {
 		pi := t.Partitions[p]
 		if consumer != "" {
@@ -169,23 +164,23 @@ func (c *conn) startOffsets(topic string, partition *int, from fromSpec, consume
 				return nil, err
 			}
 			if ok {
-				starts = append(starts, StartPos{p, max(off, pi.LogStart)})
+				starts = append(starts, wire.StartPos{Partition: p, From: max(off, pi.LogStart)})
 				continue
 			}
 		}
 		var off int64
-		switch from.kind {
-		case fromEarliest:
+		switch from.Kind {
+		case wire.FromEarliest:
 			off = pi.LogStart
-		case fromLatest:
+		case wire.FromLatest:
 			off = pi.HWM
-		case fromOffset:
-			if from.n < pi.LogStart || from.n > pi.LEO {
-				return nil, errorf(CodeOffsetOutOfRange, "offset %d of %s/%d: the log holds [%d, %d)", from.n, topic, p, pi.LogStart, pi.LEO)
+		case wire.FromOffset:
+			if from.N < pi.LogStart || from.N > pi.LEO {
+				return nil, wire.Errorf(wire.CodeOffsetOutOfRange, "offset %d of %s/%d: the log holds [%d, %d)", from.N, topic, p, pi.LogStart, pi.LEO)
 			}
-			off = from.n
-		case fromTimestamp:
-			off, err = b.OffsetForTimestamp(topic, p, from.n)
+			off = from.N
+		case wire.FromTimestamp:
+			off, err = b.OffsetForTimestamp(topic, p, from.N)
 			if errors.Is(err, engine.ErrOffsetOutOfRange) {
 				off, err = pi.HWM, nil // no record that recent yet: wait for the next
 			}
@@ -193,19 +188,19 @@ func (c *conn) startOffsets(topic string, partition *int, from fromSpec, consume
 				return nil, err
 			}
 		}
-		starts = append(starts, StartPos{p, off})
+		starts = append(starts, wire.StartPos{Partition: p, From: off})
 	}
 	return starts, nil
 }
 
-func (c *conn) addSub(topic, consumer string, plain bool) (*subscription, *Error) {
+func (c *conn) addSub(topic, consumer string, plain bool) (*subscription, *wire.Error) {
 	c.mu.Lock()
 	defer c.mu.Unlock()
 	if c.draining {
-		return nil, errorf(CodeShuttingDown, "server shutting down: subscribe refused")
+		return nil, wire.Errorf(wire.CodeShuttingDown, "server shutting down: subscribe refused")
 	}
 	if len(c.subs) >= maxSubscriptions {
-		return nil, errorf(CodeRateLimited, "%d subscriptions on this connection (limit %d): unsubscribe one first", len(c.subs), maxSubscriptions)
+		return nil, wire.Errorf(wire.CodeRateLimited, "%d subscriptions on this connection (limit %d): unsubscribe one first", len(c.subs), maxSubscriptions)
 	}
 	c.nextSub++
 	s := &subscription{c: c, id: c.nextSub, topic: topic, consumer: consumer, plain: plain}
@@ -243,14 +238,14 @@ func (c *conn) opUnsubscribe(req *request) {
 	delete(c.subs, req.Sub)
 	c.mu.Unlock()
 	if s == nil {
-		c.reply(req.ID, nil, errorf(CodeUnknownSubscription, "no subscription %d on this connection", req.Sub))
+		c.reply(req.ID, nil, wire.Errorf(wire.CodeUnknownSubscription, "no subscription %d on this connection", req.Sub))
 		return
 	}
 	s.stop()
 	c.reply(req.ID, nil, nil)
 }
 
-func (s *subscription) start(starts []StartPos) {
+func (s *subscription) start(starts []wire.StartPos) {
 	for _, st := range starts {
 		s.wg.Add(1)
 		go s.run(st.Partition, st.From)
@@ -344,7 +339,7 @@ func (s *subscription) deliver(p int, res *engine.ReadResult, reserved int64) (i
 				next = res.Records[i].Offset
 				break
 			}
-			f := appendRecordJSON(nil, p, &res.Records[i])
+			f := wire.AppendRecordJSON(nil, p, &res.Records[i])
 			frames = append(frames, f)
 			n += int64(len(f))
 		}
@@ -408,7 +403,7 @@ func (s *subscription) deliverPush(p int, res *engine.ReadResult, limit int) (in
 				}
 				b = append(b, ',')
 			}
-			b = appendRecordJSON(b, p, &recs[n])
+			b = wire.AppendRecordJSON(b, p, &recs[n])
 			if shared {
 				ends = append(ends, len(b)-pushHeadRoom)
 			}
@@ -453,7 +448,7 @@ func (s *subscription) fail(p int, err error) {
 		return
 	}
 	b := fmt.Appendf(nil, `{"sub":%d,"partition":%d,`, s.id, p)
-	b = appendErrorField(b, e)
+	b = wire.AppendErrorField(b, e)
 	b = append(b, '}')
 	s.c.enqueueCtx(s.ctx, b)
 }

@@ -5,12 +5,15 @@ import (
 	"encoding/base64"
 	"encoding/json"
 	"fmt"
+	"github.com/pulselog/pulse/wsapi/wire"
+	"github.com/pulselog/pulse/wsapi/wsclient"
 	"strings"
 	"sync"
 	"testing"
 	"time"
 
 	"github.com/gorilla/websocket"
+
 	"github.com/pulselog/pulse/engine"
 )
 
@@ -272,15 +275,15 @@ func TestCursorResumeAfterReconnect(t *testing.T) {
 	ts := startServer(t, DefaultOptions())
 	ctx := testCtx(t)
 	c1 := dialClient(t, ts.addr)
-	var recs []RecordIn
+	var recs []wire.RecordIn
 	for i := range 10 {
 		v := fmt.Sprintf(`{"i":%d}`, i)
-		recs = append(recs, RecordIn{Value: []byte(v)})
+		recs = append(recs, wire.RecordIn{Value: []byte(v)})
 	}
 	if _, err := c1.Produce(ctx, "jobs", -1, recs); err != nil {
 		t.Fatal(err)
 	}
-	sub, err := c1.Subscribe(ctx, SubscribeOptions{Topic: "jobs", Partition: -1, From: "earliest", Consumer: "worker"})
+	sub, err := c1.Subscribe(ctx, wsclient.SubscribeOptions{Topic: "jobs", Partition: -1, From: "earliest", Consumer: "worker"})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -302,11 +305,11 @@ func TestCursorResumeAfterReconnect(t *testing.T) {
 	c1.Close()
 
 	c2 := dialClient(t, ts.addr)
-	if _, err := c2.Produce(ctx, "jobs", -1, []RecordIn{{Value: []byte(`"new"`)}}); err != nil {
+	if _, err := c2.Produce(ctx, "jobs", -1, []wire.RecordIn{{Value: []byte(`"new"`)}}); err != nil {
 		t.Fatal(err)
 	}
 	// "from" says latest, but the consumer's cursor wins.
-	sub2, err := c2.Subscribe(ctx, SubscribeOptions{Topic: "jobs", Partition: -1, From: "latest", Consumer: "worker"})
+	sub2, err := c2.Subscribe(ctx, wsclient.SubscribeOptions{Topic: "jobs", Partition: -1, From: "latest", Consumer: "worker"})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -327,7 +330,7 @@ func TestCursorResumeAfterReconnect(t *testing.T) {
 		t.Fatalf("resumed offsets %v", offs)
 	}
 	// A consumer without a cursor uses from.
-	sub3, err := c2.Subscribe(ctx, SubscribeOptions{Topic: "jobs", Partition: -1, From: "earliest", Consumer: "fresh"})
+	sub3, err := c2.Subscribe(ctx, wsclient.SubscribeOptions{Topic: "jobs", Partition: -1, From: "earliest", Consumer: "fresh"})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -340,7 +343,7 @@ func TestConcurrentProducersAndTailers(t *testing.T) {
 	ts := startServer(t, DefaultOptions())
 	ctx := testCtx(t)
 	admin := dialClient(t, ts.addr)
-	if _, err := admin.CreateTopic(ctx, "conc", TopicConfig{Partitions: 3}); err != nil {
+	if _, err := admin.CreateTopic(ctx, "conc", wire.TopicConfig{Partitions: 3}); err != nil {
 		t.Fatal(err)
 	}
 	const producers, requests, perReq, tailers = 6, 25, 4, 4
@@ -356,7 +359,7 @@ func TestConcurrentProducersAndTailers(t *testing.T) {
 	for i := range tailers {
 		tc := dialClient(t, ts.addr)
 		from := "earliest"
-		sub, err := tc.Subscribe(ctx, SubscribeOptions{Topic: "conc", Partition: -1, From: from})
+		sub, err := tc.Subscribe(ctx, wsclient.SubscribeOptions{Topic: "conc", Partition: -1, From: from})
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -385,12 +388,12 @@ func TestConcurrentProducersAndTailers(t *testing.T) {
 		prodWG.Add(1)
 		go func() {
 			defer prodWG.Done()
-			var pend []*Pending
+			var pend []*wsclient.Pending
 			for r := range requests {
-				var recs []RecordIn
+				var recs []wire.RecordIn
 				for k := range perReq {
 					key := fmt.Sprintf("producer-%d", p)
-					recs = append(recs, RecordIn{Key: &key, Value: []byte(fmt.Sprintf(`{"p":%d,"seq":%d}`, p, r*perReq+k))})
+					recs = append(recs, wire.RecordIn{Key: &key, Value: []byte(fmt.Sprintf(`{"p":%d,"seq":%d}`, p, r*perReq+k))})
 				}
 				pd, err := pc.ProduceAsync("conc", -1, recs)
 				if err != nil {
@@ -486,12 +489,12 @@ func TestClientProduceForms(t *testing.T) {
 	ts := startServer(t, DefaultOptions())
 	ctx := testCtx(t)
 	c := dialClient(t, ts.addr)
-	if _, err := c.CreateTopic(ctx, "forms", TopicConfig{Partitions: 2}); err != nil {
+	if _, err := c.CreateTopic(ctx, "forms", wire.TopicConfig{Partitions: 2}); err != nil {
 		t.Fatal(err)
 	}
 	k := "key-é"
 	b64 := "/wAB"
-	p, err := c.ProduceRecordAsync("forms", 1, RecordIn{Key: &k, Value: []byte(`{"a":[1,2]}`), Headers: map[string]string{"h": "v\n"}})
+	p, err := c.ProduceRecordAsync("forms", 1, wire.RecordIn{Key: &k, Value: []byte(`{"a":[1,2]}`), Headers: map[string]string{"h": "v\n"}})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -499,16 +502,16 @@ func TestClientProduceForms(t *testing.T) {
 	if err != nil || len(acks) != 1 || acks[0].Partition != 1 || acks[0].Offset != 0 {
 		t.Fatalf("ProduceRecordAsync: %v %v", acks, err)
 	}
-	acks, err = c.Produce(ctx, "forms", 1, []RecordIn{{ValueB64: &b64}, {Tombstone: true, Key: &k}, {Value: []byte(`"text"`)}})
+	acks, err = c.Produce(ctx, "forms", 1, []wire.RecordIn{{ValueB64: &b64}, {Tombstone: true, Key: &k}, {Value: []byte(`"text"`)}})
 	if err != nil || len(acks) != 3 || acks[2].Offset != 3 {
 		t.Fatalf("Produce: %v %v", acks, err)
 	}
 	// A value that is not JSON could smuggle records into the request: the
 	// client refuses it before sending anything.
-	if _, err := c.ProduceAsync("forms", 1, []RecordIn{{Value: []byte(`1},{"value":2`)}}); err == nil {
+	if _, err := c.ProduceAsync("forms", 1, []wire.RecordIn{{Value: []byte(`1},{"value":2`)}}); err == nil {
 		t.Fatal("ProduceAsync sent an invalid JSON value")
 	}
-	if _, err := c.ProduceRecordAsync("forms", 1, RecordIn{Value: []byte(`1,"key":"x"`)}); err == nil {
+	if _, err := c.ProduceRecordAsync("forms", 1, wire.RecordIn{Value: []byte(`1,"key":"x"`)}); err == nil {
 		t.Fatal("ProduceRecordAsync sent an invalid JSON value")
 	}
 	res, err := ts.eng.Read("forms", 1, 0, 10, 1<<20)
@@ -551,7 +554,7 @@ func TestPushesStayBounded(t *testing.T) {
 		if !strings.HasPrefix(string(b), `{"sub":`) {
 			continue // the subscribe reply
 		}
-		recJSON := len(appendRecordJSON(nil, 0, &engine.Record{Offset: 19, Timestamp: 1 << 40, Value: []byte(val)}))
+		recJSON := len(wire.AppendRecordJSON(nil, 0, &engine.Record{Offset: 19, Timestamp: 1 << 40, Value: []byte(val)}))
 		if len(b) > 2*opts.PushBytes+recJSON+128 {
 			t.Fatalf("push of %d bytes, bound %d", len(b), 2*opts.PushBytes+recJSON+128)
 		}

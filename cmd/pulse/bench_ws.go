@@ -16,7 +16,8 @@ import (
 	"time"
 
 	"github.com/pulselog/pulse/engine"
-	"github.com/pulselog/pulse/wsapi"
+	"github.com/pulselog/pulse/wsapi/wire"
+	"github.com/pulselog/pulse/wsapi/wsclient"
 )
 
 // Sizes of the websocket benchmark runs.
@@ -35,7 +36,7 @@ var wsBenchFanouts = []int{1, 8, 64}
 type wsBencher struct {
 	ctx    context.Context
 	cf     *clientFlags
-	admin  *wsapi.Client
+	admin  *wsclient.Client
 	suffix string
 	topics []string
 	res    benchResult
@@ -95,7 +96,7 @@ func (b *wsBencher) newTopics(name string, n int, syncMode string) ([]string, er
 			t += "-" + strconv.Itoa(i)
 		}
 		b.topics = append(b.topics, t)
-		if _, err := b.admin.CreateTopic(b.ctx, t, wsapi.TopicConfig{Codec: "none", SyncMode: syncMode}); err != nil {
+		if _, err := b.admin.CreateTopic(b.ctx, t, wire.TopicConfig{Codec: "none", SyncMode: syncMode}); err != nil {
 			return nil, err
 		}
 		names = append(names, t)
@@ -173,10 +174,10 @@ func parseWSSteps(list string) (map[string]bool, error) {
 func (b *wsBencher) run(o wsBenchOptions) error {
 	// The engine's append_interval run's records: ~1 KiB JSON values.
 	bin := benchRecords(o.total)
-	recs := make([]wsapi.RecordIn, len(bin))
+	recs := make([]wire.RecordIn, len(bin))
 	for i, r := range bin {
 		k := string(r.Key)
-		recs[i] = wsapi.RecordIn{Key: &k, Value: r.Value}
+		recs[i] = wire.RecordIn{Key: &k, Value: r.Value}
 	}
 	s := &wsSteps{wsBencher: b, bin: bin, recs: recs, records: max(1, min(len(recs), o.records))}
 	s.few = max(1, s.records/10)
@@ -210,7 +211,7 @@ func (b *wsBencher) run(o wsBenchOptions) error {
 type wsSteps struct {
 	*wsBencher
 	bin     []engine.Record
-	recs    []wsapi.RecordIn
+	recs    []wire.RecordIn
 	records int    // records of the single-record and many-topics runs
 	few     int    // records of the fan-out and end-to-end runs
 	written string // the topic the batch step wrote, for the consume step
@@ -379,7 +380,7 @@ func (s *wsSteps) e2e() error {
 }
 
 // storedBytes is the size of topic's partitions on disk.
-func storedBytes(ctx context.Context, admin *wsapi.Client, topic string) (int64, error) {
+func storedBytes(ctx context.Context, admin *wsclient.Client, topic string) (int64, error) {
 	t, err := admin.Describe(ctx, topic)
 	if err != nil {
 		return 0, err
@@ -396,8 +397,8 @@ func storedBytes(ctx context.Context, admin *wsapi.Client, topic string) (int64,
 // single-record request form), window requests in flight per connection,
 // the requests spread over topics in turn, and returns the time until the
 // last ack.
-func wsProduceRun(ctx context.Context, cf *clientFlags, topics []string, conns int, recs []wsapi.RecordIn, bin []engine.Record, per, window int) (time.Duration, error) {
-	clients := make([]*wsapi.Client, conns)
+func wsProduceRun(ctx context.Context, cf *clientFlags, topics []string, conns int, recs []wire.RecordIn, bin []engine.Record, per, window int) (time.Duration, error) {
+	clients := make([]*wsclient.Client, conns)
 	for i := range clients {
 		c, err := cf.dial(ctx)
 		if err != nil {
@@ -416,10 +417,10 @@ func wsProduceRun(ctx context.Context, cf *clientFlags, topics []string, conns i
 		wg.Add(1)
 		go func() {
 			defer wg.Done()
-			var inflight []*wsapi.Pending
+			var inflight []*wsclient.Pending
 			for lo < hi || len(inflight) > 0 {
 				if lo < hi && len(inflight) < window {
-					var p *wsapi.Pending
+					var p *wsclient.Pending
 					var err error
 					n := min(per, hi-lo)
 					topic := topics[(lo/per)%len(topics)]
@@ -462,7 +463,7 @@ func wsConsumeRun(ctx context.Context, cf *clientFlags, topic string, n int) (ti
 	}
 	defer c.Close()
 	start := time.Now()
-	sub, err := c.Subscribe(ctx, wsapi.SubscribeOptions{Topic: topic, Partition: -1, From: "earliest", Buffer: 64})
+	sub, err := c.Subscribe(ctx, wsclient.SubscribeOptions{Topic: topic, Partition: -1, From: "earliest", Buffer: 64})
 	if err != nil {
 		return 0, err
 	}
@@ -473,7 +474,7 @@ func wsConsumeRun(ctx context.Context, cf *clientFlags, topic string, n int) (ti
 }
 
 // drain receives pushes of sub until n records have arrived.
-func drain(ctx context.Context, sub *wsapi.Subscription, n int) error {
+func drain(ctx context.Context, sub *wsclient.Subscription, n int) error {
 	for got := 0; got < n; {
 		select {
 		case p, ok := <-sub.C():
@@ -495,15 +496,15 @@ func drain(ctx context.Context, sub *wsapi.Subscription, n int) error {
 // it from one connection in batches of 100 and returns the time from the
 // first produce until every subscriber has received every record. started
 // is called just before the first produce.
-func wsFanoutRun(ctx context.Context, cf *clientFlags, topic string, subs int, recs []wsapi.RecordIn, started func()) (time.Duration, error) {
-	var ss []*wsapi.Subscription
+func wsFanoutRun(ctx context.Context, cf *clientFlags, topic string, subs int, recs []wire.RecordIn, started func()) (time.Duration, error) {
+	var ss []*wsclient.Subscription
 	for range subs {
 		c, err := cf.dial(ctx)
 		if err != nil {
 			return 0, err
 		}
 		defer c.Close()
-		s, err := c.Subscribe(ctx, wsapi.SubscribeOptions{Topic: topic, Partition: -1, From: "earliest", Buffer: 64})
+		s, err := c.Subscribe(ctx, wsclient.SubscribeOptions{Topic: topic, Partition: -1, From: "earliest", Buffer: 64})
 		if err != nil {
 			return 0, err
 		}
@@ -546,7 +547,7 @@ func wsE2ERun(ctx context.Context, cf *clientFlags, topic string, n int) ([]floa
 		return nil, 0, err
 	}
 	defer tailc.Close()
-	sub, err := tailc.Subscribe(ctx, wsapi.SubscribeOptions{Topic: topic, Partition: -1, From: "latest", Buffer: 1024})
+	sub, err := tailc.Subscribe(ctx, wsclient.SubscribeOptions{Topic: topic, Partition: -1, From: "latest", Buffer: 1024})
 	if err != nil {
 		return nil, 0, err
 	}
@@ -575,7 +576,7 @@ func wsE2ERun(ctx context.Context, cf *clientFlags, topic string, n int) ([]floa
 	pad := bytes.Repeat([]byte("x"), 900)
 	interval := time.Second / wsBenchE2ERate
 	start := time.Now()
-	var pend []*wsapi.Pending
+	var pend []*wsclient.Pending
 	var payload int64
 	for i := range n {
 		if d := time.Until(start.Add(time.Duration(i) * interval)); d > 0 {
@@ -583,7 +584,7 @@ func wsE2ERun(ctx context.Context, cf *clientFlags, topic string, n int) ([]floa
 		}
 		v := fmt.Appendf(nil, `{"sent":%d,"pad":"%s"}`, time.Now().UnixNano(), pad)
 		payload += int64(len(v))
-		p, err := prod.ProduceRecordAsync(topic, 0, wsapi.RecordIn{Value: v})
+		p, err := prod.ProduceRecordAsync(topic, 0, wire.RecordIn{Value: v})
 		if err != nil {
 			return nil, 0, err
 		}

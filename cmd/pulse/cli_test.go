@@ -10,7 +10,8 @@ import (
 	"testing"
 	"time"
 
-	"github.com/pulselog/pulse/wsapi"
+	"github.com/pulselog/pulse/wsapi/wire"
+	"github.com/pulselog/pulse/wsapi/wsclient"
 )
 
 // A mistyped subcommand fails with a suggestion, at every level.
@@ -63,12 +64,12 @@ func TestProduceAndTailWording(t *testing.T) {
 	// A JSON value stored with its newlines still prints on one line.
 	ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
 	defer cancel()
-	c, err := wsapi.Dial(ctx, s.addr, wsapi.DialOptions{})
+	c, err := wsclient.Dial(ctx, s.addr, wsclient.DialOptions{})
 	if err != nil {
 		t.Fatal(err)
 	}
 	k := "pretty"
-	if _, err := c.Produce(ctx, "words", 0, []wsapi.RecordIn{{Key: &k, Value: json.RawMessage("{\n  \"a\": 1,\n  \"b\": [\n 2\n ]\n}")}}); err != nil {
+	if _, err := c.Produce(ctx, "words", 0, []wire.RecordIn{{Key: &k, Value: json.RawMessage("{\n  \"a\": 1,\n  \"b\": [\n 2\n ]\n}")}}); err != nil {
 		t.Fatal(err)
 	}
 	c.Close()
@@ -142,7 +143,7 @@ func TestTopicsCreateHumanUnits(t *testing.T) {
 	dir := filepath.Join(t.TempDir(), "data")
 	s := startServe(t, dir)
 	mustPulse(t, "", "topics", "create", "human", "--retention", "7d", "--retention-bytes", "1GiB", "--segment", "16MiB", "--server", s.addr)
-	var ti wsapi.TopicInfo
+	var ti wire.TopicInfo
 	if err := json.Unmarshal([]byte(mustPulse(t, "", "topics", "describe", "human", "--json", "--server", s.addr)), &ti); err != nil {
 		t.Fatal(err)
 	}
@@ -211,7 +212,7 @@ func TestTopicsAlter(t *testing.T) {
 	// Durable: a restarted server still has the change.
 	s.stop(t, syscall.SIGTERM)
 	s = startServe(t, dir)
-	var ti wsapi.TopicInfo
+	var ti wire.TopicInfo
 	if err := json.Unmarshal([]byte(mustPulse(t, "", "topics", "describe", "orders", "--json", "--server", s.addr)), &ti); err != nil {
 		t.Fatal(err)
 	}

@@ -9,7 +9,8 @@ import (
 	"github.com/spf13/cobra"
 
 	"github.com/pulselog/pulse/engine"
-	"github.com/pulselog/pulse/wsapi"
+	"github.com/pulselog/pulse/wsapi/wire"
+	"github.com/pulselog/pulse/wsapi/wsclient"
 )
 
 func newConsumersCmd() *cobra.Command {
@@ -29,11 +30,11 @@ group's live members), move them and delete them.`,
 // consumerRow is one cursor of one topic.
 type consumerRow struct {
 	topic string
-	wsapi.ConsumerCursor
+	wire.ConsumerCursor
 }
 
 // allCursors lists the cursors of topic, or of every topic when topic is "".
-func allCursors(ctx context.Context, c *wsapi.Client, topic string) ([]consumerRow, error) {
+func allCursors(ctx context.Context, c *wsclient.Client, topic string) ([]consumerRow, error) {
 	names, err := topicNames(ctx, c, topic)
 	if err != nil {
 		return nil, err
@@ -61,7 +62,7 @@ func newConsumersListCmd() *cobra.Command {
 	cf := addClientFlags(cmd)
 	cmd.Flags().StringVar(&topic, "topic", "", "only this topic")
 	cmd.RunE = func(cmd *cobra.Command, args []string) error {
-		return cf.withClient(cmd, func(ctx context.Context, c *wsapi.Client) error {
+		return cf.withClient(cmd, func(ctx context.Context, c *wsclient.Client) error {
 			rows, err := allCursors(ctx, c, topic)
 			if err != nil {
 				return err
@@ -98,7 +99,7 @@ func newConsumersDescribeCmd() *cobra.Command {
 	cf := addClientFlags(cmd)
 	cmd.Flags().StringVar(&topic, "topic", "", "only this topic")
 	cmd.RunE = func(cmd *cobra.Command, args []string) error {
-		return cf.withClient(cmd, func(ctx context.Context, c *wsapi.Client) error {
+		return cf.withClient(cmd, func(ctx context.Context, c *wsclient.Client) error {
 			names, err := topicNames(ctx, c, topic)
 			if err != nil {
 				return err
@@ -146,7 +147,7 @@ func newConsumersDescribeCmd() *cobra.Command {
 }
 
 // topicNames is topic alone, or every topic's name when topic is "".
-func topicNames(ctx context.Context, c *wsapi.Client, topic string) ([]string, error) {
+func topicNames(ctx context.Context, c *wsclient.Client, topic string) ([]string, error) {
 	if topic != "" {
 		return []string{topic}, nil
 	}
@@ -182,7 +183,7 @@ refused (as Kafka's NON_EMPTY_GROUP): stop its consumers first.
 	f.StringVar(&topic, "topic", "", "only the cursors on this topic")
 	f.BoolVar(&dryRun, "dry-run", false, "print what would be deleted, change nothing")
 	cmd.RunE = func(cmd *cobra.Command, args []string) error {
-		return cf.withClient(cmd, func(ctx context.Context, c *wsapi.Client) error {
+		return cf.withClient(cmd, func(ctx context.Context, c *wsclient.Client) error {
 			dc, err := c.DeleteConsumer(ctx, args[0], topic, dryRun)
 			if err != nil {
 				return fmt.Errorf("deleting consumer %q: %w", args[0], err)
@@ -244,7 +245,7 @@ making them. The consumer need not have committed before.`,
 			}
 			ms = n
 		}
-		return cf.withClient(cmd, func(ctx context.Context, c *wsapi.Client) error {
+		return cf.withClient(cmd, func(ctx context.Context, c *wsclient.Client) error {
 			t, err := c.Describe(ctx, topic)
 			if err != nil {
 				return fmt.Errorf("topic %q: %w", topic, err)

@@ -12,7 +12,8 @@ import (
 	"testing"
 
 	"github.com/pulselog/pulse/engine"
-	"github.com/pulselog/pulse/wsapi"
+	"github.com/pulselog/pulse/wsapi/wire"
+	"github.com/pulselog/pulse/wsapi/wsclient"
 )
 
 // commas renders n as the UI does (1,234).
@@ -82,9 +83,9 @@ func TestMirrorThroughServerShownInUI(t *testing.T) {
 	// Records produced while the mirror runs reach the cluster, and the
 	// UI follows the cursor.
 	c := dialClientT(t, ws)
-	var more []wsapi.RecordIn
+	var more []wire.RecordIn
 	for i := range 40 {
-		more = append(more, wsapi.RecordIn{Value: []byte(fmt.Sprint(i))})
+		more = append(more, wire.RecordIn{Value: []byte(fmt.Sprint(i))})
 	}
 	if _, err := c.Produce(context.Background(), "orders", 1, more); err != nil {
 		t.Fatal(err)
@@ -109,11 +110,11 @@ func TestMirrorThroughServerShownInUI(t *testing.T) {
 	x.waitScreen("pulse-exited-0")
 }
 
-func dialClientT(t *testing.T, addr string) *wsapi.Client {
+func dialClientT(t *testing.T, addr string) *wsclient.Client {
 	t.Helper()
 	ctx, cancel := context.WithTimeout(context.Background(), tmuxWait)
 	defer cancel()
-	c, err := wsapi.Dial(ctx, addr, wsapi.DialOptions{})
+	c, err := wsclient.Dial(ctx, addr, wsclient.DialOptions{})
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -17,7 +17,8 @@ import (
 
 	"github.com/spf13/cobra"
 
-	"github.com/pulselog/pulse/wsapi"
+	"github.com/pulselog/pulse/wsapi/wire"
+	"github.com/pulselog/pulse/wsapi/wsclient"
 )
 
 // produceWindow is how many produce requests `pulse produce` keeps in
@@ -89,8 +90,8 @@ func parseHeaders(hs []string) (map[string]string, error) {
 }
 
 // lineRecord turns one stdin line into a record; lineNo is for errors.
-func lineRecord(line []byte, lineNo int, cfg produceConfig, headers map[string]string) (wsapi.RecordIn, error) {
-	var r wsapi.RecordIn
+func lineRecord(line []byte, lineNo int, cfg produceConfig, headers map[string]string) (wire.RecordIn, error) {
+	var r wire.RecordIn
 	if cfg.jsonLines {
 		dec := json.NewDecoder(strings.NewReader(string(line)))
 		dec.DisallowUnknownFields()
@@ -194,7 +195,7 @@ func runProduce(ctx context.Context, cf *clientFlags, topic string, cfg produceC
 	}()
 
 	acked := 0
-	var window []*wsapi.Pending
+	var window []*wsclient.Pending
 	var sizes []int
 	wait := func() error {
 		acks, err := window[0].Wait(ctx)
@@ -209,7 +210,7 @@ func runProduce(ctx context.Context, cf *clientFlags, topic string, cfg produceC
 		return nil
 	}
 	lineNo := 0
-	var batch []wsapi.RecordIn
+	var batch []wire.RecordIn
 	add := func(l line) error {
 		if l.err != nil {
 			return fmt.Errorf("reading stdin: %w", l.err)

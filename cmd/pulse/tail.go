@@ -21,7 +21,7 @@ import (
 	"github.com/spf13/cobra"
 
 	"github.com/pulselog/pulse/engine"
-	"github.com/pulselog/pulse/wsapi"
+	"github.com/pulselog/pulse/wsapi/wsclient"
 )
 
 type tailConfig struct {
@@ -103,7 +103,7 @@ func runTail(ctx context.Context, cf *clientFlags, topic string, cfg tailConfig,
 	// Each partition's HWM now: where -N counts back from, and where -e
 	// stops.
 	var ends map[int]int64
-	var subs []*wsapi.Subscription
+	var subs []*wsclient.Subscription
 	if start.before > 0 || cfg.exitAtEnd {
 		t, err := c.Describe(ctx, topic)
 		if err != nil {
@@ -133,7 +133,7 @@ func runTail(ctx context.Context, cf *clientFlags, topic string, cfg tailConfig,
 				ends[p.Partition] = p.HWM
 			}
 			if start.before > 0 {
-				sub, err := c.Subscribe(ctx, wsapi.SubscribeOptions{Topic: topic, Partition: p.Partition, From: from, Consumer: cfg.consumer})
+				sub, err := c.Subscribe(ctx, wsclient.SubscribeOptions{Topic: topic, Partition: p.Partition, From: from, Consumer: cfg.consumer})
 				if err != nil {
 					return fmt.Errorf("tail %s partition %d: %w", topic, p.Partition, err)
 				}
@@ -145,7 +145,7 @@ func runTail(ctx context.Context, cf *clientFlags, topic string, cfg tailConfig,
 		}
 	}
 	if len(subs) == 0 {
-		sub, err := c.Subscribe(ctx, wsapi.SubscribeOptions{Topic: topic, Partition: cfg.partition, From: start.from, Consumer: cfg.consumer})
+		sub, err := c.Subscribe(ctx, wsclient.SubscribeOptions{Topic: topic, Partition: cfg.partition, From: start.from, Consumer: cfg.consumer})
 		if err != nil {
 			return fmt.Errorf("tail %s: %w", topic, err)
 		}
@@ -157,7 +157,7 @@ func runTail(ctx context.Context, cf *clientFlags, topic string, cfg tailConfig,
 	// Commits go out without waiting (waiting while the subscription's
 	// buffer fills would stall the connection); their replies are checked
 	// as they come, and all of them before returning.
-	var commits []*wsapi.Pending
+	var commits []*wsclient.Pending
 	reap := func() error {
 		for len(commits) > 0 {
 			done, err := commits[0].Poll()
@@ -186,8 +186,8 @@ func runTail(ctx context.Context, cf *clientFlags, topic string, cfg tailConfig,
 		}
 	}()
 	type delivery struct {
-		sub *wsapi.Subscription
-		p   wsapi.Push
+		sub *wsclient.Subscription
+		p   wsclient.Push
 		ok  bool
 	}
 	deliveries := make(chan delivery)
@@ -293,7 +293,7 @@ func startOffset(from string, p engine.PartitionInfo) int64 {
 }
 
 // connEnded explains why a subscription's channel closed.
-func connEnded(c *wsapi.Client, sub *wsapi.Subscription) error {
+func connEnded(c *wsclient.Client, sub *wsclient.Subscription) error {
 	err := sub.Err()
 	if err == nil {
 		err = c.Err()
@@ -367,7 +367,7 @@ func countOf(n int64, one, many string) string {
 
 // writeRecordLine writes partition, offset, timestamp, key and value of r,
 // tab-separated, on one line.
-func writeRecordLine(w *bufio.Writer, r wsapi.Record) {
+func writeRecordLine(w *bufio.Writer, r wsclient.Record) {
 	w.WriteString(strconv.Itoa(r.Partition))
 	w.WriteByte('\t')
 	w.WriteString(strconv.FormatInt(r.Offset, 10))

@@ -6,7 +6,7 @@ import (
 	"strconv"
 	"strings"
 
-	"github.com/pulselog/pulse/wsapi"
+	"github.com/pulselog/pulse/wsapi/wsclient"
 )
 
 // startSpec is where a tail starts (-o / --from): kcat's beginning, end,
@@ -109,7 +109,7 @@ func parseFormat(f string) (recordFormat, error) {
 
 // write writes r in the format; keys and values are written as stored, as
 // kcat does.
-func (rf recordFormat) write(w *bufio.Writer, topic string, r wsapi.Record) {
+func (rf recordFormat) write(w *bufio.Writer, topic string, r wsclient.Record) {
 	length := func(b []byte) string {
 		if b == nil {
 			return "-1"

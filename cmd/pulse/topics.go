@@ -14,7 +14,8 @@ import (
 	"github.com/spf13/cobra"
 
 	"github.com/pulselog/pulse/internal/units"
-	"github.com/pulselog/pulse/wsapi"
+	"github.com/pulselog/pulse/wsapi/wire"
+	"github.com/pulselog/pulse/wsapi/wsclient"
 )
 
 // clientFlags are the flags of every command that talks to a running Pulse
@@ -41,15 +42,15 @@ const dialTimeout = 5 * time.Second
 
 // dial connects to the running Pulse; when none runs, the error says how to
 // start one.
-func (cf *clientFlags) dial(ctx context.Context) (*wsapi.Client, error) {
+func (cf *clientFlags) dial(ctx context.Context) (*wsclient.Client, error) {
 	dctx, cancel := context.WithTimeout(ctx, dialTimeout)
 	defer cancel()
-	return wsapi.Dial(dctx, cf.server, wsapi.DialOptions{Token: cf.token})
+	return wsclient.Dial(dctx, cf.server, wsclient.DialOptions{Token: cf.token})
 }
 
 // withClient dials the running pulse, runs fn with the command's context
 // and the client, and closes the client.
-func (cf *clientFlags) withClient(cmd *cobra.Command, fn func(ctx context.Context, c *wsapi.Client) error) error {
+func (cf *clientFlags) withClient(cmd *cobra.Command, fn func(ctx context.Context, c *wsclient.Client) error) error {
 	ctx := cmdContext(cmd)
 	c, err := cf.dial(ctx)
 	if err != nil {
@@ -86,7 +87,7 @@ func newTopicsListCmd() *cobra.Command {
 	cf := addClientFlags(cmd)
 	cmd.Flags().BoolVar(&jsonOut, "json", false, "print JSON")
 	cmd.RunE = func(cmd *cobra.Command, args []string) error {
-		return cf.withClient(cmd, func(ctx context.Context, c *wsapi.Client) error {
+		return cf.withClient(cmd, func(ctx context.Context, c *wsclient.Client) error {
 			ts, err := c.Topics(ctx)
 			if err != nil {
 				return err
@@ -102,7 +103,7 @@ func newTopicsListCmd() *cobra.Command {
 }
 
 // printTopicList prints one line per topic.
-func printTopicList(w io.Writer, ts []wsapi.TopicInfo) {
+func printTopicList(w io.Writer, ts []wire.TopicInfo) {
 	tw := tabwriter.NewWriter(w, 0, 4, 2, ' ', 0)
 	// OFFSETS is the offset span (HWM − log start, summed): a compacted
 	// topic stores fewer records than that; the UI's RECORDS column counts
@@ -124,7 +125,7 @@ func printTopicList(w io.Writer, ts []wsapi.TopicInfo) {
 	tw.Flush()
 }
 
-func retention(c wsapi.TopicConfig) string {
+func retention(c wire.TopicConfig) string {
 	var parts []string
 	if c.RetentionMs > 0 {
 		parts = append(parts, units.FormatDuration(time.Duration(c.RetentionMs)*time.Millisecond))
@@ -148,7 +149,7 @@ func newTopicsDescribeCmd() *cobra.Command {
 	cf := addClientFlags(cmd)
 	cmd.Flags().BoolVar(&jsonOut, "json", false, "print JSON")
 	cmd.RunE = func(cmd *cobra.Command, args []string) error {
-		return cf.withClient(cmd, func(ctx context.Context, c *wsapi.Client) error {
+		return cf.withClient(cmd, func(ctx context.Context, c *wsclient.Client) error {
 			t, err := c.Describe(ctx, args[0])
 			if err != nil {
 				return fmt.Errorf("topic %q: %w", args[0], err)
@@ -164,7 +165,7 @@ func newTopicsDescribeCmd() *cobra.Command {
 }
 
 // printTopic prints a topic's configuration, then a partition table.
-func printTopic(w io.Writer, t wsapi.TopicInfo) {
+func printTopic(w io.Writer, t wire.TopicInfo) {
 	c := t.Config
 	fmt.Fprintf(w, "topic %s\n", t.Name)
 	if t.CreatedAt > 0 {
@@ -194,7 +195,7 @@ func printTopic(w io.Writer, t wsapi.TopicInfo) {
 }
 
 func newTopicsCreateCmd() *cobra.Command {
-	var cfg wsapi.TopicConfig
+	var cfg wire.TopicConfig
 	cmd := &cobra.Command{
 		Use:   "create TOPIC",
 		Short: "Create a topic",
@@ -208,7 +209,7 @@ func newTopicsCreateCmd() *cobra.Command {
 	addTopicConfigFlags(cmd, &cfg)
 	f.StringVar(&cfg.Codec, "codec", "zstd", "batch compression: zstd or none")
 	cmd.RunE = func(cmd *cobra.Command, args []string) error {
-		return cf.withClient(cmd, func(ctx context.Context, c *wsapi.Client) error {
+		return cf.withClient(cmd, func(ctx context.Context, c *wsclient.Client) error {
 			t, err := c.CreateTopic(ctx, args[0], cfg)
 			if err != nil {
 				return fmt.Errorf("creating topic %q: %w", args[0], err)
@@ -222,7 +223,7 @@ func newTopicsCreateCmd() *cobra.Command {
 
 // addTopicConfigFlags adds the flags of a topic's changeable configuration
 // (create and alter): sizes and durations in human units.
-func addTopicConfigFlags(cmd *cobra.Command, cfg *wsapi.TopicConfig) {
+func addTopicConfigFlags(cmd *cobra.Command, cfg *wire.TopicConfig) {
 	f := cmd.Flags()
 	cfg.SegmentBytes = 64 << 20
 	f.Var(sizeFlag{&cfg.SegmentBytes}, "segment", "segment size before rolling, e.g. 16MiB (at least 1 MiB)")
@@ -239,7 +240,7 @@ func addTopicConfigFlags(cmd *cobra.Command, cfg *wsapi.TopicConfig) {
 }
 
 func newTopicsAlterCmd() *cobra.Command {
-	var cfg wsapi.TopicConfig
+	var cfg wire.TopicConfig
 	cmd := &cobra.Command{
 		Use:   "alter TOPIC",
 		Short: "Change a topic's partitions, segment size, sync mode, retention or cleanup",
@@ -258,7 +259,7 @@ The codec is fixed at creation. A refused change changes nothing.`,
 	cmd.Flags().IntVar(&cfg.Partitions, "partitions", 0, "grow the topic to this many partitions (never fewer than it has)")
 	cmd.RunE = func(cmd *cobra.Command, args []string) error {
 		f := cmd.Flags()
-		var a wsapi.TopicAlter
+		var a wire.TopicAlter
 		if f.Changed("retention") || f.Changed("retention-ms") {
 			a.RetentionMs = &cfg.RetentionMs
 		}
@@ -277,10 +278,10 @@ The codec is fixed at creation. A refused change changes nothing.`,
 		if f.Changed("partitions") {
 			a.Partitions = &cfg.Partitions
 		}
-		if a == (wsapi.TopicAlter{}) {
+		if a == (wire.TopicAlter{}) {
 			return fmt.Errorf("alter %s: nothing to change (give --partitions, --segment, --sync-mode, --retention, --retention-bytes or --cleanup)", args[0])
 		}
-		return cf.withClient(cmd, func(ctx context.Context, c *wsapi.Client) error {
+		return cf.withClient(cmd, func(ctx context.Context, c *wsclient.Client) error {
 			t, err := c.AlterTopic(ctx, args[0], a)
 			if err != nil {
 				return fmt.Errorf("altering topic %q: %w", args[0], err)
@@ -302,7 +303,7 @@ func newTopicsDeleteCmd() *cobra.Command {
 	}
 	cf := addClientFlags(cmd)
 	cmd.RunE = func(cmd *cobra.Command, args []string) error {
-		return cf.withClient(cmd, func(ctx context.Context, c *wsapi.Client) error {
+		return cf.withClient(cmd, func(ctx context.Context, c *wsclient.Client) error {
 			if err := c.DeleteTopic(ctx, args[0]); err != nil {
 				return fmt.Errorf("deleting topic %q: %w", args[0], err)
 			}

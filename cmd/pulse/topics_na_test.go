@@ -6,20 +6,20 @@ import (
 	"testing"
 
 	"github.com/pulselog/pulse/engine"
-	"github.com/pulselog/pulse/wsapi"
+	"github.com/pulselog/pulse/wsapi/wire"
 )
 
 // TestTopicsShowNAForWhatAClusterLacks: a topic of a Kafka cluster has no
 // Pulse codec, sync mode or (when DescribeLogDirs is refused) size: list
 // and describe say n/a, never an empty column or a zero.
 func TestTopicsShowNAForWhatAClusterLacks(t *testing.T) {
-	ti := wsapi.TopicInfo{
+	ti := wire.TopicInfo{
 		Name:       "orders",
-		Config:     wsapi.TopicConfig{Partitions: 1, Cleanup: "delete", SegmentBytes: 1 << 30},
+		Config:     wire.TopicConfig{Partitions: 1, Cleanup: "delete", SegmentBytes: 1 << 30},
 		Partitions: []engine.PartitionInfo{{Partition: 0, HWM: 3, LEO: 3, Segments: -1, Bytes: -1}},
 	}
 	var list, desc bytes.Buffer
-	printTopicList(&list, []wsapi.TopicInfo{ti})
+	printTopicList(&list, []wire.TopicInfo{ti})
 	printTopic(&desc, ti)
 	row := strings.Fields(strings.Split(list.String(), "\n")[1])
 	// TOPIC PARTITIONS OFFSETS BYTES CODEC SYNC CLEANUP RETENTION

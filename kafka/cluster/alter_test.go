@@ -8,7 +8,7 @@ import (
 	"time"
 
 	"github.com/pulselog/pulse/engine"
-	"github.com/pulselog/pulse/wsapi"
+	"github.com/pulselog/pulse/wsapi/wire"
 	"github.com/twmb/franz-go/pkg/kadm"
 	"github.com/twmb/franz-go/pkg/kgo"
 )
@@ -202,11 +202,11 @@ func TestAlterTopicOverWebsocket(t *testing.T) {
 	c := dialWS(t, ws)
 	ctx := testCtx(t)
 	name := uniq(t, "wsgrow")
-	if _, err := c.CreateTopic(ctx, name, wsapi.TopicConfig{Partitions: 2}); err != nil {
+	if _, err := c.CreateTopic(ctx, name, wire.TopicConfig{Partitions: 2}); err != nil {
 		t.Fatal(err)
 	}
 	parts, seg, interval := 3, int64(4<<20), "interval"
-	ti, err := c.AlterTopic(ctx, name, wsapi.TopicAlter{Partitions: &parts, SegmentBytes: &seg, SyncMode: &interval})
+	ti, err := c.AlterTopic(ctx, name, wire.TopicAlter{Partitions: &parts, SegmentBytes: &seg, SyncMode: &interval})
 	if err != nil {
 		t.Fatalf("alter_topic: %v", err)
 	}
@@ -214,18 +214,18 @@ func TestAlterTopicOverWebsocket(t *testing.T) {
 		t.Fatalf("alter_topic reply: %d partitions, %+v", len(ti.Partitions), ti.Config)
 	}
 	codeOf := func(err error) string {
-		var pe *wsapi.Error
+		var pe *wire.Error
 		if errors.As(err, &pe) {
 			return pe.Code
 		}
 		return "not a protocol error: " + fmt.Sprint(err)
 	}
 	fewer, grow, tiny := 2, 5, int64(100)
-	if _, err := c.AlterTopic(ctx, name, wsapi.TopicAlter{Partitions: &fewer}); codeOf(err) != wsapi.CodeInvalidConfig {
-		t.Errorf("alter_topic to 2 partitions: %v, want %s", err, wsapi.CodeInvalidConfig)
+	if _, err := c.AlterTopic(ctx, name, wire.TopicAlter{Partitions: &fewer}); codeOf(err) != wire.CodeInvalidConfig {
+		t.Errorf("alter_topic to 2 partitions: %v, want %s", err, wire.CodeInvalidConfig)
 	}
-	if _, err := c.AlterTopic(ctx, name, wsapi.TopicAlter{Partitions: &grow, SegmentBytes: &tiny}); codeOf(err) != wsapi.CodeInvalidConfig {
-		t.Errorf("alter_topic with segment_bytes 100: %v, want %s", err, wsapi.CodeInvalidConfig)
+	if _, err := c.AlterTopic(ctx, name, wire.TopicAlter{Partitions: &grow, SegmentBytes: &tiny}); codeOf(err) != wire.CodeInvalidConfig {
+		t.Errorf("alter_topic with segment_bytes 100: %v, want %s", err, wire.CodeInvalidConfig)
 	}
 	md, err := adm.Metadata(ctx, name)
 	if err != nil || len(md.Topics[name].Partitions) != 3 {

@@ -8,7 +8,7 @@ import (
 	"testing"
 
 	"github.com/pulselog/pulse/engine"
-	"github.com/pulselog/pulse/wsapi"
+	"github.com/pulselog/pulse/wsapi/wsclient"
 	"github.com/twmb/franz-go/pkg/kgo"
 )
 
@@ -27,7 +27,7 @@ func TestSubscriptionsFollowClusterGrow(t *testing.T) {
 	name := uniq(t, "follow")
 	createTopic(t, adm, name, 2)
 
-	sub, err := c.Subscribe(ctx, wsapi.SubscribeOptions{Topic: name, Partition: -1, From: "latest"})
+	sub, err := c.Subscribe(ctx, wsclient.SubscribeOptions{Topic: name, Partition: -1, From: "latest"})
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -12,6 +12,7 @@ import (
 	"time"
 
 	"github.com/pulselog/pulse/wsapi"
+	"github.com/pulselog/pulse/wsapi/wsclient"
 	"github.com/twmb/franz-go/pkg/kadm"
 	"github.com/twmb/franz-go/pkg/kfake"
 	"github.com/twmb/franz-go/pkg/kgo"
@@ -90,11 +91,11 @@ func serve(t testing.TB, b wsapi.Backend) (string, func()) {
 	return l.Addr().String(), stop
 }
 
-func dialWS(t testing.TB, addr string) *wsapi.Client {
+func dialWS(t testing.TB, addr string) *wsclient.Client {
 	t.Helper()
 	ctx, cancel := context.WithTimeout(context.Background(), hangGuard)
 	defer cancel()
-	c, err := wsapi.Dial(ctx, addr, wsapi.DialOptions{})
+	c, err := wsclient.Dial(ctx, addr, wsclient.DialOptions{})
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -9,7 +9,7 @@ import (
 	"time"
 
 	"github.com/pulselog/pulse/engine"
-	"github.com/pulselog/pulse/wsapi"
+	"github.com/pulselog/pulse/wsapi/wsclient"
 	"github.com/twmb/franz-go/pkg/kgo"
 )
 
@@ -87,7 +87,7 @@ func Mirror(ctx context.Context, src MirrorSource, dst *Source, o MirrorOptions)
 // API of a running Pulse (c) instead of opening its data dir: the cursor
 // is committed over the API, so the UI of that Pulse shows the mirror as a
 // consumer with its lag while it runs.
-func MirrorFromServer(ctx context.Context, c *wsapi.Client, dst *Source, o MirrorOptions) error {
+func MirrorFromServer(ctx context.Context, c *wsclient.Client, dst *Source, o MirrorOptions) error {
 	return mirror(ctx, wsLocal{c}, dst, o)
 }
 
@@ -351,7 +351,7 @@ func (l engineLocal) stream(ctx context.Context, topic string, p int, next int64
 
 // wsLocal is a running Pulse's websocket API as the local side of a
 // mirror.
-type wsLocal struct{ c *wsapi.Client }
+type wsLocal struct{ c *wsclient.Client }
 
 func (l wsLocal) partitions(ctx context.Context, topic string) ([]engine.PartitionInfo, error) {
 	t, err := l.c.Describe(ctx, topic)
@@ -365,7 +365,7 @@ func (l wsLocal) partitions(ctx context.Context, topic string) ([]engine.Partiti
 func (l wsLocal) cursor(ctx context.Context, name, topic string, p int) (int64, bool, error) {
 	var at [2]int64
 	for i, from := range []string{"earliest", "latest"} {
-		sub, err := l.c.Subscribe(ctx, wsapi.SubscribeOptions{Topic: topic, Partition: p, From: from, Consumer: name, Buffer: 1})
+		sub, err := l.c.Subscribe(ctx, wsclient.SubscribeOptions{Topic: topic, Partition: p, From: from, Consumer: name, Buffer: 1})
 		if err != nil {
 			return 0, false, err
 		}
@@ -386,7 +386,7 @@ func (l wsLocal) commit(ctx context.Context, name, topic string, p int, off int6
 }
 
 func (l wsLocal) stream(ctx context.Context, topic string, p int, from int64, _ int, fn func([]engine.Record, int64, int64) error) error {
-	sub, err := l.c.Subscribe(ctx, wsapi.SubscribeOptions{Topic: topic, Partition: p, From: strconv.FormatInt(from, 10)})
+	sub, err := l.c.Subscribe(ctx, wsclient.SubscribeOptions{Topic: topic, Partition: p, From: strconv.FormatInt(from, 10)})
 	if err != nil {
 		return err
 	}

@@ -8,7 +8,7 @@ import (
 	"time"
 
 	"github.com/pulselog/pulse/engine"
-	"github.com/pulselog/pulse/wsapi"
+	"github.com/pulselog/pulse/wsapi/wsclient"
 	"github.com/twmb/franz-go/pkg/kgo"
 )
 
@@ -47,7 +47,7 @@ func TestThroughputFigure(t *testing.T) {
 	}
 	ctx := testCtx(t)
 	began := time.Now()
-	var pend []*wsapi.Pending
+	var pend []*wsclient.Pending
 	for sent := 0; sent < total; sent += batch {
 		p, err := c.ProduceBytesAsync("via-pulse", -1, recs)
 		if err != nil {

@@ -11,7 +11,8 @@ import (
 	"time"
 
 	"github.com/pulselog/pulse/engine"
-	"github.com/pulselog/pulse/wsapi"
+	"github.com/pulselog/pulse/wsapi/wire"
+	"github.com/pulselog/pulse/wsapi/wsclient"
 	"github.com/twmb/franz-go/pkg/kgo"
 )
 
@@ -109,13 +110,13 @@ func TestKafkaClientProduceReadOverWebsocket(t *testing.T) {
 	}
 	early := produce(0, 90)
 
-	sub, err := c.Subscribe(testCtx(t), wsapi.SubscribeOptions{Topic: events, Partition: -1, From: "earliest"})
+	sub, err := c.Subscribe(testCtx(t), wsclient.SubscribeOptions{Topic: events, Partition: -1, From: "earliest"})
 	if err != nil {
 		t.Fatal(err)
 	}
 	collect := func(want []*kgo.Record) {
 		t.Helper()
-		got := map[[2]int64]wsapi.Record{}
+		got := map[[2]int64]wsclient.Record{}
 		ctx := testCtx(t)
 		for len(got) < len(want) {
 			select {
@@ -194,11 +195,11 @@ func TestConsumerCursorSurvivesRestart(t *testing.T) {
 	src2 := openSource(t, addr)
 	ws2, _ := serve(t, src2)
 	c2 := dialWS(t, ws2)
-	sub, err := c2.Subscribe(testCtx(t), wsapi.SubscribeOptions{Topic: jobs, Partition: -1, From: "earliest", Consumer: billing})
+	sub, err := c2.Subscribe(testCtx(t), wsclient.SubscribeOptions{Topic: jobs, Partition: -1, From: "earliest", Consumer: billing})
 	if err != nil {
 		t.Fatal(err)
 	}
-	starts := append([]wsapi.StartPos(nil), sub.Starts...)
+	starts := append([]wire.StartPos(nil), sub.Starts...)
 	sort.Slice(starts, func(i, j int) bool { return starts[i].Partition < starts[j].Partition })
 	if len(starts) != 2 || starts[0].From != 7 || starts[1].From != 12 {
 		t.Fatalf("resumed at %+v, want jobs/0 at 7 and jobs/1 at 12", starts)
@@ -235,7 +236,7 @@ func TestAdminOverWebsocket(t *testing.T) {
 	c := dialWS(t, ws)
 	ctx := testCtx(t)
 
-	ti, err := c.CreateTopic(ctx, audit, wsapi.TopicConfig{Partitions: 5, RetentionMs: 3600000})
+	ti, err := c.CreateTopic(ctx, audit, wire.TopicConfig{Partitions: 5, RetentionMs: 3600000})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -262,31 +263,31 @@ func TestAdminOverWebsocket(t *testing.T) {
 	}
 
 	codeOf := func(err error) string {
-		var pe *wsapi.Error
+		var pe *wire.Error
 		if errors.As(err, &pe) {
 			return pe.Code
 		}
 		return fmt.Sprintf("not a protocol error: %v", err)
 	}
-	_, err = c.CreateTopic(ctx, audit, wsapi.TopicConfig{Partitions: 1})
-	if codeOf(err) != wsapi.CodeTopicExists {
-		t.Errorf("second create: %v, want %s", err, wsapi.CodeTopicExists)
+	_, err = c.CreateTopic(ctx, audit, wire.TopicConfig{Partitions: 1})
+	if codeOf(err) != wire.CodeTopicExists {
+		t.Errorf("second create: %v, want %s", err, wire.CodeTopicExists)
 	}
 	_, err = c.Describe(ctx, "nope")
-	if codeOf(err) != wsapi.CodeTopicNotFound {
-		t.Errorf("describe missing: %v, want %s", err, wsapi.CodeTopicNotFound)
+	if codeOf(err) != wire.CodeTopicNotFound {
+		t.Errorf("describe missing: %v, want %s", err, wire.CodeTopicNotFound)
 	}
 	_, err = c.Describe(ctx, "bad/name")
-	if codeOf(err) != wsapi.CodeInvalidTopic {
-		t.Errorf("describe bad name: %v, want %s", err, wsapi.CodeInvalidTopic)
+	if codeOf(err) != wire.CodeInvalidTopic {
+		t.Errorf("describe bad name: %v, want %s", err, wire.CodeInvalidTopic)
 	}
-	_, err = c.Produce(ctx, audit, 9, []wsapi.RecordIn{{Value: []byte(`1`)}})
-	if codeOf(err) != wsapi.CodePartitionOutOfRange {
-		t.Errorf("produce to partition 9 of 5: %v, want %s", err, wsapi.CodePartitionOutOfRange)
+	_, err = c.Produce(ctx, audit, 9, []wire.RecordIn{{Value: []byte(`1`)}})
+	if codeOf(err) != wire.CodePartitionOutOfRange {
+		t.Errorf("produce to partition 9 of 5: %v, want %s", err, wire.CodePartitionOutOfRange)
 	}
-	_, err = c.Subscribe(ctx, wsapi.SubscribeOptions{Topic: audit, Partition: 0, From: "99"})
-	if codeOf(err) != wsapi.CodeOffsetOutOfRange {
-		t.Errorf("subscribe past the end: %v, want %s", err, wsapi.CodeOffsetOutOfRange)
+	_, err = c.Subscribe(ctx, wsclient.SubscribeOptions{Topic: audit, Partition: 0, From: "99"})
+	if codeOf(err) != wire.CodeOffsetOutOfRange {
+		t.Errorf("subscribe past the end: %v, want %s", err, wire.CodeOffsetOutOfRange)
 	}
 
 	ts, err := c.Topics(ctx)
@@ -304,11 +305,11 @@ func TestAdminOverWebsocket(t *testing.T) {
 		t.Fatal(err)
 	}
 	err = c.DeleteTopic(ctx, audit)
-	if codeOf(err) != wsapi.CodeTopicNotFound {
-		t.Errorf("second delete: %v, want %s", err, wsapi.CodeTopicNotFound)
+	if codeOf(err) != wire.CodeTopicNotFound {
+		t.Errorf("second delete: %v, want %s", err, wire.CodeTopicNotFound)
 	}
 	// Produce auto-creates as on the engine: one partition.
-	if _, err := c.Produce(ctx, fresh, -1, []wsapi.RecordIn{{Value: []byte(`"x"`)}}); err != nil {
+	if _, err := c.Produce(ctx, fresh, -1, []wire.RecordIn{{Value: []byte(`"x"`)}}); err != nil {
 		t.Fatal(err)
 	}
 	md, err = adm.Metadata(ctx, fresh)
@@ -345,7 +346,7 @@ func TestSubscribeFromTimestamp(t *testing.T) {
 	src := openSource(t, addr)
 	ws, _ := serve(t, src)
 	c := dialWS(t, ws)
-	sub, err := c.Subscribe(testCtx(t), wsapi.SubscribeOptions{Topic: ticks, Partition: 0, From: fmt.Sprint("@", at)})
+	sub, err := c.Subscribe(testCtx(t), wsclient.SubscribeOptions{Topic: ticks, Partition: 0, From: fmt.Sprint("@", at)})
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -1,4 +1,4 @@
-package wsapi
+package wsclient
 
 import (
 	"context"
@@ -19,6 +19,7 @@ import (
 
 	"github.com/gorilla/websocket"
 	"github.com/pulselog/pulse/engine"
+	"github.com/pulselog/pulse/wsapi/wire"
 )
 
 // Client is a Go client of /v1/ws, used by the pulse commands. It is safe for
@@ -47,6 +48,15 @@ type Client struct {
 
 // maxPooledBuf is the largest encode buffer kept for reuse.
 const maxPooledBuf = 4 << 20
+
+// Timing of the client's connection (the server's are its own, in package
+// wsapi's options.go).
+const (
+	// writeWait is the time allowed to write one message to the server.
+	writeWait = 10 * time.Second
+	// closeGrace is how long Close waits for the server's close reply.
+	closeGrace = time.Second
+)
 
 // encodeFrame sends the frame encode appends to a recycled buffer.
 func (c *Client) encodeFrame(typ int, encode func(b []byte, id int64) []byte) (*Pending, error) {
@@ -172,15 +182,15 @@ func (c *Client) Err() error {
 type envelope struct {
 	ID         *int64            `json:"id"`
 	Sub        int64             `json:"sub"`
-	Error      *Error            `json:"error"`
+	Error      *wire.Error       `json:"error"`
 	Partition  int               `json:"partition"`
 	Offset     int64             `json:"offset"`
 	Timestamp  int64             `json:"timestamp"`
 	Acks       []engine.Ack      `json:"acks"`
-	Topics     []TopicInfo       `json:"topics"`
+	Topics     []wire.TopicInfo  `json:"topics"`
 	Topic      json.RawMessage   `json:"topic"`
 	Consumer   json.RawMessage   `json:"consumer"` // delete_consumer
-	Partitions []StartPos        `json:"partitions"`
+	Partitions []wire.StartPos   `json:"partitions"`
 	Next       int64             `json:"next"`
 	Skipped    int64             `json:"skipped"`
 	Records    []json.RawMessage `json:"records"`
@@ -192,7 +202,7 @@ func (c *Client) readLoop() {
 	hint := 512
 	for {
 		var msg []byte
-		_, msg, err = readMessage(c.ws, hint)
+		_, msg, err = wire.ReadMessage(c.ws, hint)
 		if err != nil {
 			break
 		}
@@ -405,9 +415,9 @@ func (c *Client) call(ctx context.Context, req map[string]any) (envelope, error)
 // ProduceAsync sends a produce of recs to topic (partition -1: the server
 // picks per record, unless a record names its own) without waiting for the
 // acks. Requests of one client are stored in the order they were sent.
-func (c *Client) ProduceAsync(topic string, partition int, recs []RecordIn) (*Pending, error) {
+func (c *Client) ProduceAsync(topic string, partition int, recs []wire.RecordIn) (*Pending, error) {
 	for i := range recs {
-		if v := recs[i].Value; len(v) > 0 && !validJSON(v) {
+		if v := recs[i].Value; len(v) > 0 && !wire.ValidJSON(v) {
 			return nil, fmt.Errorf("record %d: value is not valid JSON (use ValueB64 for bytes)", i)
 		}
 	}
@@ -419,7 +429,7 @@ func (c *Client) ProduceAsync(topic string, partition int, recs []RecordIn) (*Pe
 // appendProduceRequest encodes a produce request by hand: it is the hot
 // path of a producing client, and reflection would cost more than the
 // network. Values must be valid JSON (checked by the caller).
-func appendProduceRequest(b []byte, id int64, topic string, partition int, recs []RecordIn) []byte {
+func appendProduceRequest(b []byte, id int64, topic string, partition int, recs []wire.RecordIn) []byte {
 	size := 64 + len(topic)
 	for i := range recs {
 		size += 32 + len(recs[i].Value)
@@ -445,7 +455,7 @@ func appendProduceHeader(b []byte, id int64, topic string, partition int) []byte
 	b = append(b, `{"op":"produce","id":`...)
 	b = strconv.AppendInt(b, id, 10)
 	b = append(b, `,"topic":`...)
-	b = appendJSONString(b, []byte(topic))
+	b = wire.AppendJSONString(b, []byte(topic))
 	if partition >= 0 {
 		b = append(b, `,"partition":`...)
 		b = strconv.AppendInt(b, int64(partition), 10)
@@ -466,11 +476,11 @@ func appendBinaryProduce(b []byte, id int64, topic string, partition int, recs [
 	b = slices.Grow(b, size)
 	b = appendProduceHeader(b, id, topic, partition)
 	b = append(b, "}\n"...)
-	return appendBinaryRecords(b, recs)
+	return wire.AppendBinaryRecords(b, recs)
 }
 
 // appendRecordIn encodes one record of a produce request.
-func appendRecordIn(b []byte, r *RecordIn) []byte {
+func appendRecordIn(b []byte, r *wire.RecordIn) []byte {
 	b = append(b, '{')
 	sep := func() {
 		if b[len(b)-1] != '{' {
@@ -481,7 +491,7 @@ func appendRecordIn(b []byte, r *RecordIn) []byte {
 		if v != nil {
 			sep()
 			b = append(b, name...)
-			b = appendJSONString(b, []byte(*v))
+			b = wire.AppendJSONString(b, []byte(*v))
 		}
 	}
 	str(`"key":`, r.Key)
@@ -511,9 +521,9 @@ func appendRecordIn(b []byte, r *RecordIn) []byte {
 				b = append(b, ',')
 			}
 			first = false
-			b = appendJSONString(b, []byte(k))
+			b = wire.AppendJSONString(b, []byte(k))
 			b = append(b, ':')
-			b = appendJSONString(b, []byte(v))
+			b = wire.AppendJSONString(b, []byte(v))
 		}
 		b = append(b, '}')
 	}
@@ -552,8 +562,8 @@ func (c *Client) ProduceBytes(ctx context.Context, topic string, partition int, 
 
 // ProduceRecordAsync sends a produce of one inline record (the request form
 // without "records") without waiting for the ack.
-func (c *Client) ProduceRecordAsync(topic string, partition int, rec RecordIn) (*Pending, error) {
-	if v := rec.Value; len(v) > 0 && !validJSON(v) {
+func (c *Client) ProduceRecordAsync(topic string, partition int, rec wire.RecordIn) (*Pending, error) {
+	if v := rec.Value; len(v) > 0 && !wire.ValidJSON(v) {
 		return nil, errors.New("value is not valid JSON (use ValueB64 for bytes)")
 	}
 	return c.startRaw(func(id int64) []byte {
@@ -572,7 +582,7 @@ func (c *Client) ProduceRecordAsync(topic string, partition int, rec RecordIn) (
 }
 
 // Produce sends recs and waits for one ack per record.
-func (c *Client) Produce(ctx context.Context, topic string, partition int, recs []RecordIn) ([]engine.Ack, error) {
+func (c *Client) Produce(ctx context.Context, topic string, partition int, recs []wire.RecordIn) ([]engine.Ack, error) {
 	p, err := c.ProduceAsync(topic, partition, recs)
 	if err != nil {
 		return nil, err
@@ -581,28 +591,28 @@ func (c *Client) Produce(ctx context.Context, topic string, partition int, recs 
 }
 
 // Topics lists every topic.
-func (c *Client) Topics(ctx context.Context) ([]TopicInfo, error) {
+func (c *Client) Topics(ctx context.Context) ([]wire.TopicInfo, error) {
 	env, err := c.call(ctx, map[string]any{"op": "topics"})
 	return env.Topics, err
 }
 
 // Describe returns one topic.
-func (c *Client) Describe(ctx context.Context, topic string) (TopicInfo, error) {
+func (c *Client) Describe(ctx context.Context, topic string) (wire.TopicInfo, error) {
 	env, err := c.call(ctx, map[string]any{"op": "describe", "topic": topic})
 	if err != nil {
-		return TopicInfo{}, err
+		return wire.TopicInfo{}, err
 	}
-	var t TopicInfo
+	var t wire.TopicInfo
 	return t, json.Unmarshal(env.Topic, &t)
 }
 
 // CreateTopic creates a topic; zero fields of cfg take the defaults.
-func (c *Client) CreateTopic(ctx context.Context, topic string, cfg TopicConfig) (TopicInfo, error) {
+func (c *Client) CreateTopic(ctx context.Context, topic string, cfg wire.TopicConfig) (wire.TopicInfo, error) {
 	env, err := c.call(ctx, map[string]any{"op": "create_topic", "topic": topic, "config": cfg})
 	if err != nil {
-		return TopicInfo{}, err
+		return wire.TopicInfo{}, err
 	}
-	var t TopicInfo
+	var t wire.TopicInfo
 	return t, json.Unmarshal(env.Topic, &t)
 }
 
@@ -637,7 +647,7 @@ type SubscribeOptions struct {
 type Subscription struct {
 	c      *Client
 	ID     int64
-	Starts []StartPos // where each partition starts
+	Starts []wire.StartPos // where each partition starts
 
 	ch   chan Push
 	quit chan struct{} // closed when the subscription ends
@@ -672,7 +682,7 @@ type Push struct {
 	Next      int64 // offset after the last record: what to commit
 	Skipped   int64 // records skipped in a corrupt range before these
 	Records   []Record
-	Err       *Error
+	Err       *wire.Error
 }
 
 // Record is one record as the server sent it.
@@ -697,19 +707,19 @@ func (c *Client) Subscribe(ctx context.Context, o SubscribeOptions) (*Subscripti
 	if o.Consumer != "" {
 		req["consumer"] = o.Consumer
 	}
-	from, err := parseFromString(o.From)
+	from, err := wire.ParseFromText(o.From)
 	if err != nil {
 		return nil, err
 	}
-	switch from.kind {
-	case fromEarliest:
+	switch from.Kind {
+	case wire.FromEarliest:
 		req["from"] = "earliest"
-	case fromLatest:
+	case wire.FromLatest:
 		req["from"] = "latest"
-	case fromOffset:
-		req["from"] = map[string]int64{"offset": from.n}
-	case fromTimestamp:
-		req["from"] = map[string]int64{"timestamp": from.n}
+	case wire.FromOffset:
+		req["from"] = map[string]int64{"offset": from.N}
+	case wire.FromTimestamp:
+		req["from"] = map[string]int64{"timestamp": from.N}
 	}
 	if o.Buffer <= 0 {
 		o.Buffer = 16
@@ -795,7 +805,7 @@ func (s *Subscription) push(env envelope, recs []Record) {
 	for _, raw := range env.Records[len(recs):] {
 		r, err := DecodeRecord(raw)
 		if err != nil {
-			p.Err = errorf(CodeInvalidJSON, "record from server: %v", err)
+			p.Err = wire.Errorf(wire.CodeInvalidJSON, "record from server: %v", err)
 			break
 		}
 		p.Records = append(p.Records, r)

@@ -1,0 +1,17 @@
+// Package wsclient is the Go client of Pulse's websocket API
+// (docs/websocket.md), used by the pulse commands, the bench and
+// kafka/cluster's mirror.
+//
+// Dial, then Produce / ProduceAsync / ProduceBytes (binary frames),
+// Subscribe, Commit, Topics, Describe, CreateTopic, AlterTopic,
+// DeleteTopic, Consumers and DeleteConsumer. A Client is safe for
+// concurrent use: requests are matched to replies by id, and pushes are
+// routed to their Subscription.
+//
+// The messages it sends and reads are package wire's (wire.RecordIn,
+// wire.TopicConfig, wire.TopicInfo; a refused request returns a
+// *wire.Error). Its fast parsers of the server's acks, pushes and records
+// (client_json.go) read exactly the forms wire's writers produce, with
+// wire's strict JSON reader, and hand anything else to encoding/json.
+// It imports nothing of the server (package wsapi).
+package wsclient

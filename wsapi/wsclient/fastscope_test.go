@@ -1,0 +1,164 @@
+package wsclient
+
+import (
+	"encoding/json"
+	"fmt"
+	"reflect"
+	"strconv"
+	"testing"
+
+	"github.com/pulselog/pulse/engine"
+	"github.com/pulselog/pulse/wsapi/internal/wiretest"
+	"github.com/pulselog/pulse/wsapi/wire"
+)
+
+// The client's fast parsers may refuse anything and fall back to
+// encoding/json, so a differential check alone passes even when a fast path
+// refuses everything: wiretest.Gen builds messages inside each one's
+// documented scope, written by the server's own writers (package wire's),
+// and the fast path must accept them, read what encoding/json reads, and
+// give back what was written.
+
+// ackReply is the server's reply frame to a produce of len(acks) records
+// (single: one inline record), with id, written by the writers the server's
+// produceReply and reply use (wire.AppendReply, AppendAcks,
+// AppendAckFields).
+func ackReply(t *testing.T, id int64, acks []engine.Ack, single bool) []byte {
+	t.Helper()
+	var f []byte
+	if single {
+		f = wire.AppendAckFields(nil, acks[0].Partition, acks[0].Offset, acks[0].Timestamp)
+	} else {
+		f = wire.AppendAcks(nil, acks)
+	}
+	return wire.AppendReply(nil, strconv.AppendInt(nil, id, 10), f, nil)
+}
+
+// push is a push frame of sub for partition p holding recs, in the form
+// docs/websocket.md gives (subscribe.go writes it).
+func push(sub int64, p int, next, skipped int64, recs []engine.Record) []byte {
+	b := fmt.Appendf(nil, `{"sub":%d,"partition":%d,"next":%d`, sub, p, next)
+	if skipped > 0 {
+		b = fmt.Appendf(b, `,"skipped":%d`, skipped)
+	}
+	b = append(b, `,"records":[`...)
+	for i := range recs {
+		if i > 0 {
+			b = append(b, ',')
+		}
+		b = wire.AppendRecordJSON(b, p, &recs[i])
+	}
+	return append(b, "]}"...)
+}
+
+// genPush returns a push of 0..3 generated records and those records.
+func genPush(g *wiretest.Gen) ([]byte, []engine.Record) {
+	recs := make([]engine.Record, g.Num(4))
+	for i := range recs {
+		recs[i] = g.Record()
+	}
+	return push(1+g.Num(1<<30), int(g.Num(64)), g.Num(1<<50), g.Num(3), recs), recs
+}
+
+// sameRecord fails unless got reads back what want wrote.
+func sameRecord(t *testing.T, raw []byte, got Record, p int, want engine.Record) {
+	t.Helper()
+	if v := want.Value; len(v) > 0 && v[0] == '"' {
+		// A JSON string comes back as its text (docs/websocket.md).
+		var s string
+		if err := json.Unmarshal(v, &s); err != nil {
+			t.Fatalf("generated value %s: %v", v, err)
+		}
+		want.Value = []byte(s)
+	}
+	if got.Partition != p || got.Offset != want.Offset || got.Timestamp != want.Timestamp ||
+		(got.Key == nil) != (want.Key == nil) || string(got.Key) != string(want.Key) ||
+		(got.Value == nil) != (want.Value == nil) || string(got.Value) != string(want.Value) {
+		t.Fatalf("record %s read back as %+v, want %+v", raw, got, want)
+	}
+}
+
+// TestFastPathsAcceptTheirScope runs the in-scope checks of the fuzz
+// targets on fixed inputs, so that `go test` alone catches a fast path that
+// stopped accepting what it is for.
+func TestFastPathsAcceptTheirScope(t *testing.T) {
+	for i := range 300 {
+		in := []byte(strconv.Itoa(i * 7919))
+		checkFastAcksScope(t, in)
+		checkFastReplyScope(t, in)
+		checkFastPushScope(t, in)
+		checkFastRecordScope(t, in)
+	}
+}
+
+func checkFastAcksScope(t *testing.T, in []byte) {
+	t.Helper()
+	g := wiretest.NewGen(in)
+	id, acks := g.Num(1<<40), g.Acks(1+int(g.Num(5)))
+	msg := ackReply(t, id, acks, false)
+	var fast, slow envelope
+	if !fastAcks(msg, &fast) {
+		t.Fatalf("fastAcks refused the server's reply %s", msg)
+	}
+	if err := json.Unmarshal(msg, &slow); err != nil || !reflect.DeepEqual(fast, slow) {
+		t.Fatalf("fastAcks and encoding/json differ on %s (%v):\n%+v\n%+v", msg, err, fast, slow)
+	}
+	if fast.ID == nil || *fast.ID != id || !reflect.DeepEqual(fast.Acks, acks) {
+		t.Fatalf("reply %s read back as id %v acks %+v, want %d %+v", msg, fast.ID, fast.Acks, id, acks)
+	}
+}
+
+func checkFastReplyScope(t *testing.T, in []byte) {
+	t.Helper()
+	g := wiretest.NewGen(in)
+	id, acks := g.Num(1<<40), g.Acks(1)
+	single := ackReply(t, id, acks, true)
+	pushMsg, _ := genPush(g)
+	for _, msg := range [][]byte{single, pushMsg} {
+		var fast, slow envelope
+		if !fastReply(msg, &fast) {
+			t.Fatalf("fastReply refused the server's %s", msg)
+		}
+		if err := json.Unmarshal(msg, &slow); err != nil || !reflect.DeepEqual(fast, slow) {
+			t.Fatalf("fastReply and encoding/json differ on %s (%v):\n%+v\n%+v", msg, err, fast, slow)
+		}
+	}
+	var env envelope
+	fastReply(single, &env)
+	if env.ID == nil || *env.ID != id || env.Partition != acks[0].Partition || env.Offset != acks[0].Offset || env.Timestamp != acks[0].Timestamp {
+		t.Fatalf("single ack %s read back as %+v, want id %d %+v", single, env, id, acks[0])
+	}
+}
+
+func checkFastPushScope(t *testing.T, in []byte) {
+	t.Helper()
+	g := wiretest.NewGen(in)
+	msg, want := genPush(g)
+	var env envelope
+	recs, ok := fastPush(msg, &env)
+	if !ok {
+		t.Fatalf("fastPush refused the push %s", msg)
+	}
+	if len(recs) != len(want) {
+		t.Fatalf("fastPush read %d records of %s, want %d", len(recs), msg, len(want))
+	}
+	for i := range recs {
+		sameRecord(t, msg, recs[i], env.Partition, want[i])
+	}
+}
+
+func checkFastRecordScope(t *testing.T, in []byte) {
+	t.Helper()
+	g := wiretest.NewGen(in)
+	rec, p := g.Record(), int(g.Num(64))
+	raw := wire.AppendRecordJSON(nil, p, &rec)
+	fast, ok := fastRecord(raw)
+	if !ok {
+		t.Fatalf("fastRecord refused the server's record %s", raw)
+	}
+	slow, err := decodeRecordJSON(raw)
+	if err != nil || !reflect.DeepEqual(fast, slow) {
+		t.Fatalf("fastRecord and encoding/json differ on %s (%v):\n%+v\n%+v", raw, err, fast, slow)
+	}
+	sameRecord(t, raw, fast, p, rec)
+}

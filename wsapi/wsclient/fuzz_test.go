@@ -1,0 +1,130 @@
+package wsclient
+
+import (
+	"encoding/json"
+	"reflect"
+	"testing"
+
+	"github.com/pulselog/pulse/engine"
+	"github.com/pulselog/pulse/wsapi/internal/wiretest"
+	"github.com/pulselog/pulse/wsapi/wire"
+)
+
+// FuzzFastAcks checks the client's fast ack parser against encoding/json,
+// and that it reads back every batch ack reply the server writes.
+func FuzzFastAcks(f *testing.F) {
+	f.Add([]byte(`{"id":7,"acks":[{"partition":0,"offset":1,"timestamp":1700000000000},{"partition":2,"offset":3,"timestamp":4}]}`))
+	f.Add([]byte(`{"id":7,"partition":0,"offset":1,"timestamp":2}`))
+	f.Fuzz(func(t *testing.T, b []byte) {
+		checkFastAcksScope(t, b)
+		var fast envelope
+		if !fastAcks(b, &fast) {
+			return
+		}
+		var slow envelope
+		if err := json.Unmarshal(b, &slow); err != nil {
+			t.Fatalf("fastAcks accepted %q, encoding/json says %v", b, err)
+		}
+		if !reflect.DeepEqual(fast, slow) {
+			t.Fatalf("fastAcks and encoding/json differ on %q:\n%+v\n%+v", b, fast, slow)
+		}
+	})
+}
+
+// FuzzFastReply checks the client's fast parser of single acks and pushes
+// against encoding/json: whatever it accepts, encoding/json must accept and
+// read the same; and it accepts the single acks and pushes the server writes.
+func FuzzFastReply(f *testing.F) {
+	f.Add([]byte(`{"id":7,"partition":0,"offset":1,"timestamp":2}`))
+	f.Add([]byte(`{"sub":3,"partition":1,"next":9,"records":[{"partition":1,"offset":8,"timestamp":5,"key":"k","value":{"a":[1,2]}}]}`))
+	f.Add([]byte(`{"sub":3,"partition":1,"next":9,"skipped":4,"records":[]}`))
+	f.Add([]byte(`{"id":1,"error":{"code":"internal","message":"x"}}`))
+	f.Fuzz(func(t *testing.T, b []byte) {
+		checkFastReplyScope(t, b)
+		var fast envelope
+		if !fastReply(b, &fast) {
+			if !reflect.DeepEqual(fast, envelope{}) {
+				t.Fatalf("fastReply refused %q but changed the envelope: %+v", b, fast)
+			}
+			return
+		}
+		var slow envelope
+		if err := json.Unmarshal(b, &slow); err != nil {
+			t.Fatalf("fastReply accepted %q, encoding/json says %v", b, err)
+		}
+		if !reflect.DeepEqual(fast, slow) {
+			t.Fatalf("fastReply and encoding/json differ on %q:\n%+v\n%+v", b, fast, slow)
+		}
+	})
+}
+
+// FuzzDecodeRecord feeds arbitrary server records to the client: nothing
+// may panic, and DecodeRecord's fast path must read exactly what its
+// encoding/json path reads, on arbitrary bytes and on records the server
+// wrote; and a record of the common shape it reads back as written.
+func FuzzDecodeRecord(f *testing.F) {
+	wiretest.AddSeeds(f, "records")
+	f.Add([]byte(`{"partition":1,"offset":8,"timestamp":5,"key":"k","value":"text"}`))
+	f.Add([]byte(`{"partition":1,"offset":8,"timestamp":5,"tombstone":true}`))
+	f.Add([]byte(`{"partition":1,"offset":8,"timestamp":5,"key":"","value":null}`))
+	f.Fuzz(func(t *testing.T, b []byte) {
+		checkFastRecordScope(t, b)
+		check := func(raw []byte) {
+			fast, ok := fastRecord(raw)
+			if !ok {
+				return
+			}
+			slow, err := decodeRecordJSON(raw)
+			if err != nil {
+				t.Fatalf("fastRecord accepted %q, encoding/json says %v", raw, err)
+			}
+			if !reflect.DeepEqual(fast, slow) {
+				t.Fatalf("fastRecord and encoding/json differ on %q:\n%+v\n%+v", raw, fast, slow)
+			}
+		}
+		DecodeRecord(b)
+		check(b)
+		rec := engine.Record{Offset: 3, Timestamp: 4, Key: b, Value: b}
+		check(wire.AppendRecordJSON(nil, 1, &rec))
+	})
+}
+
+// FuzzFastPush checks the client's one-pass push parser against fastReply
+// and DecodeRecord: whatever it accepts, they must accept and read the same;
+// and it reads back the pushes of the server's records.
+func FuzzFastPush(f *testing.F) {
+	f.Add([]byte(`{"sub":3,"partition":1,"next":9,"records":[{"partition":1,"offset":8,"timestamp":5,"key":"k","value":{"a":[1,2]}}]}`))
+	f.Add([]byte(`{"sub":3,"partition":1,"next":9,"skipped":4,"records":[]}`))
+	f.Add([]byte(`{"sub":3,"partition":1,"next":9,"records":[{"partition":1,"offset":8,"timestamp":5,"tombstone":true}],"records":[]}`))
+	f.Add([]byte(`{"sub":3,"partition":1,"error":{"code":"internal","message":"x"}}`))
+	f.Fuzz(func(t *testing.T, b []byte) {
+		checkFastPushScope(t, b)
+		var fast envelope
+		recs, ok := fastPush(b, &fast)
+		if !ok {
+			if !reflect.DeepEqual(fast, envelope{}) || recs != nil {
+				t.Fatalf("fastPush refused %q but changed the envelope: %+v", b, fast)
+			}
+			return
+		}
+		var slow envelope
+		if !fastReply(b, &slow) {
+			t.Fatalf("fastPush accepted %q, fastReply refuses it", b)
+		}
+		if !reflect.DeepEqual(fast, slow) {
+			t.Fatalf("fastPush and fastReply differ on %q:\n%+v\n%+v", b, fast, slow)
+		}
+		if len(recs) != len(slow.Records) {
+			t.Fatalf("fastPush read %d records of %q, fastReply %d", len(recs), b, len(slow.Records))
+		}
+		for i, raw := range slow.Records {
+			r, err := DecodeRecord(raw)
+			if err != nil {
+				t.Fatalf("fastPush accepted record %q, DecodeRecord says %v", raw, err)
+			}
+			if !reflect.DeepEqual(r, recs[i]) {
+				t.Fatalf("record %d of %q: fastPush read %+v, DecodeRecord %+v", i, b, recs[i], r)
+			}
+		}
+	})
+}
