@@ -3,6 +3,7 @@ package bench
 import (
 	"context"
 	"io"
+	"math"
 	"os"
 	"path/filepath"
 	"strings"
@@ -61,5 +62,27 @@ func TestRunRefusesBadConfig(t *testing.T) {
 				t.Errorf("steps ran: %q", progress.String())
 			}
 		})
+	}
+}
+
+// TestKafkaBench runs the Kafka listener's figures with 2 MiB of records
+// (franz-go over loopback to a listener in this process) and checks each
+// figure is a positive, finite number, with the ratios to the engine's own
+// figures when those are known. The figures themselves are not asserted.
+func TestKafkaBench(t *testing.T) {
+	res := benchResult{"append_interval_mbps": 100, "read_mbps": 100}
+	if err := runKafkaBench(context.Background(), t.TempDir(), 2<<20, res); err != nil {
+		t.Fatal(err)
+	}
+	for _, k := range []string{
+		"kafka_produce_acks1_mbps", "kafka_produce_acks1_rps", "kafka_produce_acks1_vs_append",
+		"kafka_produce_acksall_mbps", "kafka_produce_acksall_rps", "kafka_produce_acksall_vs_append",
+		"kafka_consume_mbps", "kafka_consume_vs_read", "kafka_e2e_p50_us", "kafka_e2e_p99_us",
+	} {
+		v, ok := res[k]
+		if !ok || !(v > 0) || math.IsInf(v, 0) {
+			t.Errorf("%s = %v (present: %v), want a positive finite number", k, v, ok)
+		}
+		t.Logf("%s %.2f", k, v)
 	}
 }
