@@ -1,13 +1,10 @@
 package main
 
 import (
-	"encoding/json"
-	"fmt"
-	"io"
-
 	"github.com/spf13/cobra"
 
 	"github.com/pulselog/pulse/engine/recovery"
+	"github.com/pulselog/pulse/internal/offline"
 )
 
 func newInspectCmd() *cobra.Command {
@@ -34,47 +31,7 @@ running pulse (whose in-flight writes may then show as torn tails).`,
 		if len(args) == 1 {
 			root = args[0]
 		}
-		return runInspect(cmd.OutOrStdout(), root, opts, asJSON)
+		return offline.Inspect(cmd.OutOrStdout(), root, opts, asJSON)
 	}
 	return cmd
-}
-
-func runInspect(w io.Writer, root string, opts recovery.Options, asJSON bool) error {
-	parts, err := findPartitions(root)
-	if err != nil {
-		return err
-	}
-	reports := []recovery.Report{}
-	if !asJSON && len(parts) > 0 && heldByRunningPulse(root) {
-		fmt.Fprint(w, runningNote)
-	}
-	opts.ReadOnly = true
-	for i, p := range parts {
-		o := opts
-		o.Topic, o.Partition = p.topic, p.partition
-		res, err := recovery.Run(p.dir, o)
-		if err != nil {
-			return fmt.Errorf("inspect: %w", err)
-		}
-		if asJSON {
-			reports = append(reports, res.Report)
-			continue
-		}
-		if i > 0 {
-			fmt.Fprintln(w)
-		}
-		if err := res.Report.Render(w); err != nil {
-			return err
-		}
-	}
-	if asJSON {
-		enc := json.NewEncoder(w)
-		enc.SetIndent("", "  ")
-		return enc.Encode(reports)
-	}
-	if len(parts) == 0 {
-		_, err := fmt.Fprintf(w, "%s: no partitions\n", root)
-		return err
-	}
-	return nil
 }

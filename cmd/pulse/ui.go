@@ -13,6 +13,7 @@ import (
 	"github.com/spf13/cobra"
 
 	"github.com/pulselog/pulse/engine"
+	"github.com/pulselog/pulse/internal/demo"
 	"github.com/pulselog/pulse/kafka"
 	"github.com/pulselog/pulse/kafka/cluster/clusterinfo"
 	"github.com/pulselog/pulse/themes"
@@ -136,12 +137,12 @@ func runUI(ctx context.Context, cfg uiConfig) error {
 	}
 
 	if cfg.demo {
-		if err := seedDemo(ctx, e); err != nil {
+		if err := demo.Seed(ctx, e); err != nil {
 			return fmt.Errorf("demo: %w", err)
 		}
 		demoCtx, cancel := context.WithCancel(ctx)
 		done := make(chan struct{})
-		go func() { defer close(done); runDemo(demoCtx, e, defaultDemoRate) }()
+		go func() { defer close(done); demo.Run(demoCtx, e, demo.DefaultRate) }()
 		defer func() { cancel(); <-done }()
 	}
 

@@ -1,4 +1,4 @@
-package main
+package bench
 
 // writebackAll does nothing on Windows, which has no sync(2): benchmark
 // steps there may queue behind the write-back of the step before.

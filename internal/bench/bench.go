@@ -1,4 +1,9 @@
-package main
+// Package bench measures Pulse on this machine's disk: the disk's own
+// write bandwidth and fsync rate, the engine's produce, consume and
+// recovery figures, compaction, and optionally the Kafka listener and the
+// websocket API of a running Pulse. It is `pulse bench`; Run is its entry
+// point and Config all it reads.
+package bench
 
 import (
 	"context"
@@ -9,60 +14,43 @@ import (
 	"os"
 	"path/filepath"
 	"runtime"
+	"slices"
 	"sort"
-	"strings"
 	"sync"
 	"sync/atomic"
 	"time"
 
-	"github.com/spf13/cobra"
-
 	"github.com/pulselog/pulse/engine"
 	"github.com/pulselog/pulse/engine/fsutil"
 	"github.com/pulselog/pulse/internal/layout"
+	"github.com/pulselog/pulse/wsapi"
 )
 
-type benchConfig struct {
-	dir        string
-	jsonOut    bool
-	ws         string
-	mb         int
-	recoveryMB int
-	seconds    float64
-	wsRecords  int
-	serverPID  int
-	noExtras   bool
-	wsSteps    string
+// Config says what one run of Run measures; DefaultConfig holds the
+// defaults of `pulse bench`'s flags.
+type Config struct {
+	Dir        string                                           // directory to benchmark in, empty or absent; "": a temporary directory
+	JSON       bool                                             // print one JSON object instead of the table
+	WS         string                                           // address (host:port) of a running pulse whose websocket API is measured too; "": not measured
+	Dial       func(ctx context.Context) (*wsapi.Client, error) // connects to the pulse at WS; needed with WS
+	MB         int                                              // MiB appended by the throughput runs
+	RecoveryMB int                                              // MiB in the partition of the recovery figures; 0 skips them
+	Seconds    float64                                          // duration of each every-write run
+	WSRecords  int                                              // records of the single-record and 1-vs-100-topics websocket runs (a tenth: fan-out and end-to-end)
+	ServerPID  int                                              // pid of the pulse behind WS; 0: the process listening on its port
+	WSSteps    string                                           // comma-separated websocket steps to run, of WSSteps(); "": all
+	NoExtras   bool                                             // skip the figures other parts of Pulse add (compaction, Kafka listener)
+	Kafka      bool                                             // also measure the Kafka listener, in this process, with franz-go over loopback
 }
 
-func newBenchCmd() *cobra.Command {
-	var cfg benchConfig
-	cmd := &cobra.Command{
-		Use:   "bench",
-		Short: "Measure produce, consume and recovery throughput on this disk",
-		Long: `Opens a fresh engine in a temporary directory (or --dir, which must be
-empty or absent) and prints figures, each measured in this run: the disk's own
-write bandwidth and fsync rate first, so the engine's figures can be read as
-ratios of what the disk allows.`,
-		RunE: func(cmd *cobra.Command, args []string) error {
-			return runBench(cmd.Context(), cfg, cmd.OutOrStdout(), cmd.ErrOrStderr())
-		},
-	}
-	f := cmd.Flags()
-	f.StringVar(&cfg.dir, "dir", "", "directory to benchmark in (default: a temporary directory)")
-	f.BoolVar(&cfg.jsonOut, "json", false, "print one JSON object")
-	f.StringVar(&cfg.ws, "ws", "", "also benchmark the websocket API of the pulse running at this address (host:port)")
-	f.IntVar(&cfg.mb, "mb", 256, "MiB appended by the throughput runs")
-	f.IntVar(&cfg.recoveryMB, "recovery-mb", 1024, "MiB in the partition used for the recovery figures (0 skips them)")
-	f.Float64Var(&cfg.seconds, "seconds", 2, "duration of each every-write run")
-	f.IntVar(&cfg.wsRecords, "ws-records", 100000, "records of the single-record and 1-vs-100-topics websocket runs (a tenth of it: fan-out and end-to-end runs)")
-	f.IntVar(&cfg.serverPID, "server-pid", 0, "pid of the pulse serve behind --ws, for its CPU and i/o figures (default: the process listening on its port)")
-	f.StringVar(&cfg.wsSteps, "ws-steps", "", "comma-separated websocket steps to run, of "+strings.Join(wsBenchSteps, ",")+" (default: all)")
-	f.BoolVar(&cfg.noExtras, "no-extras", false, "skip the figures other parts of Pulse add (compaction)")
-	f.MarkHidden("no-extras")
-	f.BoolVar(&benchKafka, "kafka-listener", false, "also benchmark the Kafka listener (in this process, franz-go over loopback)")
-	return cmd
+// DefaultConfig is the configuration of `pulse bench` without flags.
+func DefaultConfig() Config {
+	return Config{MB: 256, RecoveryMB: 1024, Seconds: 2, WSRecords: 100000}
 }
+
+// WSSteps are the names of the websocket benchmark's steps, in the order
+// they run.
+func WSSteps() []string { return slices.Clone(wsBenchSteps) }
 
 // benchResult is what `pulse bench --json` prints.
 type benchResult map[string]float64
@@ -71,11 +59,13 @@ type benchResult map[string]float64
 // run (for instance: not permitted, or not on this OS).
 type benchNotes map[string]string
 
-func runBench(ctx context.Context, cfg benchConfig, out, progress io.Writer) error {
+// Run measures what cfg says, writing each step's name to progress as it
+// starts and the figures to out at the end.
+func Run(ctx context.Context, cfg Config, out, progress io.Writer) error {
 	if ctx == nil {
 		ctx = context.Background()
 	}
-	dir := cfg.dir
+	dir := cfg.Dir
 	if dir == "" {
 		d, err := os.MkdirTemp("", "pulse-bench-*")
 		if err != nil {
@@ -86,9 +76,12 @@ func runBench(ctx context.Context, cfg benchConfig, out, progress io.Writer) err
 	} else if ents, err := os.ReadDir(dir); err == nil && len(ents) > 0 {
 		return fmt.Errorf("bench: --dir %s is not empty", dir)
 	}
-	wsSteps, err := parseWSSteps(cfg.wsSteps)
+	wsSteps, err := parseWSSteps(cfg.WSSteps)
 	if err != nil {
 		return err
+	}
+	if cfg.WS != "" && cfg.Dial == nil {
+		return fmt.Errorf("bench: no dial function for the websocket API at %s", cfg.WS)
 	}
 	res, notes := benchResult{}, benchNotes{}
 	step := func(name string, fn func() error) error {
@@ -99,41 +92,40 @@ func runBench(ctx context.Context, cfg benchConfig, out, progress io.Writer) err
 		}
 		return nil
 	}
-	total := int64(cfg.mb) << 20
-	benchKafkaTotal = total
+	total := int64(cfg.MB) << 20
 	steps := []struct {
 		name string
 		fn   func() error
 	}{
-		{"disk fsync rate", func() error { return benchFsync(dir, res, cfg.seconds) }},
+		{"disk fsync rate", func() error { return benchFsync(dir, res, cfg.Seconds) }},
 		{"raw disk writes", func() error { return benchRawWrite(dir, total, res) }},
 		{"append interval codec none", func() error { return benchAppend(ctx, dir, "none", total, res) }},
 		{"append interval codec zstd", func() error { return benchAppend(ctx, dir, "zstd", total/2, res) }},
-		{"append every-write 1 producer", func() error { return benchEveryWrite(ctx, dir, 1, cfg.seconds, res) }},
-		{"append every-write 64 producers", func() error { return benchEveryWrite(ctx, dir, 64, cfg.seconds, res) }},
+		{"append every-write 1 producer", func() error { return benchEveryWrite(ctx, dir, 1, cfg.Seconds, res) }},
+		{"append every-write 64 producers", func() error { return benchEveryWrite(ctx, dir, 64, cfg.Seconds, res) }},
 	}
-	if cfg.recoveryMB > 0 {
+	if cfg.RecoveryMB > 0 {
 		steps = append(steps, struct {
 			name string
 			fn   func() error
-		}{"recovery", func() error { return benchRecovery(dir, int64(cfg.recoveryMB)<<20, res, notes) }})
+		}{"recovery", func() error { return benchRecovery(dir, int64(cfg.RecoveryMB)<<20, res, notes) }})
 	}
 	for _, s := range steps {
 		if err := step(s.name, s.fn); err != nil {
 			return err
 		}
 	}
-	for _, extra := range benchExtras() {
-		if cfg.noExtras {
+	for _, extra := range benchExtras(cfg.Kafka, total) {
+		if cfg.NoExtras {
 			break
 		}
 		if err := step(extra.name, func() error { return extra.run(ctx, dir, res) }); err != nil {
 			return err
 		}
 	}
-	if cfg.ws != "" {
-		if err := step("websocket API at "+cfg.ws, func() error {
-			figs, why, err := runWSBench(ctx, wsBenchOptions{addr: cfg.ws, total: total, records: cfg.wsRecords, serverPID: cfg.serverPID, steps: wsSteps}, progress)
+	if cfg.WS != "" {
+		if err := step("websocket API at "+cfg.WS, func() error {
+			figs, why, err := runWSBench(ctx, wsBenchOptions{addr: cfg.WS, total: total, records: cfg.WSRecords, serverPID: cfg.ServerPID, steps: wsSteps, dial: cfg.Dial}, progress)
 			for k, v := range figs {
 				res[k] = v
 			}
@@ -145,17 +137,24 @@ func runBench(ctx context.Context, cfg benchConfig, out, progress io.Writer) err
 			return err
 		}
 	}
-	return printBench(out, res, notes, cfg.jsonOut)
+	return printBench(out, res, notes, cfg.JSON)
 }
 
 // wsBenchOptions say what the websocket benchmark runs against, and how
 // much.
 type wsBenchOptions struct {
 	addr      string
-	total     int64           // bytes of the batched produce runs, as of the append runs
-	records   int             // records of the single-record and 1-vs-100-topics runs
-	serverPID int             // the server's pid; 0: the process listening on addr
-	steps     map[string]bool // steps to run (of wsBenchSteps); nil: all
+	dial      func(ctx context.Context) (*wsapi.Client, error) // connects to addr
+	total     int64                                            // bytes of the batched produce runs, as of the append runs
+	records   int                                              // records of the single-record and 1-vs-100-topics runs
+	serverPID int                                              // the server's pid; 0: the process listening on addr
+	steps     map[string]bool                                  // steps to run (of wsBenchSteps); nil: all
+}
+
+// clientFlags is how the websocket benchmark reaches the pulse under test:
+// what cmd/pulse's client flags make of --ws, as a dial function.
+type clientFlags struct {
+	dial func(ctx context.Context) (*wsapi.Client, error)
 }
 
 // settle removes what earlier steps left in dir and waits for the kernel to
@@ -175,15 +174,16 @@ type benchExtra struct {
 	run  func(ctx context.Context, dir string, res benchResult) error
 }
 
-// benchExtras are the further figures of `pulse bench`, in the order they run.
-func benchExtras() []benchExtra {
+// benchExtras are the further figures of `pulse bench`, in the order they
+// run; the Kafka listener's only with kafka, its produce runs of total bytes.
+func benchExtras(kafka bool, total int64) []benchExtra {
 	return []benchExtra{
 		{"compaction", benchCompaction},
 		{"Kafka listener (franz-go over loopback)", func(ctx context.Context, dir string, res benchResult) error {
-			if !benchKafka {
+			if !kafka {
 				return nil
 			}
-			return runKafkaBench(ctx, dir, res)
+			return runKafkaBench(ctx, dir, total, res)
 		}},
 	}
 }

@@ -1,4 +1,4 @@
-package main
+package offline
 
 import (
 	"encoding/base64"
@@ -11,38 +11,28 @@ import (
 	"time"
 	"unicode/utf8"
 
-	"github.com/spf13/cobra"
-
 	"github.com/pulselog/pulse/engine/codec"
 	"github.com/pulselog/pulse/engine/recovery"
 	"github.com/pulselog/pulse/engine/segment"
 )
 
-func newDumpCmd() *cobra.Command {
-	var records, asJSON bool
-	cmd := &cobra.Command{
-		Use:   "dump FILE",
-		Short: "Print the batches (and records) of one .log segment file, or an .index, snapshot or hwm file",
-		Long: `Dump prints every batch of one segment file: byte position, base offset,
-record count, codec, sizes, timestamps and whether its CRC checks out. Damaged
-regions are shown where they are, and the dump continues at the next valid
-batch. --records prints each record's offset, timestamp, key, value and
-headers. Given an .index file it prints the index entries; given a
-partition's snapshot or hwm file, its decoded fields. The file is only read.`,
-		Args: cobra.ExactArgs(1),
-		RunE: func(cmd *cobra.Command, args []string) error {
-			switch name := filepath.Base(args[0]); {
-			case strings.HasSuffix(name, segment.IndexExt):
-				return dumpIndex(cmd.OutOrStdout(), args[0], asJSON)
-			case name == recovery.SnapshotFile || name == recovery.HWMFile:
-				return dumpState(cmd.OutOrStdout(), args[0], asJSON)
-			}
-			return runDump(cmd.OutOrStdout(), args[0], records, asJSON)
-		},
+// DumpOptions say what Dump prints.
+type DumpOptions struct {
+	Records bool // the records of every batch, too
+	JSON    bool // one JSON document
+}
+
+// Dump prints one file of a partition: the batches of a .log segment, the
+// entries of an .index, or the fields of a snapshot or hwm file, chosen by
+// its name. The file is only read.
+func Dump(w io.Writer, path string, o DumpOptions) error {
+	switch name := filepath.Base(path); {
+	case strings.HasSuffix(name, segment.IndexExt):
+		return dumpIndex(w, path, o.JSON)
+	case name == recovery.SnapshotFile || name == recovery.HWMFile:
+		return dumpState(w, path, o.JSON)
 	}
-	cmd.Flags().BoolVar(&records, "records", false, "print the records of every batch")
-	cmd.Flags().BoolVar(&asJSON, "json", false, "print one JSON document")
-	return cmd
+	return runDump(w, path, o.Records, o.JSON)
 }
 
 // dumpBatch is one batch or damaged region in `pulse dump --json`.

@@ -1,4 +1,4 @@
-package main
+package demo
 
 import (
 	"context"
@@ -6,8 +6,13 @@ import (
 	"testing"
 	"time"
 
+	"go.uber.org/goleak"
+
 	"github.com/pulselog/pulse/engine"
 )
+
+// TestMain fails the package when a test leaves a goroutine behind.
+func TestMain(m *testing.M) { goleak.VerifyTestMain(m) }
 
 // The demo creates its topics and keeps producing valid JSON to all of them,
 // with a consumer cursor trailing orders.
@@ -19,14 +24,14 @@ func TestDemoProducesToEveryTopic(t *testing.T) {
 	defer e.Close()
 	ctx, cancel := context.WithCancel(context.Background())
 	defer cancel()
-	if err := seedDemo(ctx, e); err != nil {
+	if err := Seed(ctx, e); err != nil {
 		t.Fatal(err)
 	}
-	if err := seedDemo(ctx, e); err != nil {
+	if err := Seed(ctx, e); err != nil {
 		t.Fatalf("seeding an existing demo dir again: %v", err)
 	}
 	done := make(chan struct{})
-	go func() { defer close(done); runDemo(ctx, e, 2000) }()
+	go func() { defer close(done); Run(ctx, e, 2000) }()
 
 	deadline := time.Now().Add(60 * time.Second) // a hung demo, not a speed check
 	for _, dt := range demoTopics() {

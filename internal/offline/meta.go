@@ -1,4 +1,4 @@
-package main
+package offline
 
 import (
 	"encoding/json"
@@ -11,57 +11,9 @@ import (
 	"sort"
 	"strings"
 
-	"github.com/spf13/cobra"
-
 	"github.com/pulselog/pulse/engine"
 	"github.com/pulselog/pulse/meta"
 )
-
-func newMetaCmd() *cobra.Command {
-	cmd := &cobra.Command{
-		Use:   "meta",
-		Short: "Check or dump the metadata store (meta.db)",
-		Long: `Commands on <data>/meta.db, the bbolt store holding identity, topics,
-partitions, consumer cursors and the last reports. Both open it read-only and
-never change a byte; they need the data directory not to be in use by a
-running pulse.`,
-	}
-	cmd.AddCommand(newMetaCheckCmd(), newMetaDumpCmd())
-	return cmd
-}
-
-func newMetaCheckCmd() *cobra.Command {
-	cmd := &cobra.Command{
-		Use:   "check",
-		Short: "Check meta.db's pages and key space",
-		Long: `Check runs bbolt's consistency check over meta.db (pages, free list,
-key order) and then checks Pulse's key space: every value decodes, every topic
-has exactly its partitions, and every cursor and report belongs to an existing
-partition. It lists each problem and exits non-zero when there is any.`,
-		Args: cobra.NoArgs,
-	}
-	data := addDataFlag(cmd)
-	cmd.RunE = func(cmd *cobra.Command, args []string) error {
-		return runMetaCheck(cmd.OutOrStdout(), *data)
-	}
-	return cmd
-}
-
-func newMetaDumpCmd() *cobra.Command {
-	cmd := &cobra.Command{
-		Use:   "dump",
-		Short: "Print meta.db's key space as JSON",
-		Long: `Dump prints every bucket of meta.db and every key in it as one JSON
-object: stored JSON as is, offsets and the schema version as numbers, and
-anything else as "hex:<bytes>".`,
-		Args: cobra.NoArgs,
-	}
-	data := addDataFlag(cmd)
-	cmd.RunE = func(cmd *cobra.Command, args []string) error {
-		return runMetaDump(cmd.OutOrStdout(), *data)
-	}
-	return cmd
-}
 
 // openMetaReadOnly opens <dir>/meta.db for inspection.
 func openMetaReadOnly(dir string) (*meta.Store, error) {
@@ -74,7 +26,9 @@ func openMetaReadOnly(dir string) (*meta.Store, error) {
 	return s, err
 }
 
-func runMetaCheck(w io.Writer, dir string) error {
+// MetaCheck checks <dir>/meta.db's pages and Pulse's key space in it,
+// read-only, and prints each problem; it returns an error when there is any.
+func MetaCheck(w io.Writer, dir string) error {
 	disk, diskErr := engine.ScanTopicDirs(dir)
 	s, err := openMetaReadOnly(dir)
 	if err != nil {
@@ -126,7 +80,8 @@ func runMetaCheck(w io.Writer, dir string) error {
 	return nil
 }
 
-func runMetaDump(w io.Writer, dir string) error {
+// MetaDump prints <dir>/meta.db's key space as one JSON object.
+func MetaDump(w io.Writer, dir string) error {
 	s, err := openMetaReadOnly(dir)
 	if err != nil {
 		return err

@@ -1,4 +1,4 @@
-package main
+package bench
 
 import (
 	"context"
@@ -15,13 +15,6 @@ import (
 	"github.com/pulselog/pulse/kafka"
 )
 
-// benchKafka is set by `pulse bench --kafka-listener`; benchKafkaTotal is
-// the volume of the append runs (--mb), which the produce runs repeat.
-var (
-	benchKafka      bool
-	benchKafkaTotal int64 = 256 << 20
-)
-
 // Sizes of the Kafka listener's end-to-end latency run.
 const (
 	kafkaBenchE2ERate    = 2000 // records/s
@@ -33,8 +26,9 @@ const (
 // and acks=-1 (idempotent) of the append runs' records to an interval-mode,
 // codec-none partition like the append_interval run's, consumer throughput
 // reading them back, and produce-to-fetch latency. Ratios to the engine's
-// own append_interval and read figures of the same run are added.
-func runKafkaBench(ctx context.Context, dir string, res benchResult) error {
+// own append_interval and read figures of the same run are added. total is
+// the volume of the append runs (--mb), which the produce runs repeat.
+func runKafkaBench(ctx context.Context, dir string, total int64, res benchResult) error {
 	e, err := openBenchEngine(dir, "kafka")
 	if err != nil {
 		return err
@@ -49,7 +43,7 @@ func runKafkaBench(ctx context.Context, dir string, res benchResult) error {
 	defer srv.Close()
 	addr := l.Addr().String()
 
-	recs := benchRecords(benchKafkaTotal)
+	recs := benchRecords(total)
 	cfg := engine.TopicConfig{Codec: "none", SyncMode: engine.SyncInterval}
 	stored := func(topic string) (int64, error) {
 		segs, err := e.Segments(topic, 0)

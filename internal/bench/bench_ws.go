@@ -1,4 +1,4 @@
-package main
+package bench
 
 import (
 	"bytes"
@@ -6,7 +6,6 @@ import (
 	"errors"
 	"fmt"
 	"io"
-	"os"
 	"runtime/debug"
 	"runtime/pprof"
 	"slices"
@@ -57,7 +56,7 @@ func (b *wsBencher) progress() io.Writer { return b.out }
 // and getrusage of this process, device writes from /proc/PID/io. It
 // creates its own topics (named ws-bench-*) and deletes them afterwards.
 func runWSBench(ctx context.Context, o wsBenchOptions, progress io.Writer) (benchResult, benchNotes, error) {
-	cf := &clientFlags{server: o.addr, token: os.Getenv("PULSE_TOKEN")}
+	cf := &clientFlags{dial: o.dial}
 	admin, err := cf.dial(ctx)
 	if err != nil {
 		return nil, nil, err

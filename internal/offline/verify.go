@@ -1,4 +1,4 @@
-package main
+package offline
 
 import (
 	"encoding/json"
@@ -11,8 +11,6 @@ import (
 	"sort"
 	"strings"
 
-	"github.com/spf13/cobra"
-
 	"github.com/pulselog/pulse/engine/codec"
 	"github.com/pulselog/pulse/engine/recovery"
 	"github.com/pulselog/pulse/engine/segment"
@@ -20,38 +18,8 @@ import (
 	"github.com/pulselog/pulse/meta"
 )
 
-func newVerifyCmd() *cobra.Command {
-	var asJSON, quiet bool
-	cmd := &cobra.Command{
-		Use:   "verify [DIR]",
-		Short: "CRC-check every batch of every segment",
-		Long: `Verify reads every segment of every partition of a data directory (or of
-DIR: a data directory, a topic directory or one partition directory) and
-checks every batch: header, CRC and offsets. Progress goes to stderr. It
-exits non-zero and lists each problem (file, byte position, offsets, error)
-when anything is bad. Nothing is written. Next to a running pulse, a write in
-flight may show as a torn tail of an active segment.`,
-		Args: cobra.MaximumNArgs(1),
-	}
-	data := addDataFlag(cmd)
-	cmd.Flags().BoolVar(&asJSON, "json", false, "print the problems as JSON")
-	cmd.Flags().BoolVarP(&quiet, "quiet", "q", false, "no progress bar")
-	cmd.RunE = func(cmd *cobra.Command, args []string) error {
-		root := *data
-		if len(args) == 1 {
-			root = args[0]
-		}
-		var progress io.Writer
-		if !quiet {
-			progress = cmd.ErrOrStderr()
-		}
-		return runVerify(cmd.OutOrStdout(), progress, root, asJSON)
-	}
-	return cmd
-}
-
-// verifyProblem is one bad region found by `pulse verify`.
-type verifyProblem struct {
+// VerifyProblem is one bad region found by `pulse verify`.
+type VerifyProblem struct {
 	File        string `json:"file"`
 	Position    int64  `json:"position"`
 	EndPosition int64  `json:"end_position"`
@@ -61,16 +29,20 @@ type verifyProblem struct {
 	Error       string `json:"error"`
 }
 
-type verifySummary struct {
+// VerifySummary is what `pulse verify --json` prints.
+type VerifySummary struct {
 	Root     string          `json:"root"`
 	Segments int             `json:"segments"`
 	Batches  int64           `json:"batches"`
 	Bytes    int64           `json:"bytes"`
 	OK       bool            `json:"ok"`
-	Problems []verifyProblem `json:"problems"`
+	Problems []VerifyProblem `json:"problems"`
 }
 
-func runVerify(w, progress io.Writer, root string, asJSON bool) error {
+// Verify checks every batch of every segment under root (a data, topic or
+// partition directory), drawing a progress bar on progress (nil: none), and
+// prints the problems; it returns an error when there is any.
+func Verify(w, progress io.Writer, root string, asJSON bool) error {
 	parts, err := findPartitions(root)
 	if err != nil {
 		return err
@@ -102,7 +74,7 @@ func runVerify(w, progress io.Writer, root string, asJSON bool) error {
 		}
 	}
 	bar := newProgressBar(progress, total)
-	sum := verifySummary{Root: root, Problems: []verifyProblem{}}
+	sum := VerifySummary{Root: root, Problems: []VerifyProblem{}}
 	var done int64
 	for _, j := range jobs {
 		c, err := recovery.CheckSegmentFile(j.path, recovery.CheckOptions{
@@ -119,11 +91,11 @@ func runVerify(w, progress io.Writer, root string, asJSON bool) error {
 		sum.Batches += c.Batches
 		sum.Bytes += c.Size
 		for _, r := range c.Corrupt {
-			sum.Problems = append(sum.Problems, verifyProblem{File: j.path, Position: r.StartPos, EndPosition: r.EndPos,
+			sum.Problems = append(sum.Problems, VerifyProblem{File: j.path, Position: r.StartPos, EndPosition: r.EndPos,
 				FirstOffset: r.FirstOffset, EndOffset: r.EndOffset, Kind: "corrupt", Error: r.Err})
 		}
 		if t := c.Torn; t != nil {
-			sum.Problems = append(sum.Problems, verifyProblem{File: j.path, Position: t.Position, EndPosition: t.Position + t.Bytes,
+			sum.Problems = append(sum.Problems, VerifyProblem{File: j.path, Position: t.Position, EndPosition: t.Position + t.Bytes,
 				FirstOffset: c.NextOffset, EndOffset: c.NextOffset, Kind: "torn-tail", Error: t.Reason})
 		}
 	}

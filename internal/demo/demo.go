@@ -1,4 +1,7 @@
-package main
+// Package demo is the data of `pulse --demo`: three topics (orders,
+// pageviews, sensors) with configurations that show retention and
+// compaction within minutes, and a producer that keeps filling them.
+package demo
 
 import (
 	"context"
@@ -12,9 +15,9 @@ import (
 	"github.com/pulselog/pulse/engine"
 )
 
-// defaultDemoRate is how many records per second `pulse --demo` produces,
+// DefaultRate is how many records per second `pulse --demo` produces,
 // spread over its topics.
-const defaultDemoRate = 600
+const DefaultRate = 600
 
 // demoTick is how often the demo producer sends a batch to each topic.
 const demoTick = 100 * time.Millisecond
@@ -119,8 +122,8 @@ func sensorEvent(r *rand.Rand, n int64) (string, any, []engine.Header) {
 	}, nil
 }
 
-// seedDemo creates the demo topics (keeping those that exist).
-func seedDemo(ctx context.Context, e *engine.Engine) error {
+// Seed creates the demo topics (keeping those that exist).
+func Seed(ctx context.Context, e *engine.Engine) error {
 	for _, t := range demoTopics() {
 		if err := e.CreateTopic(t.name, t.cfg); err != nil && !errors.Is(err, engine.ErrTopicExists) {
 			return fmt.Errorf("create %s: %w", t.name, err)
@@ -129,9 +132,9 @@ func seedDemo(ctx context.Context, e *engine.Engine) error {
 	return nil
 }
 
-// runDemo produces rate records per second over the demo topics until ctx
+// Run produces rate records per second over the demo topics until ctx
 // ends, and moves a consumer cursor along so lag shows up.
-func runDemo(ctx context.Context, e *engine.Engine, rate int) {
+func Run(ctx context.Context, e *engine.Engine, rate int) {
 	r := rand.New(rand.NewPCG(uint64(time.Now().UnixNano()), 42))
 	topics := demoTopics()
 	carry := make([]float64, len(topics))

@@ -1,0 +1,88 @@
+package bench
+
+import (
+	"context"
+	"io"
+	"math"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+
+	"go.uber.org/goleak"
+)
+
+// TestMain fails the package when a test leaves a goroutine behind.
+func TestMain(m *testing.M) { goleak.VerifyTestMain(m) }
+
+// TestRunRefusesNonEmptyDir: a --dir that holds anything is refused before
+// any step runs, and what it holds stays.
+func TestRunRefusesNonEmptyDir(t *testing.T) {
+	dir := t.TempDir()
+	keep := filepath.Join(dir, "keep")
+	if err := os.WriteFile(keep, []byte("mine"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	cfg := DefaultConfig()
+	cfg.Dir = dir
+	var progress strings.Builder
+	err := Run(context.Background(), cfg, io.Discard, &progress)
+	if err == nil || !strings.Contains(err.Error(), "is not empty") {
+		t.Fatalf("Run on a non-empty dir: %v, want an error saying it is not empty", err)
+	}
+	if progress.Len() != 0 {
+		t.Errorf("steps ran on a refused dir: %q", progress.String())
+	}
+	if b, err := os.ReadFile(keep); err != nil || string(b) != "mine" {
+		t.Errorf("the dir's file after a refused run: %q, %v", b, err)
+	}
+}
+
+// TestRunRefusesBadConfig: an unknown websocket step, or a websocket
+// address without a way to dial it, is an error naming it before any step
+// runs.
+func TestRunRefusesBadConfig(t *testing.T) {
+	for _, c := range []struct {
+		name string
+		edit func(*Config)
+		want string
+	}{
+		{"unknown step", func(c *Config) { c.WS, c.WSSteps = "127.0.0.1:1", "batch,nosuch" }, "nosuch"},
+		{"no dial", func(c *Config) { c.WS = "127.0.0.1:1" }, "127.0.0.1:1"},
+	} {
+		t.Run(c.name, func(t *testing.T) {
+			cfg := DefaultConfig()
+			c.edit(&cfg)
+			var progress strings.Builder
+			err := Run(context.Background(), cfg, io.Discard, &progress)
+			if err == nil || !strings.Contains(err.Error(), c.want) {
+				t.Fatalf("Run: %v, want an error naming %q", err, c.want)
+			}
+			if progress.Len() != 0 {
+				t.Errorf("steps ran: %q", progress.String())
+			}
+		})
+	}
+}
+
+// TestKafkaBench runs the Kafka listener's figures with 2 MiB of records
+// (franz-go over loopback to a listener in this process) and checks each
+// figure is a positive, finite number, with the ratios to the engine's own
+// figures when those are known. The figures themselves are not asserted.
+func TestKafkaBench(t *testing.T) {
+	res := benchResult{"append_interval_mbps": 100, "read_mbps": 100}
+	if err := runKafkaBench(context.Background(), t.TempDir(), 2<<20, res); err != nil {
+		t.Fatal(err)
+	}
+	for _, k := range []string{
+		"kafka_produce_acks1_mbps", "kafka_produce_acks1_rps", "kafka_produce_acks1_vs_append",
+		"kafka_produce_acksall_mbps", "kafka_produce_acksall_rps", "kafka_produce_acksall_vs_append",
+		"kafka_consume_mbps", "kafka_consume_vs_read", "kafka_e2e_p50_us", "kafka_e2e_p99_us",
+	} {
+		v, ok := res[k]
+		if !ok || !(v > 0) || math.IsInf(v, 0) {
+			t.Errorf("%s = %v (present: %v), want a positive finite number", k, v, ok)
+		}
+		t.Logf("%s %.2f", k, v)
+	}
+}
