@@ -23,7 +23,7 @@ import (
 	"github.com/pulselog/pulse/engine"
 	"github.com/pulselog/pulse/engine/fsutil"
 	"github.com/pulselog/pulse/internal/layout"
-	"github.com/pulselog/pulse/wsapi"
+	"github.com/pulselog/pulse/wsapi/wsclient"
 )
 
 // Config says what one run of Run measures; DefaultConfig holds the
@@ -32,7 +32,7 @@ type Config struct {
 	Dir        string                                           // directory to benchmark in, empty or absent; "": a temporary directory
 	JSON       bool                                             // print one JSON object instead of the table
 	WS         string                                           // address (host:port) of a running pulse whose websocket API is measured too; "": not measured
-	Dial       func(ctx context.Context) (*wsapi.Client, error) // connects to the pulse at WS; needed with WS
+	Dial       func(ctx context.Context) (*wsclient.Client, error) // connects to the pulse at WS; needed with WS
 	MB         int                                              // MiB appended by the throughput runs
 	RecoveryMB int                                              // MiB in the partition of the recovery figures; 0 skips them
 	Seconds    float64                                          // duration of each every-write run
@@ -144,7 +144,7 @@ func Run(ctx context.Context, cfg Config, out, progress io.Writer) error {
 // much.
 type wsBenchOptions struct {
 	addr      string
-	dial      func(ctx context.Context) (*wsapi.Client, error) // connects to addr
+	dial      func(ctx context.Context) (*wsclient.Client, error) // connects to addr
 	total     int64                                            // bytes of the batched produce runs, as of the append runs
 	records   int                                              // records of the single-record and 1-vs-100-topics runs
 	serverPID int                                              // the server's pid; 0: the process listening on addr
@@ -154,7 +154,7 @@ type wsBenchOptions struct {
 // clientFlags is how the websocket benchmark reaches the pulse under test:
 // what cmd/pulse's client flags make of --ws, as a dial function.
 type clientFlags struct {
-	dial func(ctx context.Context) (*wsapi.Client, error)
+	dial func(ctx context.Context) (*wsclient.Client, error)
 }
 
 // settle removes what earlier steps left in dir and waits for the kernel to
