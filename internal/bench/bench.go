@@ -29,18 +29,18 @@ import (
 // Config says what one run of Run measures; DefaultConfig holds the
 // defaults of `pulse bench`'s flags.
 type Config struct {
-	Dir        string                                           // directory to benchmark in, empty or absent; "": a temporary directory
-	JSON       bool                                             // print one JSON object instead of the table
-	WS         string                                           // address (host:port) of a running pulse whose websocket API is measured too; "": not measured
+	Dir        string                                              // directory to benchmark in, empty or absent; "": a temporary directory
+	JSON       bool                                                // print one JSON object instead of the table
+	WS         string                                              // address (host:port) of a running pulse whose websocket API is measured too; "": not measured
 	Dial       func(ctx context.Context) (*wsclient.Client, error) // connects to the pulse at WS; needed with WS
-	MB         int                                              // MiB appended by the throughput runs
-	RecoveryMB int                                              // MiB in the partition of the recovery figures; 0 skips them
-	Seconds    float64                                          // duration of each every-write run
-	WSRecords  int                                              // records of the single-record and 1-vs-100-topics websocket runs (a tenth: fan-out and end-to-end)
-	ServerPID  int                                              // pid of the pulse behind WS; 0: the process listening on its port
-	WSSteps    string                                           // comma-separated websocket steps to run, of WSSteps(); "": all
-	NoExtras   bool                                             // skip the figures other parts of Pulse add (compaction, Kafka listener)
-	Kafka      bool                                             // also measure the Kafka listener, in this process, with franz-go over loopback
+	MB         int                                                 // MiB appended by the throughput runs
+	RecoveryMB int                                                 // MiB in the partition of the recovery figures; 0 skips them
+	Seconds    float64                                             // duration of each every-write run
+	WSRecords  int                                                 // records of the single-record and 1-vs-100-topics websocket runs (a tenth: fan-out and end-to-end)
+	ServerPID  int                                                 // pid of the pulse behind WS; 0: the process listening on its port
+	WSSteps    string                                              // comma-separated websocket steps to run, of WSSteps(); "": all
+	NoExtras   bool                                                // skip the figures other parts of Pulse add (compaction, Kafka listener)
+	Kafka      bool                                                // also measure the Kafka listener, in this process, with franz-go over loopback
 }
 
 // DefaultConfig is the configuration of `pulse bench` without flags.
@@ -145,10 +145,10 @@ func Run(ctx context.Context, cfg Config, out, progress io.Writer) error {
 type wsBenchOptions struct {
 	addr      string
 	dial      func(ctx context.Context) (*wsclient.Client, error) // connects to addr
-	total     int64                                            // bytes of the batched produce runs, as of the append runs
-	records   int                                              // records of the single-record and 1-vs-100-topics runs
-	serverPID int                                              // the server's pid; 0: the process listening on addr
-	steps     map[string]bool                                  // steps to run (of wsBenchSteps); nil: all
+	total     int64                                               // bytes of the batched produce runs, as of the append runs
+	records   int                                                 // records of the single-record and 1-vs-100-topics runs
+	serverPID int                                                 // the server's pid; 0: the process listening on addr
+	steps     map[string]bool                                     // steps to run (of wsBenchSteps); nil: all
 }
 
 // clientFlags is how the websocket benchmark reaches the pulse under test:
