@@ -116,8 +116,8 @@ func Run(ctx context.Context, cfg Config, out, progress io.Writer) error {
 		}
 	}
 	for _, extra := range benchExtras(cfg.Kafka, total) {
-		if cfg.NoExtras {
-			break
+		if cfg.NoExtras && !extra.asked {
+			continue
 		}
 		if err := step(extra.name, func() error { return extra.run(ctx, dir, res) }); err != nil {
 			return err
@@ -170,16 +170,18 @@ func settle(dir string) {
 
 // benchExtra is a further figure of `pulse bench`, after the engine's own.
 type benchExtra struct {
-	name string
-	run  func(ctx context.Context, dir string, res benchResult) error
+	name  string
+	asked bool // a flag asked for it: it runs under --no-extras too
+	run   func(ctx context.Context, dir string, res benchResult) error
 }
 
 // benchExtras are the further figures of `pulse bench`, in the order they
 // run; the Kafka listener's only with kafka, its produce runs of total bytes.
+// A figure a flag asked for (asked) runs under --no-extras too.
 func benchExtras(kafka bool, total int64) []benchExtra {
 	return []benchExtra{
-		{"compaction", benchCompaction},
-		{"Kafka listener (franz-go over loopback)", func(ctx context.Context, dir string, res benchResult) error {
+		{name: "compaction", run: benchCompaction},
+		{name: "Kafka listener (franz-go over loopback)", asked: kafka, run: func(ctx context.Context, dir string, res benchResult) error {
 			if !kafka {
 				return nil
 			}
