@@ -135,7 +135,7 @@ func (l *Log) OffsetForTimestamp(ms int64) (int64, error) {
 	for i, st := range segs {
 		if i+1 < len(segs) {
 			// Skip this segment when the next one already starts before ms.
-			if h, err := readHeader(segs[i+1].seg, 0); err == nil && h.FirstTimestamp < ms {
+			if h, err := readHeader(segs[i+1], 0); err == nil && h.FirstTimestamp < ms {
 				continue
 			}
 		}
@@ -148,7 +148,7 @@ func (l *Log) OffsetForTimestamp(ms int64) (int64, error) {
 			if h.LastTimestamp < ms {
 				return true
 			}
-			b, err := l.batchAt(st, pos, h)
+			b, err := l.batchAt(st, pos)
 			if err != nil {
 				ferr = err
 				return false

@@ -1,7 +1,6 @@
 package log
 
 import (
-	"errors"
 	"fmt"
 	"sort"
 	"unsafe"
@@ -62,44 +61,46 @@ func (l *Log) Read(from int64, maxRecords, maxBytes int) (ReadResult, error) {
 		}
 		pos := l.cache.position(st.id, from)
 		if pos < 0 {
-			pos = indexedPosition(st.seg, from)
+			pos = indexedPosition(st, from)
 		}
 		limit := st.durable.Load()
+		rd := batchReader(st, pos, limit, nextBase)
 		full := false
 		for pos < limit && from < hwm {
 			if from = l.skipGap(from, &res); from >= hwm {
 				break
 			}
 			b := l.cache.batch(st.id, pos)
-			var err error
-			if b == nil {
-				var hdr codec.BatchHeader
-				hdr, err = readHeader(st.seg, pos)
-				if err == nil && !hdr.Sparse() && hdr.BaseOffset+int64(hdr.RecordCount) <= from {
-					// Wholly before from: skip without decoding, once its CRC
-					// says the header can be trusted (a damaged base offset or
-					// record count would otherwise skip acked records silently).
-					if err = l.verifyAt(st, pos, hdr); err == nil {
-						pos += hdr.Size()
-						continue
+			if b != nil {
+				rd.Restart(b.next, b.last+1)
+			} else {
+				// Batches wholly before from are passed on their CRC, not
+				// decoded (a damaged base offset or record count would
+				// otherwise skip acked records silently).
+				rd.SetDecodeFrom(from)
+				fr, ok := rd.Next()
+				if !ok {
+					break
+				}
+				if !fr.OK() {
+					r, cerr := l.corruptAt(st, pos, from, limit, nextBase, frameError(st, &fr))
+					if cerr != nil {
+						return res, cerr
 					}
+					if r.EndOffset > from {
+						res.Skipped += r.EndOffset - from
+						l.skipped.Add(r.EndOffset - from)
+						from = r.EndOffset
+					}
+					pos = r.EndPos
+					rd.Restart(pos, st.seg.Base())
+					continue
 				}
-				if err == nil {
-					b, err = l.batchAt(st, pos, hdr)
+				if len(fr.Batch.Records) == 0 {
+					pos += fr.Size
+					continue
 				}
-			}
-			if err != nil {
-				r, cerr := l.corruptAt(st, pos, from, limit, nextBase, err)
-				if cerr != nil {
-					return res, cerr
-				}
-				if r.EndOffset > from {
-					res.Skipped += r.EndOffset - from
-					l.skipped.Add(r.EndOffset - from)
-					from = r.EndOffset
-				}
-				pos = r.EndPos
-				continue
+				b = l.keepBatch(st, &fr)
 			}
 			for i := range b.records {
 				rec := &b.records[i]
@@ -185,69 +186,82 @@ type decodedBatch struct {
 	size    int   // bytes held, for the cache bound
 }
 
-// batchAt returns the decoded batch at pos, whose header hdr was already
-// read, from the cache when it can; otherwise it reads the whole batch with
-// one read and verifies and decodes it.
-func (l *Log) batchAt(st *segState, pos int64, hdr codec.BatchHeader) (*decodedBatch, error) {
+// batchReader returns the reader of st's batches from pos, a batch boundary
+// (an index or cache position), up to the durable end limit; nextBase is
+// the next segment's base (-1 for the active segment). It reads exactly the
+// bytes of the batches it is asked for, into buffers the read cache may
+// keep, and decodes them, with the checks recovery makes (header, CRC,
+// offsets within the segment and, from the first batch on, in order).
+func batchReader(st *segState, pos, limit, nextBase int64) *segment.Reader {
+	end := nextBase
+	if end < 0 {
+		end = segment.MaxOffset
+	}
+	return segment.NewReader(st.seg, limit, segment.ReaderOptions{
+		Level: segment.LevelDecode, Exact: true, Start: pos, Next: st.seg.Base(), Limit: end,
+	})
+}
+
+// frameError is the *codec.CorruptError of a damaged frame of st.
+func frameError(st *segState, fr *segment.Frame) error {
+	off := int64(-1)
+	if fr.HeaderOK {
+		off = fr.Header.BaseOffset
+	}
+	return &codec.CorruptError{Path: st.seg.Path(), Position: fr.Position, Offset: off, Err: fr.Err}
+}
+
+// keepBatch puts the decoded batch of fr, read by a batchReader of st (so
+// its bytes and records are not reused), into the read cache.
+func (l *Log) keepBatch(st *segState, fr *segment.Frame) *decodedBatch {
+	recs := fr.Batch.Records
+	// The cache is bounded by what a decoded batch keeps alive: the
+	// records section after decompression and the Record headers.
+	size := int(unsafe.Sizeof(codec.Record{})) * cap(recs)
+	if fr.Header.Codec() == codec.CodecNone {
+		size += len(fr.Bytes)
+	} else {
+		for i := range recs {
+			size += recordSize(&recs[i])
+		}
+	}
+	b := &decodedBatch{records: recs, next: fr.Position + fr.Size, last: recs[len(recs)-1].Offset, size: size}
+	l.cache.putBatch(st.id, fr.Position, b)
+	return b
+}
+
+// batchAt returns the decoded batch at pos of st, from the cache when it
+// can; otherwise it reads, verifies and decodes it with a batchReader.
+func (l *Log) batchAt(st *segState, pos int64) (*decodedBatch, error) {
 	if b := l.cache.batch(st.id, pos); b != nil {
 		return b, nil
 	}
-	raw, err := readRaw(st, pos, hdr)
-	if err != nil {
-		return nil, err
+	fr, ok := batchReader(st, pos, st.durable.Load(), -1).Next()
+	if !ok {
+		return nil, &codec.CorruptError{Path: st.seg.Path(), Position: pos, Offset: -1,
+			Err: fmt.Errorf("%w: no batch at the durable end %d", codec.ErrTorn, st.durable.Load())}
 	}
-	batch, err := codec.DecodeBatch(raw)
-	if err != nil {
-		return nil, &codec.CorruptError{Path: st.seg.Path(), Position: pos, Offset: hdr.BaseOffset, Err: err}
+	if !fr.OK() {
+		return nil, frameError(st, &fr)
 	}
-	// The cache is bounded by what a decoded batch keeps alive: the
-	// records section after decompression and the Record headers.
-	size := int(unsafe.Sizeof(codec.Record{})) * cap(batch.Records)
-	if hdr.Codec() == codec.CodecNone {
-		size += len(raw)
-	} else {
-		for i := range batch.Records {
-			size += recordSize(&batch.Records[i])
-		}
-	}
-	b := &decodedBatch{records: batch.Records, next: pos + hdr.Size(), size: size}
-	if n := len(batch.Records); n > 0 {
-		b.last = batch.Records[n-1].Offset
-	} else {
-		b.last = hdr.BaseOffset - 1
-	}
-	l.cache.putBatch(st.id, pos, b)
-	return b, nil
+	return l.keepBatch(st, &fr), nil
 }
 
-// readRaw reads the whole batch at pos whose header is hdr, within the
-// segment's durable bytes.
-func readRaw(st *segState, pos int64, hdr codec.BatchHeader) ([]byte, error) {
-	if end := st.durable.Load(); pos+hdr.Size() > end {
-		return nil, &codec.CorruptError{Path: st.seg.Path(), Position: pos, Offset: hdr.BaseOffset,
-			Err: fmt.Errorf("%w: batch of %d bytes overruns the durable end %d", codec.ErrTorn, hdr.Size(), end)}
+// readHeader reads and parses the batch header at pos of st, a batch that
+// must fit in st's durable bytes.
+func readHeader(st *segState, pos int64) (codec.BatchHeader, error) {
+	fr, ok := segment.NewReader(st.seg, st.durable.Load(), segment.ReaderOptions{Level: segment.LevelHeader, Exact: true, Start: pos}).Next()
+	if !ok {
+		return codec.BatchHeader{}, &codec.CorruptError{Path: st.seg.Path(), Position: pos, Offset: -1,
+			Err: fmt.Errorf("%w: no batch at the durable end %d", codec.ErrTorn, st.durable.Load())}
 	}
-	raw := make([]byte, hdr.Size())
-	if _, err := st.seg.ReadAt(raw, pos); err != nil {
-		return nil, &codec.CorruptError{Path: st.seg.Path(), Position: pos, Offset: hdr.BaseOffset, Err: errors.Join(codec.ErrTorn, err)}
+	if !fr.OK() {
+		return fr.Header, frameError(st, &fr)
 	}
-	return raw, nil
+	return fr.Header, nil
 }
 
-// verifyAt checks the CRC of the batch at pos without decoding it.
-func (l *Log) verifyAt(st *segState, pos int64, hdr codec.BatchHeader) error {
-	raw, err := readRaw(st, pos, hdr)
-	if err != nil {
-		return err
-	}
-	if _, err := codec.VerifyBatch(raw); err != nil {
-		return &codec.CorruptError{Path: st.seg.Path(), Position: pos, Offset: hdr.BaseOffset, Err: err}
-	}
-	return nil
-}
-
-// readHeader reads and parses the batch header at pos.
-// indexedPosition is where a read of from starts in seg when no position is
+// indexedPosition is where a read of from starts in st when no position is
 // cached: the index entry at or before from, once the batch header there
 // holds the entry's offset. Opening a log checks only the first and the last
 // entry of each index against the data (engine/recovery's snapshot fast
@@ -255,27 +269,15 @@ func (l *Log) verifyAt(st *segState, pos int64, hdr codec.BatchHeader) error {
 // out is not trusted, and the read starts at the segment's first batch
 // instead, so a damaged entry can neither skip records nor make good ones
 // look corrupt.
-func indexedPosition(seg *segment.Segment, from int64) int64 {
-	pos, off := seg.LookupEntry(from)
+func indexedPosition(st *segState, from int64) int64 {
+	pos, off := st.seg.LookupEntry(from)
 	if pos == 0 {
 		return 0
 	}
-	if h, err := readHeader(seg, pos); err != nil || h.BaseOffset != off {
+	if h, err := readHeader(st, pos); err != nil || h.BaseOffset != off {
 		return 0
 	}
 	return pos
-}
-
-func readHeader(seg segmentReader, pos int64) (codec.BatchHeader, error) {
-	var hb [codec.HeaderLen]byte
-	if _, err := seg.ReadAt(hb[:], pos); err != nil {
-		return codec.BatchHeader{}, &codec.CorruptError{Path: seg.Path(), Position: pos, Offset: -1, Err: errors.Join(codec.ErrTorn, err)}
-	}
-	h, err := codec.ParseHeader(hb[:])
-	if err != nil {
-		return h, &codec.CorruptError{Path: seg.Path(), Position: pos, Offset: -1, Err: err}
-	}
-	return h, nil
 }
 
 // segmentReader is what the read helpers need from a segment.

@@ -59,6 +59,18 @@ type ReaderOptions struct {
 	Records []codec.Record
 	// Progress, when set, is told the file position read up to.
 	Progress func(done int64)
+	// Exact makes the reader read only the bytes it checks, each into a
+	// new buffer: a batch's header, then the batch (for a point read from
+	// a position the index or a cache gave, where the 4 MiB window would
+	// read far more than is used). Frame.Bytes and Frame.Batch's records
+	// then belong to the caller: the reader never reuses them. Buf and
+	// Records are ignored.
+	Exact bool
+	// DecodeFrom (LevelDecode): a batch that ends at or below DecodeFrom,
+	// as its header says (not a sparse batch), is checked as at LevelCRC
+	// and not decoded (Frame.Batch stays empty): a read from an offset
+	// inside a segment passes the batches before it without decoding them.
+	DecodeFrom int64
 }
 
 // Frame is one batch of a segment file, or one damaged region: the reader's
@@ -96,7 +108,8 @@ type Frame struct {
 func (f *Frame) OK() bool { return f.Err == nil }
 
 // Reader walks the batches of one segment file in order. It reads the file
-// through one reused window, so a walk costs about one read per 4 MiB.
+// through one reused window, so a walk costs about one read per 4 MiB (or,
+// with Exact, two reads per batch: its header, then the batch).
 type Reader struct {
 	w      *window
 	opts   ReaderOptions
@@ -111,9 +124,13 @@ type Reader struct {
 // NewReader reads the segment bytes of r, a file of size bytes.
 func NewReader(r io.ReaderAt, size int64, opts ReaderOptions) *Reader {
 	w := &window{r: r, size: size, buf: opts.Buf, progress: opts.Progress, ahead: windowSize}
-	if opts.Level == LevelHeader {
+	if opts.Level == LevelHeader || opts.Exact {
 		// A header walk reads 52 bytes per batch, not the batches between.
 		w.ahead = 0
+	}
+	if opts.Exact {
+		w.buf, w.own = nil, true
+		opts.Records = nil
 	}
 	limit := opts.Limit
 	if limit <= 0 {
@@ -127,6 +144,17 @@ func (r *Reader) Position() int64 { return r.pos }
 
 // NextOffset is the offset after the last acceptable batch (Next when none).
 func (r *Reader) NextOffset() int64 { return r.next }
+
+// Restart makes the next frame start at pos, a batch boundary (an index or
+// cache position), with next the lowest acceptable base offset there (the
+// segment's base when nothing better is known). It also resumes a walk that
+// ended at a damaged frame.
+func (r *Reader) Restart(pos, next int64) {
+	r.pos, r.next, r.done = pos, next, false
+}
+
+// SetDecodeFrom changes ReaderOptions.DecodeFrom.
+func (r *Reader) SetDecodeFrom(offset int64) { r.opts.DecodeFrom = offset }
 
 // Buf returns the read buffer, for the next Reader to reuse.
 func (r *Reader) Buf() []byte { return r.w.buf }
@@ -226,19 +254,28 @@ func (r *Reader) check(pos, next int64) Frame {
 		f.Err = err
 		return f
 	}
-	if _, err := codec.VerifyBatch(b); err != nil {
-		f.Err = err
-		return f
+	decode := r.opts.Level == LevelDecode
+	if n, ok := h.NextOffset(); decode && ok && n <= r.opts.DecodeFrom {
+		decode = false
+	}
+	if !decode {
+		if _, err := codec.VerifyBatch(b); err != nil {
+			f.Err = err
+			return f
+		}
 	}
 	var end int64
 	switch {
-	case r.opts.Level == LevelDecode:
+	case decode:
+		// DecodeBatchInto verifies the CRC first: one pass over the bytes.
 		batch, err := codec.DecodeBatchInto(b, r.recs[:0])
 		if err != nil {
 			f.Err = err
 			return f
 		}
-		r.recs = batch.Records
+		if !r.opts.Exact {
+			r.recs = batch.Records
+		}
 		f.Batch = batch
 		end = batch.Records[len(batch.Records)-1].Offset + 1
 		if n, ok := h.NextOffset(); ok {
@@ -328,6 +365,9 @@ type window struct {
 	// ahead is how much get reads at least: windowSize, or 0 to read
 	// exactly what is asked.
 	ahead int
+	// own: every read goes to a new buffer, so slices handed out stay
+	// valid (Exact).
+	own bool
 }
 
 // get returns file bytes [p, p+n). The slice is valid until the next call.
@@ -340,14 +380,15 @@ func (w *window) get(p int64, n int) ([]byte, error) {
 	}
 	want := int64(max(n, w.ahead))
 	want = min(want, w.size-p)
-	if int64(cap(w.buf)) < want {
+	old := w.buf
+	if w.own || int64(cap(w.buf)) < want {
 		w.buf = make([]byte, want)
 	}
 	w.buf = w.buf[:cap(w.buf)]
 	// Keep the bytes already held past p, read the rest.
 	kept := 0
 	if p >= w.off && p < w.off+int64(w.n) {
-		kept = copy(w.buf, w.buf[p-w.off:w.n])
+		kept = copy(w.buf, old[p-w.off:w.n])
 	}
 	m, err := w.r.ReadAt(w.buf[kept:want], p+int64(kept))
 	if kept+m < n {

@@ -259,6 +259,19 @@ func FuzzReader(f *testing.F) {
 			if pos != int64(len(data)) {
 				t.Fatalf("level %d: frames end at %d of %d", lvl, pos, len(data))
 			}
+			// Exact reads give the same verdicts and batches.
+			win := frames(data, ReaderOptions{Level: lvl, Resync: true})
+			ex := frames(data, ReaderOptions{Level: lvl, Resync: true, Exact: true})
+			if len(win) != len(ex) {
+				t.Fatalf("level %d: %d frames, %d with Exact", lvl, len(win), len(ex))
+			}
+			for i := range win {
+				a, b := win[i], ex[i]
+				if a.Position != b.Position || a.Size != b.Size || a.OK() != b.OK() || a.NextOffset != b.NextOffset ||
+					!bytes.Equal(a.Bytes, b.Bytes) || len(a.Batch.Records) != len(b.Batch.Records) {
+					t.Fatalf("level %d frame %d: %+v; with Exact %+v", lvl, i, a, b)
+				}
+			}
 		}
 		for p := range ok[LevelDecode] {
 			if !ok[LevelCRC][p] {
@@ -266,4 +279,90 @@ func FuzzReader(f *testing.F) {
 			}
 		}
 	})
+}
+
+// A batch larger than the read window, whose header the window already
+// holds, is read whole: the bytes kept from the window are the file's.
+func TestReaderBatchLargerThanWindow(t *testing.T) {
+	small0, _ := batch(t, 0, 3, 40, codec.CodecNone)
+	big, _ := batch(t, 3, 1, windowSize+windowSize/4, codec.CodecNone)
+	small4, _ := batch(t, 4, 3, 40, codec.CodecNone)
+	data := append(append(append([]byte(nil), small0...), big...), small4...)
+	for _, lvl := range []Level{LevelCRC, LevelDecode} {
+		for _, exact := range []bool{false, true} {
+			fs := frames(data, ReaderOptions{Level: lvl, Exact: exact})
+			if len(fs) != 3 {
+				t.Fatalf("level %d exact %v: %d frames, want 3", lvl, exact, len(fs))
+			}
+			for i, fr := range fs {
+				if !fr.OK() {
+					t.Fatalf("level %d exact %v: frame %d at %d rejected: %v", lvl, exact, i, fr.Position, fr.Err)
+				}
+			}
+			if !bytes.Equal(fs[1].Bytes, big) {
+				t.Fatalf("level %d exact %v: the big batch's bytes differ from the file's", lvl, exact)
+			}
+		}
+	}
+}
+
+// Exact reads a batch's header, then the rest of the batch, nothing more; the frames it
+// hands out stay valid after the next call; Restart starts again at a position and
+// DecodeFrom passes the batches before an offset without decoding them.
+func TestReaderExact(t *testing.T) {
+	data, starts := file(t, 0, 6, codec.CodecZstd)
+	cr := &countingReader{r: bytes.NewReader(data)}
+	rd := NewReader(cr, int64(len(data)), ReaderOptions{Level: LevelDecode, Exact: true, Start: starts[2], Next: 6, DecodeFrom: 10})
+	var kept []Frame
+	for {
+		fr, ok := rd.Next()
+		if !ok {
+			break
+		}
+		if !fr.OK() {
+			t.Fatalf("frame at %d rejected: %v", fr.Position, fr.Err)
+		}
+		kept = append(kept, fr)
+	}
+	if len(kept) != 4 {
+		t.Fatalf("%d frames from position %d, want 4", len(kept), starts[2])
+	}
+	var want int64
+	for i, fr := range kept {
+		want += fr.Size
+		if fr.Position != starts[2+i] || !bytes.Equal(fr.Bytes, data[fr.Position:fr.Position+fr.Size]) {
+			t.Fatalf("frame %d at %d: bytes differ from the file's (reused buffer?)", i, fr.Position)
+		}
+		// Offsets [6,9) end at or below 10: not decoded; [9,12) holds 10.
+		if decoded := len(fr.Batch.Records) > 0; decoded != (i > 0) {
+			t.Fatalf("frame %d (offsets from %d): decoded %v with DecodeFrom 10", i, fr.Header.BaseOffset, decoded)
+		}
+		for j, r := range fr.Batch.Records {
+			if r.Offset != fr.Header.BaseOffset+int64(j) || len(r.Value) != 40 {
+				t.Fatalf("frame %d record %d: offset %d, %d value bytes", i, j, r.Offset, len(r.Value))
+			}
+		}
+	}
+	if got := cr.n.Load(); got != want {
+		t.Fatalf("read %d bytes for %d batches, want %d (each batch's bytes once)", got, len(kept), want)
+	}
+	// The first frame's records survive the later decodes.
+	if kept[1].Batch.Records[0].Offset != 9 || kept[3].Batch.Records[2].Offset != 17 {
+		t.Fatalf("records of earlier frames changed: %d, %d", kept[1].Batch.Records[0].Offset, kept[3].Batch.Records[2].Offset)
+	}
+
+	// Restart back; with an expected offset past the batch there, it is
+	// rejected, and Restart resumes after the damaged frame ended the walk.
+	rd.Restart(starts[1], 4)
+	if fr, ok := rd.Next(); !ok || fr.OK() || !errors.Is(fr.Err, codec.ErrCorrupt) {
+		t.Fatalf("batch at offset 3 with 4 expected: ok %v err %v", ok, fr.Err)
+	}
+	if _, ok := rd.Next(); ok {
+		t.Fatal("walk goes on after a damaged frame without Resync")
+	}
+	rd.Restart(starts[1], 3)
+	rd.SetDecodeFrom(0)
+	if fr, ok := rd.Next(); !ok || !fr.OK() || fr.Position != starts[1] || len(fr.Batch.Records) != 3 {
+		t.Fatalf("after Restart: frame at %d ok %v err %v, %d records", fr.Position, ok, fr.Err, len(fr.Batch.Records))
+	}
 }
