@@ -10,7 +10,7 @@ import (
 	"testing"
 	"time"
 
-	"github.com/pulselog/pulse/engine/internal/killtest"
+	"github.com/pulselog/pulse/internal/killtest"
 )
 
 const churnChildEnv = "PULSE_CHURN_CHILD"

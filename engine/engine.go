@@ -17,10 +17,10 @@ import (
 	"time"
 
 	"github.com/pulselog/pulse/engine/codec"
-	"github.com/pulselog/pulse/engine/fsutil"
 	plog "github.com/pulselog/pulse/engine/log"
 	"github.com/pulselog/pulse/engine/recovery"
 	"github.com/pulselog/pulse/engine/segment"
+	"github.com/pulselog/pulse/internal/fsutil"
 	"github.com/pulselog/pulse/internal/layout"
 	"github.com/pulselog/pulse/meta"
 )

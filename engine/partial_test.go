@@ -11,7 +11,7 @@ import (
 	"syscall"
 	"testing"
 
-	"github.com/pulselog/pulse/engine/internal/loopfs"
+	"github.com/pulselog/pulse/internal/loopfs"
 )
 
 // TestPartialProduceOnAFullDisk produces requests spread over three

@@ -12,8 +12,8 @@ import (
 	"time"
 
 	"github.com/pulselog/pulse/engine/codec"
-	"github.com/pulselog/pulse/engine/fsutil"
 	plog "github.com/pulselog/pulse/engine/log"
+	"github.com/pulselog/pulse/internal/fsutil"
 	"github.com/pulselog/pulse/meta"
 )
 

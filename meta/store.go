@@ -15,7 +15,7 @@ import (
 	bolt "go.etcd.io/bbolt"
 	berrors "go.etcd.io/bbolt/errors"
 
-	"github.com/pulselog/pulse/engine/fsutil"
+	"github.com/pulselog/pulse/internal/fsutil"
 	"github.com/pulselog/pulse/internal/layout"
 )
 

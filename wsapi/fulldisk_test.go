@@ -4,35 +4,12 @@ package wsapi
 
 import (
 	"fmt"
-	"os"
-	"os/exec"
 	"strings"
 	"testing"
 
 	"github.com/pulselog/pulse/engine"
+	"github.com/pulselog/pulse/internal/loopfs"
 )
-
-// smallFS mounts a tmpfs of size bytes on a fresh directory (root only):
-// a real filesystem that runs out of space. Outside CI a machine that
-// cannot mount skips; in CI it fails.
-func smallFS(t *testing.T, size string) string {
-	t.Helper()
-	dir := t.TempDir()
-	out, err := exec.Command("mount", "-t", "tmpfs", "-o", "size="+size, "tmpfs", dir).CombinedOutput()
-	if err != nil {
-		msg := fmt.Sprintf("cannot mount a %s tmpfs (needs root): %v %s", size, err, out)
-		if os.Getenv("CI") != "" {
-			t.Fatal(msg)
-		}
-		t.Skip(msg)
-	}
-	t.Cleanup(func() {
-		if out, err := exec.Command("umount", dir).CombinedOutput(); err != nil {
-			t.Errorf("umount %s: %v %s", dir, err, out)
-		}
-	})
-	return dir
-}
 
 // A full disk under produces that span partitions: every reply says
 // exactly what was stored. Each record that can be read was acked (in a
@@ -43,7 +20,7 @@ func smallFS(t *testing.T, size string) string {
 // do: an error reply naming a stored record); the others spread keyed
 // records over the three partitions in one engine call.
 func TestFullDiskProduceRepliesNameWhatWasStored(t *testing.T) {
-	dir := smallFS(t, "6m")
+	dir := loopfs.Mount(t, 6)
 	e, err := engine.Open(engine.DefaultOptions(dir))
 	if err != nil {
 		t.Fatal(err)

@@ -9,8 +9,8 @@ import (
 	"os"
 
 	"github.com/pulselog/pulse/engine/codec"
-	"github.com/pulselog/pulse/engine/fsutil"
 	"github.com/pulselog/pulse/engine/segment"
+	"github.com/pulselog/pulse/internal/fsutil"
 )
 
 // TempPrefix starts the names of compaction's temp files in a partition

@@ -12,8 +12,8 @@ import (
 	"time"
 
 	"github.com/pulselog/pulse/engine/codec"
-	"github.com/pulselog/pulse/engine/internal/killtest"
 	plog "github.com/pulselog/pulse/engine/log"
+	"github.com/pulselog/pulse/internal/killtest"
 )
 
 // The SIGKILL test runs a child copy of this test binary that appends keyed

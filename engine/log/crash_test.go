@@ -13,7 +13,7 @@ import (
 	"time"
 
 	"github.com/pulselog/pulse/engine/codec"
-	"github.com/pulselog/pulse/engine/internal/killtest"
+	"github.com/pulselog/pulse/internal/killtest"
 )
 
 // The crash test runs a child copy of this test binary that appends and

@@ -11,7 +11,7 @@ import (
 	"testing"
 
 	"github.com/pulselog/pulse/engine/codec"
-	"github.com/pulselog/pulse/engine/internal/loopfs"
+	"github.com/pulselog/pulse/internal/loopfs"
 )
 
 // TestFullDiskRewindsAndServesAgain fills a real 16 MiB ext4 until appends

@@ -9,8 +9,8 @@ import (
 	"sync/atomic"
 	"time"
 
-	"github.com/pulselog/pulse/engine/fsutil"
 	"github.com/pulselog/pulse/engine/segment"
+	"github.com/pulselog/pulse/internal/fsutil"
 )
 
 // This file holds the hooks retention (engine/retention) and compaction

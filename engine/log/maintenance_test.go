@@ -10,9 +10,9 @@ import (
 	"testing"
 
 	"github.com/pulselog/pulse/engine/codec"
-	"github.com/pulselog/pulse/engine/fsutil"
 	"github.com/pulselog/pulse/engine/recovery"
 	"github.com/pulselog/pulse/engine/segment"
+	"github.com/pulselog/pulse/internal/fsutil"
 )
 
 // fillSegments appends numbered records until l has at least n segments.

@@ -9,7 +9,7 @@ import (
 	"path/filepath"
 	"slices"
 
-	"github.com/pulselog/pulse/engine/fsutil"
+	"github.com/pulselog/pulse/internal/fsutil"
 	"github.com/pulselog/pulse/internal/layout"
 )
 

@@ -8,8 +8,8 @@ import (
 	"path/filepath"
 	"slices"
 
-	"github.com/pulselog/pulse/engine/fsutil"
 	"github.com/pulselog/pulse/engine/segment"
+	"github.com/pulselog/pulse/internal/fsutil"
 )
 
 // applyManifest compares the segment files found (disk, ascending) with the

@@ -8,8 +8,8 @@ import (
 	"path/filepath"
 	"time"
 
-	"github.com/pulselog/pulse/engine/fsutil"
 	"github.com/pulselog/pulse/engine/segment"
+	"github.com/pulselog/pulse/internal/fsutil"
 )
 
 // Result is a recovered partition, ready for the log to append to.

@@ -26,7 +26,7 @@ import (
 	"sync"
 
 	"github.com/pulselog/pulse/engine/codec"
-	"github.com/pulselog/pulse/engine/fsutil"
+	"github.com/pulselog/pulse/internal/fsutil"
 )
 
 // Options configures a writable segment.

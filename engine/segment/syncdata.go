@@ -3,7 +3,7 @@ package segment
 import (
 	"fmt"
 
-	"github.com/pulselog/pulse/engine/fsutil"
+	"github.com/pulselog/pulse/internal/fsutil"
 )
 
 // SyncData makes every batch appended before the call durable with one

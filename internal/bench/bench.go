@@ -21,7 +21,7 @@ import (
 	"time"
 
 	"github.com/pulselog/pulse/engine"
-	"github.com/pulselog/pulse/engine/fsutil"
+	"github.com/pulselog/pulse/internal/fsutil"
 	"github.com/pulselog/pulse/internal/layout"
 	"github.com/pulselog/pulse/wsapi/wsclient"
 )

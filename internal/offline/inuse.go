@@ -4,7 +4,7 @@ import (
 	"os"
 	"path/filepath"
 
-	"github.com/pulselog/pulse/engine/fsutil"
+	"github.com/pulselog/pulse/internal/fsutil"
 )
 
 // heldByRunningPulse reports whether a running pulse holds the data dir
