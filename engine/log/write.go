@@ -3,6 +3,7 @@ package log
 import (
 	"errors"
 	"fmt"
+	"io"
 	"os"
 	"path/filepath"
 	"time"
@@ -606,6 +607,10 @@ func (l *Log) syncNow() error {
 	return nil
 }
 
+// verifyReadBytes bounds one re-read of syncAndVerify (a single larger
+// batch is read whole).
+const verifyReadBytes = 1 << 20
+
 // syncAndVerify fsyncs the segments holding batches, then re-reads each
 // batch from the file and checks its header and CRC (seed 000's
 // VerifyDurable) before the caller exposes it.
@@ -625,23 +630,41 @@ func (l *Log) syncAndVerify(batches []pendingSync) error {
 		l.fsyncNanos.Store((3*l.fsyncNanos.Load() + d) / 4)
 		l.observeFsync(time.Duration(d))
 	}
-	var buf []byte
-	for _, b := range batches {
-		raw, hdr, err := b.st.seg.ReadBatch(b.pos, buf)
-		if err == nil && int64(len(raw)) != b.len {
-			err = fmt.Errorf("%w: re-read %d bytes, wrote %d", codec.ErrCorrupt, len(raw), b.len)
+	// The batches of one segment lie back to back: each run of them (up to
+	// verifyReadBytes, or one larger batch) is re-read with one read, not
+	// two per batch, and each batch in it is checked on its own.
+	for i := 0; i < len(batches); {
+		run := batches[i]
+		j, size := i+1, run.len
+		for j < len(batches) && batches[j].st == run.st && batches[j].pos == run.pos+size && size+batches[j].len <= verifyReadBytes {
+			size += batches[j].len
+			j++
 		}
-		if err == nil {
-			_, err = codec.VerifyBatch(raw)
+		if int64(cap(l.verifyBuf)) < size {
+			l.verifyBuf = make([]byte, size)
 		}
-		if err == nil && hdr.BaseOffset+int64(hdr.RecordCount) != b.end {
-			err = fmt.Errorf("%w: re-read batch ends at offset %d, wrote %d", codec.ErrCorrupt, hdr.BaseOffset+int64(hdr.RecordCount), b.end)
+		raw := l.verifyBuf[:size]
+		if n, err := run.st.seg.ReadAt(raw, run.pos); n < len(raw) {
+			if err == nil || errors.Is(err, io.EOF) {
+				err = fmt.Errorf("%w: re-read %d bytes, wrote %d", codec.ErrTorn, n, size)
+			}
+			return fmt.Errorf("verify %s at position %d: %w", run.st.seg.Path(), run.pos, errors.Join(ErrVerify, err))
 		}
-		if err != nil {
-			return fmt.Errorf("verify %s at position %d: %w", b.st.seg.Path(), b.pos, errors.Join(ErrVerify, err))
+		for _, b := range batches[i:j] {
+			hdr, err := codec.VerifyBatch(raw[:b.len])
+			if err == nil && hdr.BaseOffset+int64(hdr.RecordCount) != b.end {
+				err = fmt.Errorf("%w: re-read batch ends at offset %d, wrote %d", codec.ErrCorrupt, hdr.BaseOffset+int64(hdr.RecordCount), b.end)
+			}
+			if err != nil {
+				return fmt.Errorf("verify %s at position %d: %w", b.st.seg.Path(), b.pos, errors.Join(ErrVerify, err))
+			}
+			raw = raw[b.len:]
+			b.st.durable.Store(b.pos + b.len)
 		}
-		buf = raw[:0]
-		b.st.durable.Store(b.pos + b.len)
+		i = j
+	}
+	if cap(l.verifyBuf) > verifyReadBytes {
+		l.verifyBuf = nil // one large batch: not kept
 	}
 	return nil
 }
