@@ -6,6 +6,7 @@ import (
 	"io"
 	"os"
 	"path/filepath"
+	"runtime"
 	"time"
 
 	"github.com/pulselog/pulse/engine/codec"
@@ -20,6 +21,17 @@ func (l *Log) writeLoop() {
 	for {
 		select {
 		case <-l.wakeWriter:
+			if l.syncMode() == SyncEveryWrite {
+				// Group commit starts here: the producers a sync pass
+				// just acked are runnable and about to append again.
+				// Letting them run first makes their appends one
+				// drain (one write, one hand-over to the syncer)
+				// instead of one drain for every two or three of them
+				// (BenchmarkEveryWrite64: 19 drains per fsync before,
+				// 3 after). With no other goroutine runnable, it
+				// returns at once.
+				runtime.Gosched()
+			}
 			w.drain()
 		case <-l.wakeRewind:
 			l.rewind()
