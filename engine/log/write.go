@@ -46,6 +46,7 @@ func (l *Log) writeLoop() {
 type batchWriter struct {
 	l      *Log
 	free   []*batchJob // encoded and written jobs, kept for their buffers
+	queue  []*drainJob // drains taken and not yet written, oldest first
 	strict []*appendReq
 	lax    []*appendReq
 }
@@ -92,26 +93,25 @@ const asyncEncodeBytes = 16 << 10
 // voids those of the appends still buffered).
 func (w *batchWriter) drain() {
 	l := w.l
-	var queue []*drainJob
 	for {
-		if len(queue) == 0 {
+		if len(w.queue) == 0 {
 			l.rewind() // after a failure, before anything else is written
 		}
 		var d *drainJob
-		if len(queue) == 0 || l.failedErr() == nil {
+		if len(w.queue) == 0 || l.failedErr() == nil {
 			d = w.take()
 		}
 		if d != nil {
-			queue = append(queue, d)
-			if d.async && len(queue) < pipelineDepth {
+			w.queue = append(w.queue, d)
+			if d.async && len(w.queue) < pipelineDepth {
 				continue
 			}
 		}
-		if len(queue) == 0 {
+		if len(w.queue) == 0 {
 			return
 		}
-		head := queue[0]
-		queue = queue[1:]
+		head := w.queue[0]
+		w.queue = w.queue[1:]
 		err := l.failedErr()
 		if err == nil {
 			err = w.write(head)
@@ -126,7 +126,7 @@ func (w *batchWriter) drain() {
 			l.fail(err)
 		}
 		l.rewind()
-		for _, d := range append([]*drainJob{head}, queue...) {
+		for _, d := range append([]*drainJob{head}, w.queue...) {
 			w.abandon(d)
 			for _, r := range d.reqs[d.acked:] {
 				select {
@@ -135,7 +135,23 @@ func (w *batchWriter) drain() {
 				}
 			}
 		}
-		queue = nil
+		clear(w.queue)
+		w.queue = w.queue[:0]
+	}
+}
+
+// takeAhead is called by write while it waits for a batch still being
+// compressed: it takes the appends buffered meanwhile (those of producers
+// acked by the drain's earlier batches) as the next drain, so that they
+// compress now, on the core the waited-for batch leaves idle, instead of
+// after the whole drain is written. At most pipelineDepth drains are in
+// flight, and none is taken while a failure is outstanding.
+func (w *batchWriter) takeAhead() {
+	if 1+len(w.queue) >= pipelineDepth || w.l.failedErr() != nil {
+		return
+	}
+	if d := w.take(); d != nil {
+		w.queue = append(w.queue, d)
 	}
 }
 
@@ -287,7 +303,12 @@ func (w *batchWriter) recycle(job *batchJob) {
 func (w *batchWriter) write(d *drainJob) error {
 	l := w.l
 	for i, job := range d.batches {
-		<-job.done
+		select {
+		case <-job.done:
+		default:
+			w.takeAhead()
+			<-job.done
+		}
 		err := job.err
 		if err == nil {
 			err = w.writeBatch(job)
