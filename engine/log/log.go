@@ -113,6 +113,7 @@ type Log struct {
 	syncPasses atomic.Int64 // sync passes that made new batches durable
 	lastAcked  atomic.Int64 // strict appends acked by the last sync pass
 	fsyncNanos atomic.Int64 // moving average of one fsync, in nanoseconds
+	verifyBuf  []byte       // syncAndVerify's re-read buffer, under syncMu
 
 	report   recovery.Report
 	corrupt  corruptSet

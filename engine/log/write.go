@@ -3,8 +3,10 @@ package log
 import (
 	"errors"
 	"fmt"
+	"io"
 	"os"
 	"path/filepath"
+	"runtime"
 	"time"
 
 	"github.com/pulselog/pulse/engine/codec"
@@ -19,6 +21,17 @@ func (l *Log) writeLoop() {
 	for {
 		select {
 		case <-l.wakeWriter:
+			if l.syncMode() == SyncEveryWrite {
+				// Group commit starts here: the producers a sync pass
+				// just acked are runnable and about to append again.
+				// Letting them run first makes their appends one
+				// drain (one write, one hand-over to the syncer)
+				// instead of one drain for every two or three of them
+				// (BenchmarkEveryWrite64: 19 drains per fsync before,
+				// 3 after). With no other goroutine runnable, it
+				// returns at once.
+				runtime.Gosched()
+			}
 			w.drain()
 		case <-l.wakeRewind:
 			l.rewind()
@@ -33,6 +46,7 @@ func (l *Log) writeLoop() {
 type batchWriter struct {
 	l      *Log
 	free   []*batchJob // encoded and written jobs, kept for their buffers
+	queue  []*drainJob // drains taken and not yet written, oldest first
 	strict []*appendReq
 	lax    []*appendReq
 }
@@ -79,26 +93,25 @@ const asyncEncodeBytes = 16 << 10
 // voids those of the appends still buffered).
 func (w *batchWriter) drain() {
 	l := w.l
-	var queue []*drainJob
 	for {
-		if len(queue) == 0 {
+		if len(w.queue) == 0 {
 			l.rewind() // after a failure, before anything else is written
 		}
 		var d *drainJob
-		if len(queue) == 0 || l.failedErr() == nil {
+		if len(w.queue) == 0 || l.failedErr() == nil {
 			d = w.take()
 		}
 		if d != nil {
-			queue = append(queue, d)
-			if d.async && len(queue) < pipelineDepth {
+			w.queue = append(w.queue, d)
+			if d.async && len(w.queue) < pipelineDepth {
 				continue
 			}
 		}
-		if len(queue) == 0 {
+		if len(w.queue) == 0 {
 			return
 		}
-		head := queue[0]
-		queue = queue[1:]
+		head := w.queue[0]
+		w.queue = w.queue[1:]
 		err := l.failedErr()
 		if err == nil {
 			err = w.write(head)
@@ -113,7 +126,7 @@ func (w *batchWriter) drain() {
 			l.fail(err)
 		}
 		l.rewind()
-		for _, d := range append([]*drainJob{head}, queue...) {
+		for _, d := range append([]*drainJob{head}, w.queue...) {
 			w.abandon(d)
 			for _, r := range d.reqs[d.acked:] {
 				select {
@@ -122,7 +135,23 @@ func (w *batchWriter) drain() {
 				}
 			}
 		}
-		queue = nil
+		clear(w.queue)
+		w.queue = w.queue[:0]
+	}
+}
+
+// takeAhead is called by write while it waits for a batch still being
+// compressed: it takes the appends buffered meanwhile (those of producers
+// acked by the drain's earlier batches) as the next drain, so that they
+// compress now, on the core the waited-for batch leaves idle, instead of
+// after the whole drain is written. At most pipelineDepth drains are in
+// flight, and none is taken while a failure is outstanding.
+func (w *batchWriter) takeAhead() {
+	if 1+len(w.queue) >= pipelineDepth || w.l.failedErr() != nil {
+		return
+	}
+	if d := w.take(); d != nil {
+		w.queue = append(w.queue, d)
 	}
 }
 
@@ -274,7 +303,12 @@ func (w *batchWriter) recycle(job *batchJob) {
 func (w *batchWriter) write(d *drainJob) error {
 	l := w.l
 	for i, job := range d.batches {
-		<-job.done
+		select {
+		case <-job.done:
+		default:
+			w.takeAhead()
+			<-job.done
+		}
 		err := job.err
 		if err == nil {
 			err = w.writeBatch(job)
@@ -606,6 +640,10 @@ func (l *Log) syncNow() error {
 	return nil
 }
 
+// verifyReadBytes bounds one re-read of syncAndVerify (a single larger
+// batch is read whole).
+const verifyReadBytes = 1 << 20
+
 // syncAndVerify fsyncs the segments holding batches, then re-reads each
 // batch from the file and checks its header and CRC (seed 000's
 // VerifyDurable) before the caller exposes it.
@@ -625,23 +663,41 @@ func (l *Log) syncAndVerify(batches []pendingSync) error {
 		l.fsyncNanos.Store((3*l.fsyncNanos.Load() + d) / 4)
 		l.observeFsync(time.Duration(d))
 	}
-	var buf []byte
-	for _, b := range batches {
-		raw, hdr, err := b.st.seg.ReadBatch(b.pos, buf)
-		if err == nil && int64(len(raw)) != b.len {
-			err = fmt.Errorf("%w: re-read %d bytes, wrote %d", codec.ErrCorrupt, len(raw), b.len)
+	// The batches of one segment lie back to back: each run of them (up to
+	// verifyReadBytes, or one larger batch) is re-read with one read, not
+	// two per batch, and each batch in it is checked on its own.
+	for i := 0; i < len(batches); {
+		run := batches[i]
+		j, size := i+1, run.len
+		for j < len(batches) && batches[j].st == run.st && batches[j].pos == run.pos+size && size+batches[j].len <= verifyReadBytes {
+			size += batches[j].len
+			j++
 		}
-		if err == nil {
-			_, err = codec.VerifyBatch(raw)
+		if int64(cap(l.verifyBuf)) < size {
+			l.verifyBuf = make([]byte, size)
 		}
-		if err == nil && hdr.BaseOffset+int64(hdr.RecordCount) != b.end {
-			err = fmt.Errorf("%w: re-read batch ends at offset %d, wrote %d", codec.ErrCorrupt, hdr.BaseOffset+int64(hdr.RecordCount), b.end)
+		raw := l.verifyBuf[:size]
+		if n, err := run.st.seg.ReadAt(raw, run.pos); n < len(raw) {
+			if err == nil || errors.Is(err, io.EOF) {
+				err = fmt.Errorf("%w: re-read %d bytes, wrote %d", codec.ErrTorn, n, size)
+			}
+			return fmt.Errorf("verify %s at position %d: %w", run.st.seg.Path(), run.pos, errors.Join(ErrVerify, err))
 		}
-		if err != nil {
-			return fmt.Errorf("verify %s at position %d: %w", b.st.seg.Path(), b.pos, errors.Join(ErrVerify, err))
+		for _, b := range batches[i:j] {
+			hdr, err := codec.VerifyBatch(raw[:b.len])
+			if err == nil && hdr.BaseOffset+int64(hdr.RecordCount) != b.end {
+				err = fmt.Errorf("%w: re-read batch ends at offset %d, wrote %d", codec.ErrCorrupt, hdr.BaseOffset+int64(hdr.RecordCount), b.end)
+			}
+			if err != nil {
+				return fmt.Errorf("verify %s at position %d: %w", b.st.seg.Path(), b.pos, errors.Join(ErrVerify, err))
+			}
+			raw = raw[b.len:]
+			b.st.durable.Store(b.pos + b.len)
 		}
-		buf = raw[:0]
-		b.st.durable.Store(b.pos + b.len)
+		i = j
+	}
+	if cap(l.verifyBuf) > verifyReadBytes {
+		l.verifyBuf = nil // one large batch: not kept
 	}
 	return nil
 }
