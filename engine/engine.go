@@ -17,7 +17,7 @@ import (
 	"time"
 
 	"github.com/pulselog/pulse/engine/codec"
-	plog "github.com/pulselog/pulse/engine/log"
+	"github.com/pulselog/pulse/engine/plog"
 	"github.com/pulselog/pulse/engine/recovery"
 	"github.com/pulselog/pulse/engine/segment"
 	"github.com/pulselog/pulse/internal/fsutil"
@@ -140,7 +140,7 @@ func Open(opts Options) (*Engine, error) {
 const topicsDir = "topics"
 
 // withDefaults fills what the facade itself uses; the partition logs fill
-// their own zero fields from log.DefaultOptions, which DefaultOptions copies.
+// their own zero fields from plog.DefaultOptions, which DefaultOptions copies.
 func (o Options) withDefaults() Options {
 	if o.HiddenTail == "" {
 		o.HiddenTail = HiddenTailExpose

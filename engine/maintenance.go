@@ -9,7 +9,7 @@ import (
 	"time"
 
 	"github.com/pulselog/pulse/engine/compact"
-	plog "github.com/pulselog/pulse/engine/log"
+	"github.com/pulselog/pulse/engine/plog"
 	"github.com/pulselog/pulse/engine/retention"
 	"github.com/pulselog/pulse/meta"
 )

@@ -4,7 +4,7 @@ import (
 	"log/slog"
 	"time"
 
-	plog "github.com/pulselog/pulse/engine/log"
+	"github.com/pulselog/pulse/engine/plog"
 )
 
 // Options configure an Engine. DefaultOptions documents every default.
@@ -61,15 +61,15 @@ type Options struct {
 	Logger *slog.Logger
 
 	// Observer receives every partition's fsync times and commit sizes
-	// (engine/log/observe.go), for metrics. Nil: none.
+	// (engine/plog/observe.go), for metrics. Nil: none.
 	Observer Observer
 }
 
-// Observer is the partition logs' metrics hook (engine/log.Observer).
+// Observer is the partition logs' metrics hook (engine/plog.Observer).
 type Observer = plog.Observer
 
 // DefaultOptions returns the options Pulse runs with on dir. The partition
-// logs' settings are engine/log's defaults (log.DefaultOptions, the one
+// logs' settings are engine/plog's defaults (plog.DefaultOptions, the one
 // table of them); the facade adds its own.
 func DefaultOptions(dir string) Options {
 	l := plog.DefaultOptions()

@@ -6,7 +6,7 @@ import (
 	"sync"
 
 	"github.com/pulselog/pulse/engine/codec"
-	plog "github.com/pulselog/pulse/engine/log"
+	"github.com/pulselog/pulse/engine/plog"
 )
 
 // PartialError is the error of a Produce whose records went to several
@@ -169,7 +169,7 @@ func (e *Engine) ProduceIdempotent(ctx context.Context, topicName string, partit
 
 // ProducerBatches calls fn for each visible batch stamped with an
 // idempotent producer in the partition's last two segments, oldest first:
-// see log.Log.ProducerBatches.
+// see plog.Log.ProducerBatches.
 func (e *Engine) ProducerBatches(topic string, partition int, fn func(ProducerBatch)) error {
 	l, err := e.partition(topic, partition)
 	if err != nil {
@@ -182,7 +182,7 @@ func (e *Engine) ProducerBatches(topic string, partition int, fn func(ProducerBa
 }
 
 // Read returns records of one partition with offsets in [from, HWM): see
-// log.Log.Read. The records are read-only.
+// plog.Log.Read. The records are read-only.
 func (e *Engine) Read(topic string, partition int, from int64, maxRecords, maxBytes int) (ReadResult, error) {
 	t, l, err := e.topicPartition(topic, partition)
 	if err != nil {

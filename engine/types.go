@@ -5,7 +5,7 @@ import (
 
 	"github.com/pulselog/pulse/engine/codec"
 	"github.com/pulselog/pulse/engine/compact"
-	plog "github.com/pulselog/pulse/engine/log"
+	"github.com/pulselog/pulse/engine/plog"
 	"github.com/pulselog/pulse/engine/recovery"
 )
 
@@ -22,7 +22,7 @@ type Header = codec.Header
 const AttrTextValue = codec.AttrTextValue
 
 // SyncMode says when an append is acknowledged: the partition log's
-// type (engine/log.SyncMode), the one definition.
+// type (engine/plog.SyncMode), the one definition.
 type SyncMode = plog.SyncMode
 
 const (
@@ -71,7 +71,7 @@ type TopicConfig struct {
 // including topics auto-created on first produce.
 //
 // The codec, segment size and sync mode are the partition log's defaults
-// (log.DefaultOptions), the tombstone retention compaction's
+// (plog.DefaultOptions), the tombstone retention compaction's
 // (compact.DefaultOptions).
 func DefaultTopicConfig() TopicConfig {
 	l := plog.DefaultOptions()

@@ -12,7 +12,7 @@ import (
 	"testing"
 
 	"github.com/pulselog/pulse/engine/codec"
-	plog "github.com/pulselog/pulse/engine/log"
+	"github.com/pulselog/pulse/engine/plog"
 	"github.com/pulselog/pulse/engine/recovery"
 )
 

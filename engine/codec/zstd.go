@@ -18,7 +18,7 @@ var (
 		return zstd.NewWriter(nil,
 			zstd.WithEncoderConcurrency(1),
 			// Compression runs on a partition's flush path (beside
-			// the writer, engine/log/write.go):
+			// the writer, engine/plog/write.go):
 			// on 1 KiB JSON-like records SpeedFastest encodes about
 			// 2-3x faster than SpeedDefault for a ratio of 3.6
 			// instead of 4.1 (BenchmarkEncode/zstd).

@@ -8,7 +8,7 @@ import (
 	"time"
 
 	"github.com/pulselog/pulse/engine/codec"
-	plog "github.com/pulselog/pulse/engine/log"
+	"github.com/pulselog/pulse/engine/plog"
 )
 
 // BenchmarkCompaction measures one pass over a log of 16k records of 1 KiB

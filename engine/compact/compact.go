@@ -42,7 +42,7 @@ import (
 	"time"
 
 	"github.com/pulselog/pulse/engine/codec"
-	plog "github.com/pulselog/pulse/engine/log"
+	"github.com/pulselog/pulse/engine/plog"
 )
 
 // Options configure compaction. Zero fields take DefaultOptions' values.

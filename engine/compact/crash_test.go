@@ -11,7 +11,7 @@ import (
 	"time"
 
 	"github.com/pulselog/pulse/engine/codec"
-	plog "github.com/pulselog/pulse/engine/log"
+	"github.com/pulselog/pulse/engine/plog"
 	"github.com/pulselog/pulse/engine/segment"
 )
 

@@ -13,7 +13,7 @@ import (
 	"go.uber.org/goleak"
 
 	"github.com/pulselog/pulse/engine/codec"
-	plog "github.com/pulselog/pulse/engine/log"
+	"github.com/pulselog/pulse/engine/plog"
 )
 
 func TestMain(m *testing.M) {

@@ -146,7 +146,7 @@ func TestBitFlipSweep(t *testing.T) {
 			case withSnap && strings.HasSuffix(name, ".index") && pos/segment.IndexEntryLen > 0 && pos/segment.IndexEntryLen < len(orig)/segment.IndexEntryLen-1:
 				// The fast path checks the first and the last entry against
 				// the data; an entry between them is checked by the read
-				// that uses it (engine/log's TestReadThroughDamagedIndexEntry).
+				// that uses it (engine/plog's TestReadThroughDamagedIndexEntry).
 				leftToReads++
 			default:
 				t.Fatalf("%s\nflip not detected", where())

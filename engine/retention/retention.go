@@ -18,7 +18,7 @@ import (
 	"fmt"
 	"time"
 
-	plog "github.com/pulselog/pulse/engine/log"
+	"github.com/pulselog/pulse/engine/plog"
 )
 
 // Reason says why a segment was deleted.

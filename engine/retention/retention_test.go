@@ -14,7 +14,7 @@ import (
 	"go.uber.org/goleak"
 
 	"github.com/pulselog/pulse/engine/codec"
-	plog "github.com/pulselog/pulse/engine/log"
+	"github.com/pulselog/pulse/engine/plog"
 	"github.com/pulselog/pulse/engine/segment"
 )
 

@@ -8,7 +8,7 @@
 // counted as they happen: records and bytes produced and read through the
 // APIs, with the latency of each engine call (Backend, a wrapper of the
 // engine the APIs are given), and the partition logs' fsync times and
-// commit sizes (the engine's Observer hook, engine/log/observe.go).
+// commit sizes (the engine's Observer hook, engine/plog/observe.go).
 //
 // Labels are bounded: topic, partition, consumer name, API name, and fixed
 // sets (recovery path, retention reason). Nothing is labelled per record,

@@ -1,4 +1,4 @@
-package log
+package plog
 
 import (
 	"fmt"
@@ -11,7 +11,7 @@ import (
 	"github.com/pulselog/pulse/engine/segment"
 )
 
-// SyncMode says when an append is acknowledged (docs/architecture.md, "engine/log").
+// SyncMode says when an append is acknowledged (docs/architecture.md, "engine/plog").
 type SyncMode string
 
 const (

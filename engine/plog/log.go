@@ -1,6 +1,7 @@
-// Package log is one partition of a Pulse topic: a sequence of segments, an
-// append buffer drained by a flusher into batches, group commit, the
-// high-watermark (HWM), long-poll notification and cached reads.
+// Package plog (partition log) is one partition of a Pulse topic: a
+// sequence of segments, an append buffer drained by a flusher into batches,
+// group commit, the high-watermark (HWM), long-poll notification and cached
+// reads.
 //
 // Concurrency contract: any number of goroutines may call Append, Read,
 // NotifyC and the accessors at once. Two goroutines belong to the log: the
@@ -9,7 +10,7 @@
 // advances the HWM and acknowledges strict appends. The writer keeps writing
 // the next batches while the syncer waits on fsync, so many producers cost
 // about one fsync per drain.
-package log
+package plog
 
 import (
 	"context"
