@@ -293,9 +293,9 @@ func (s *subscription) run(p int, next int64) {
 		}
 		if errors.Is(err, engine.ErrOffsetOutOfRange) {
 			// Retention removed what we were about to read: go on from
-			// the log start, as a Kafka consumer with reset "earliest".
-			if t, derr := b.Describe(s.topic); derr == nil && p < len(t.Partitions) && next < t.Partitions[p].LogStart {
-				next = t.Partitions[p].LogStart
+			// the log start, the long-poll loop's rule (engine.LongPoll).
+			if start, ok := engine.RetentionReset(b, s.topic, p, next); ok {
+				next = start
 				continue
 			}
 		}
