@@ -24,6 +24,7 @@ var (
 
 	// Consumers (cursors).
 	ErrConsumerNotFound = meta.ErrConsumerNotFound // DeleteConsumer of cursors that do not exist
+	ErrInvalidConsumer  = meta.ErrInvalidConsumer  // a consumer name meta's rule refuses
 	// ErrConsumerActive: DeleteConsumer of a consumer with live members (a
 	// Kafka group whose members are connected; Kafka's NON_EMPTY_GROUP).
 	ErrConsumerActive = errors.New("consumer has live members")

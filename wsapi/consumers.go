@@ -6,7 +6,6 @@ import (
 	"errors"
 
 	"github.com/pulselog/pulse/engine"
-	"github.com/pulselog/pulse/meta"
 	"github.com/pulselog/pulse/wsapi/wire"
 )
 
@@ -99,7 +98,7 @@ func (c *conn) opDeleteConsumer(req *request, msg []byte) {
 	case errors.Is(err, engine.ErrConsumerActive):
 		c.reply(req.ID, nil, &wire.Error{Code: wire.CodeConsumerActive, Message: err.Error()})
 		return
-	case errors.Is(err, meta.ErrInvalidConsumer):
+	case errors.Is(err, engine.ErrInvalidConsumer):
 		c.reply(req.ID, nil, wire.Errorf(wire.CodeInvalidRequest, "consumer name: %v", err))
 		return
 	case err != nil:
