@@ -37,6 +37,9 @@ import (
 // alone called that loss; it is the newest write of the key taking effect.
 const sigkillChildEnv = "PULSE_COMPACT_CRASH_CHILD"
 
+// sigkillSeedEnv hands the child the seed of its workload.
+const sigkillSeedEnv = "PULSE_COMPACT_CRASH_SEED"
+
 // sigkillKeepEnv, when set, puts the test's data directory outside the test's
 // temp dir and keeps it when the test fails, for inspection.
 const sigkillKeepEnv = "PULSE_KEEP_DIR"
@@ -61,7 +64,10 @@ func sigkillChild(dir string) {
 		os.Exit(2)
 	}
 	go func() {
-		rng := rand.New(rand.NewPCG(uint64(time.Now().UnixNano()), 3))
+		// The parent's seed and the cycle pick the workload, so that
+		// PULSE_SEED replays it (the kill still lands where timing puts it).
+		seed, _ := strconv.ParseUint(os.Getenv(sigkillSeedEnv), 10, 64)
+		rng := rand.New(rand.NewPCG(seed, 3))
 		for i := 0; ; i++ {
 			n := 1 + rng.IntN(8)
 			recs := make([]codec.Record, n)
@@ -165,7 +171,8 @@ func TestCompactionSurvivesSIGKILL(t *testing.T) {
 	sparse := 0     // compacted segments seen at reopens
 	acked, recovered := 0, 0
 	for c := range cycles {
-		ls := killtest.Run(t, []string{sigkillChildEnv + "=" + dir}, time.Duration(50+rng.IntN(250))*time.Millisecond)
+		env := []string{sigkillChildEnv + "=" + dir, sigkillSeedEnv + "=" + strconv.FormatUint(seed+uint64(c), 10)}
+		ls := killtest.Run(t, env, time.Duration(50+rng.IntN(250))*time.Millisecond)
 		var tried []writtenRecord // the batch in flight at the kill, if any
 		for _, line := range ls {
 			f := strings.SplitN(line, " ", 4)
