@@ -169,6 +169,10 @@ func TestCompactionSurvivesSIGKILL(t *testing.T) {
 	}
 	end := int64(0) // the log end: every offset below it was written
 	sparse := 0     // compacted segments seen at reopens
+	// The log start at the last reopen: only compaction deletes segments
+	// here (an emptied one), and a log whose every sealed segment it
+	// emptied shows no compacted segment at all.
+	start := int64(0)
 	acked, recovered := 0, 0
 	for c := range cycles {
 		env := []string{sigkillChildEnv + "=" + dir, sigkillSeedEnv + "=" + strconv.FormatUint(seed+uint64(c), 10)}
@@ -204,6 +208,7 @@ func TestCompactionSurvivesSIGKILL(t *testing.T) {
 			t.Fatalf("cycle %d: reopen: %v", c, err)
 		}
 		leo := l.LEO()
+		start = l.LogStart()
 		recs := readAll(t, l)
 		rep := l.Report()
 		segs, err := l.Segments()
@@ -270,9 +275,9 @@ func TestCompactionSurvivesSIGKILL(t *testing.T) {
 			}
 		}
 	}
-	if sparse == 0 {
-		t.Fatal("no reopen found a compacted segment: the child never compacted")
+	if sparse == 0 && start == 0 {
+		t.Fatal("no reopen found a compacted segment, and no segment was deleted: the child never compacted")
 	}
-	t.Logf("%d cycles, %d acknowledged records, %d unacknowledged ones recovered, %d keys, %d compacted segments seen",
-		cycles, acked, recovered, len(newest), sparse)
+	t.Logf("%d cycles, %d acknowledged records, %d unacknowledged ones recovered, %d keys, %d compacted segments seen, log start %d",
+		cycles, acked, recovered, len(newest), sparse, start)
 }
