@@ -79,7 +79,7 @@ func sigkillChild(dir string) {
 				}
 			}
 			// Each batch's lines go out in one write of at most 8 lines of
-			// at most 222 bytes, under PIPE_BUF: the parent never reads part
+			// under 250 bytes (2 KiB, under PIPE_BUF): the parent never reads part
 			// of a batch.
 			var b strings.Builder
 			for _, r := range recs {
