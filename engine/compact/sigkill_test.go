@@ -5,9 +5,9 @@ import (
 	"fmt"
 	"math/rand/v2"
 	"os"
+	"slices"
 	"strconv"
 	"strings"
-	"sync"
 	"testing"
 	"time"
 
@@ -19,9 +19,30 @@ import (
 // The SIGKILL test runs a child copy of this test binary that appends keyed
 // records and tombstones while compaction passes (every tombstone already
 // expired) run back to back, kills it at a random moment (often in the
-// middle of a rewrite or a swap), reopens the log and checks every
-// acknowledged record against what was read back.
+// middle of a rewrite or a swap), reopens the log and checks every record
+// read back against what the child wrote.
+//
+// The child prints each batch twice: "try" lines just before Append and
+// "ack" lines once Append has returned. The batch in flight when the child
+// dies has its "try" lines but no "ack": it was never acknowledged, yet its
+// bytes may well be on disk (a SIGKILL does not take back what reached the
+// page cache, and recovery exposes the hidden tail), so it may or may not be
+// in the log afterwards, as a whole. The parent learns which from the log
+// end after reopening, and from then on treats it as written like any
+// acknowledged batch. It must: that batch can hold a tombstone for a key
+// whose newest acknowledged record is a value, and compaction then rightly
+// drops the value (superseded) and, once nothing older of the key is left,
+// the expired tombstone too, so the key is gone from the log although no
+// acknowledged delete exists. Judging the log by acknowledged records
+// alone called that loss; it is the newest write of the key taking effect.
 const sigkillChildEnv = "PULSE_COMPACT_CRASH_CHILD"
+
+// sigkillSeedEnv hands the child the seed of its workload.
+const sigkillSeedEnv = "PULSE_COMPACT_CRASH_SEED"
+
+// sigkillKeepEnv, when set, puts the test's data directory outside the test's
+// temp dir and keeps it when the test fails, for inspection.
+const sigkillKeepEnv = "PULSE_KEEP_DIR"
 
 func sigkillLogOptions() plog.Options {
 	o := logOptions(codec.CodecZstd)
@@ -42,9 +63,11 @@ func sigkillChild(dir string) {
 		fmt.Fprintln(os.Stderr, "child open:", err)
 		os.Exit(2)
 	}
-	var mu sync.Mutex
 	go func() {
-		rng := rand.New(rand.NewPCG(uint64(time.Now().UnixNano()), 3))
+		// The parent's seed and the cycle pick the workload, so that
+		// PULSE_SEED replays it (the kill still lands where timing puts it).
+		seed, _ := strconv.ParseUint(os.Getenv(sigkillSeedEnv), 10, 64)
+		rng := rand.New(rand.NewPCG(seed, 3))
 		for i := 0; ; i++ {
 			n := 1 + rng.IntN(8)
 			recs := make([]codec.Record, n)
@@ -55,22 +78,24 @@ func sigkillChild(dir string) {
 					recs[j].Value = sigkillValue(key, rng.IntN(1000))
 				}
 			}
+			// Each batch's lines go out in one write of at most 8 lines of
+			// under 250 bytes (2 KiB, under PIPE_BUF): the parent never reads part
+			// of a batch.
+			var b strings.Builder
+			for _, r := range recs {
+				fmt.Fprintf(&b, "try %d %s %s\n", n, r.Key, sigkillShown(r))
+			}
+			os.Stdout.WriteString(b.String())
 			base, _, err := l.Append(context.Background(), recs)
 			if err != nil {
 				fmt.Fprintln(os.Stderr, "child append:", err)
 				os.Exit(3)
 			}
-			var b strings.Builder
+			b.Reset()
 			for j, r := range recs {
-				v := "-"
-				if r.Value != nil {
-					v = string(r.Value)
-				}
-				fmt.Fprintf(&b, "ack %d %s %s\n", base+int64(j), r.Key, v)
+				fmt.Fprintf(&b, "ack %d %s %s\n", base+int64(j), r.Key, sigkillShown(r))
 			}
-			mu.Lock()
 			os.Stdout.WriteString(b.String())
-			mu.Unlock()
 		}
 	}()
 	o := Options{MinGainRatio: 1e-9, Now: func() time.Time { return time.Now().Add(48 * time.Hour) }}
@@ -82,9 +107,21 @@ func sigkillChild(dir string) {
 	}
 }
 
-type ackedRecord struct {
+// sigkillShown is a record's value as the child prints it: "-" for a
+// tombstone.
+func sigkillShown(r codec.Record) string {
+	if r.Value == nil {
+		return "-"
+	}
+	return string(r.Value)
+}
+
+// writtenRecord is a record the child wrote that is known to be in the log:
+// acknowledged, or the batch in flight at a kill that recovery kept.
+type writtenRecord struct {
 	key   string
 	value string // "-": tombstone
+	acked bool
 }
 
 func TestCompactionSurvivesSIGKILL(t *testing.T) {
@@ -92,20 +129,77 @@ func TestCompactionSurvivesSIGKILL(t *testing.T) {
 	seed := killtest.Seed(t)
 	rng := rand.New(rand.NewPCG(seed, 1))
 	dir := t.TempDir()
-	acked := map[int64]ackedRecord{}
-	newest := map[string]int64{} // key → newest acknowledged offset
-	sparse := 0                  // compacted segments seen at reopens
+	if os.Getenv(sigkillKeepEnv) != "" {
+		d, err := os.MkdirTemp("", "pulse-compact-sigkill-")
+		if err != nil {
+			t.Fatal(err)
+		}
+		dir = d
+		t.Logf("data dir %s (kept if the test fails)", dir)
+		t.Cleanup(func() {
+			if !t.Failed() {
+				os.RemoveAll(dir)
+			}
+		})
+	}
+	written := map[int64]writtenRecord{}
+	newest := map[string]int64{} // key → offset of its newest written record
+	// history names the newest records written for key k, for a failure.
+	history := func(k string) string {
+		var offs []int64
+		for off, w := range written {
+			if w.key == k {
+				offs = append(offs, off)
+			}
+		}
+		slices.Sort(offs)
+		var b strings.Builder
+		for _, off := range offs[max(len(offs)-6, 0):] {
+			w := written[off]
+			v, _, _ := strings.Cut(w.value, ";")
+			fmt.Fprintf(&b, " %d:%s(acked %v)", off, v, w.acked)
+		}
+		return b.String()
+	}
+	note := func(off int64, w writtenRecord) {
+		written[off] = w
+		if cur, ok := newest[w.key]; !ok || off > cur {
+			newest[w.key] = off
+		}
+	}
+	end := int64(0) // the log end: every offset below it was written
+	sparse := 0     // compacted segments seen at reopens
+	// The log start at the last reopen: only compaction deletes segments
+	// here (an emptied one), and a log whose every sealed segment it
+	// emptied shows no compacted segment at all.
+	start := int64(0)
+	acked, recovered := 0, 0
 	for c := range cycles {
-		ls := killtest.Run(t, []string{sigkillChildEnv + "=" + dir}, time.Duration(50+rng.IntN(250))*time.Millisecond)
+		env := []string{sigkillChildEnv + "=" + dir, sigkillSeedEnv + "=" + strconv.FormatUint(seed+uint64(c), 10)}
+		ls := killtest.Run(t, env, time.Duration(50+rng.IntN(250))*time.Millisecond)
+		var tried []writtenRecord // the batch in flight at the kill, if any
 		for _, line := range ls {
 			f := strings.SplitN(line, " ", 4)
-			if len(f) != 4 || f[0] != "ack" {
-				continue
+			if len(f) != 4 {
+				t.Fatalf("cycle %d: child printed %q", c, line)
 			}
-			off, _ := strconv.ParseInt(f[1], 10, 64)
-			acked[off] = ackedRecord{key: f[2], value: f[3]}
-			if off > newest[f[2]] || newest[f[2]] == 0 {
-				newest[f[2]] = off
+			switch f[0] {
+			case "try":
+				tried = append(tried, writtenRecord{key: f[2], value: f[3]})
+			case "ack":
+				off, err := strconv.ParseInt(f[1], 10, 64)
+				if err != nil {
+					t.Fatalf("cycle %d: child printed %q", c, line)
+				}
+				if off != end {
+					t.Fatalf("cycle %d: record acknowledged at offset %d, but the log ended at %d", c, off, end)
+				}
+				note(off, writtenRecord{key: f[2], value: f[3], acked: true})
+				end++
+				acked++
+				tried = nil
+			default:
+				t.Fatalf("cycle %d: child printed %q", c, line)
 			}
 		}
 
@@ -113,6 +207,8 @@ func TestCompactionSurvivesSIGKILL(t *testing.T) {
 		if err != nil {
 			t.Fatalf("cycle %d: reopen: %v", c, err)
 		}
+		leo := l.LEO()
+		start = l.LogStart()
 		recs := readAll(t, l)
 		rep := l.Report()
 		segs, err := l.Segments()
@@ -130,6 +226,20 @@ func TestCompactionSurvivesSIGKILL(t *testing.T) {
 		if rep.Degraded {
 			t.Fatalf("cycle %d: a crash left the log degraded: %s (stray %v, notes %v)", c, rep.Summary(), rep.StraySegments, rep.Notes)
 		}
+		// The batch in flight is in the log as a whole or not at all.
+		switch {
+		case leo == end:
+		case len(tried) > 0 && leo == end+int64(len(tried)):
+			for _, w := range tried {
+				note(end, w)
+				end++
+				recovered++
+			}
+		default:
+			t.Fatalf("cycle %d: log ends at %d after recovery; acknowledged records end at %d and %d records were in flight",
+				c, leo, end, len(tried))
+		}
+
 		last := map[string]int64{}
 		prev := int64(-1)
 		for _, r := range recs {
@@ -144,8 +254,12 @@ func TestCompactionSurvivesSIGKILL(t *testing.T) {
 					t.Fatalf("cycle %d: offset %d: key %s holds %q", c, r.Offset, r.Key, v)
 				}
 			}
-			if a, ok := acked[r.Offset]; ok && (a.key != string(r.Key) || a.value != v) {
-				t.Fatalf("cycle %d: offset %d reads %s=%q, acknowledged as %s=%q", c, r.Offset, r.Key, v, a.key, a.value)
+			w, ok := written[r.Offset]
+			if !ok {
+				t.Fatalf("cycle %d: offset %d reads %s=%q, which was never written there", c, r.Offset, r.Key, v)
+			}
+			if w.key != string(r.Key) || w.value != v {
+				t.Fatalf("cycle %d: offset %d reads %s=%q, written as %s=%q (acked %v)", c, r.Offset, r.Key, v, w.key, w.value, w.acked)
 			}
 			last[string(r.Key)] = r.Offset
 		}
@@ -153,15 +267,17 @@ func TestCompactionSurvivesSIGKILL(t *testing.T) {
 			got, ok := last[k]
 			switch {
 			case ok && got < off:
-				t.Fatalf("cycle %d (seed %d): key %s: last record read at offset %d, below its newest acknowledged %d (tombstone %v): lost or resurrected",
-					c, seed, k, got, off, acked[off].value == "-")
-			case !ok && acked[off].value != "-":
-				t.Fatalf("cycle %d (seed %d): key %s: newest acknowledged value at offset %d is gone", c, seed, k, off)
+				t.Fatalf("cycle %d (seed %d): key %s: last record read at offset %d, below its newest written %d (tombstone %v): lost or resurrected; written:%s",
+					c, seed, k, got, off, written[off].value == "-", history(k))
+			case !ok && written[off].value != "-":
+				t.Fatalf("cycle %d (seed %d): key %s: newest value, at offset %d (acked %v), is gone; written:%s",
+					c, seed, k, off, written[off].acked, history(k))
 			}
 		}
 	}
-	if sparse == 0 {
-		t.Fatal("no reopen found a compacted segment: the child never compacted")
+	if sparse == 0 && start == 0 {
+		t.Fatal("no reopen found a compacted segment, and no segment was deleted: the child never compacted")
 	}
-	t.Logf("%d cycles, %d acknowledged records, %d keys, %d compacted segments seen", cycles, len(acked), len(newest), sparse)
+	t.Logf("%d cycles, %d acknowledged records, %d unacknowledged ones recovered, %d keys, %d compacted segments seen, log start %d",
+		cycles, acked, recovered, len(newest), sparse, start)
 }

@@ -35,7 +35,8 @@ import (
 //  1. maint.mu      a whole retention or compaction pass, BeginMaintenance to
 //     Pass.End (Close takes it, holding nothing, to wait for a pass)
 //  2. syncMu        one sync pass: syncNow, rewind, ExposeHiddenTail (roll
-//     runs syncNow before it takes segMu, not around it)
+//     runs syncNow before it takes segMu, not around it); a maintenance
+//     pass's snapshot write after deleting a segment (Pass.remove)
 //  3. maint.readMu  read-held by readers (pinReads) around segMu and the
 //     segment reads
 //  4. segMu

@@ -264,7 +264,15 @@ func (p *Pass) remove(base int64) error {
 	if ierr != nil {
 		ierr = fmt.Errorf("partition %s: delete index of segment %d: %w", l.dir, base, ierr)
 	}
-	return errors.Join(ierr, fsutil.SyncDir(l.dir), l.writeSnapshot())
+	// The snapshot pairs the log end with the active segment's durable
+	// size, which a sync pass moves one after the other: taken outside
+	// syncMu, the pair can be from the middle of a pass (invalid when the
+	// active segment is new, wrong otherwise). syncMu is below maint.mu.
+	derr := fsutil.SyncDir(l.dir)
+	l.syncMu.Lock()
+	serr := l.writeSnapshot()
+	l.syncMu.Unlock()
+	return errors.Join(ierr, derr, serr)
 }
 
 // SwapSegment replaces the sealed segment with base offset base by a
