@@ -322,21 +322,7 @@ func (s *Store) DeleteTopic(name string) error {
 // UpdateTopicConfig replaces the stored config of an active topic. The
 // partition count is not part of it and does not change.
 func (s *Store) UpdateTopicConfig(name string, config json.RawMessage) error {
-	if err := ValidateTopicName(name); err != nil {
-		return err
-	}
-	if !json.Valid(config) {
-		return fmt.Errorf("%w: topic %s: config is not valid JSON", ErrInvalidConfig, name)
-	}
-	err := s.update(func(tx *bolt.Tx) error {
-		t, err := activeTopic(tx, name, -1)
-		if err != nil {
-			return err
-		}
-		t.Config = config
-		return putTopic(tx, t)
-	})
-	if err != nil {
+	if err := s.changeTopic(name, -1, config); err != nil {
 		return fmt.Errorf("meta: update config of topic %s: %w", name, err)
 	}
 	return nil
@@ -348,16 +334,28 @@ func (s *Store) UpdateTopicConfig(name string, config json.RawMessage) error {
 // ErrInvalidPartition (partitions never shrink); the same count only
 // replaces the config.
 func (s *Store) GrowTopic(name string, partitions int, config json.RawMessage) error {
+	if err := s.changeTopic(name, partitions, config); err != nil {
+		return fmt.Errorf("meta: grow topic %s to %d partitions: %w", name, partitions, err)
+	}
+	return nil
+}
+
+// changeTopic stores config for the active topic name and, when partitions
+// is not -1, raises its partition count to partitions, in one synced commit.
+func (s *Store) changeTopic(name string, partitions int, config json.RawMessage) error {
 	if err := ValidateTopicName(name); err != nil {
 		return err
 	}
 	if !json.Valid(config) {
 		return fmt.Errorf("%w: topic %s: config is not valid JSON", ErrInvalidConfig, name)
 	}
-	err := s.update(func(tx *bolt.Tx) error {
+	return s.update(func(tx *bolt.Tx) error {
 		t, err := activeTopic(tx, name, -1)
 		if err != nil {
 			return err
+		}
+		if partitions == -1 {
+			partitions = t.Partitions
 		}
 		if partitions < t.Partitions {
 			return fmt.Errorf("%w: topic %s has %d partitions, cannot shrink to %d", ErrInvalidPartition, name, t.Partitions, partitions)
@@ -375,10 +373,6 @@ func (s *Store) GrowTopic(name string, partitions int, config json.RawMessage) e
 		t.Partitions, t.Config = partitions, config
 		return putTopic(tx, t)
 	})
-	if err != nil {
-		return fmt.Errorf("meta: grow topic %s to %d partitions: %w", name, partitions, err)
-	}
-	return nil
 }
 
 func putTopic(tx *bolt.Tx, t Topic) error {
