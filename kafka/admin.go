@@ -231,7 +231,6 @@ func (s *Server) deleteTopics(r *kmsg.DeleteTopicsRequest) *kmsg.DeleteTopicsRes
 			rt.ErrorMessage = kmsg.StringPtr(err.Error())
 		} else {
 			s.pids.forgetTopic(name)
-			s.groups.forgetTopic(name)
 		}
 		resp.Topics = append(resp.Topics, rt)
 	}

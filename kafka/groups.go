@@ -393,11 +393,7 @@ func (c *coordinator) removeLocked(g *group, id string) {
 func (c *coordinator) sync(r *kmsg.SyncGroupRequest) *kmsg.SyncGroupResponse {
 	resp := r.ResponseKind().(*kmsg.SyncGroupResponse)
 	c.mu.Lock()
-	g := c.groups[r.Group]
-	var m *member
-	if g != nil {
-		m = g.members[r.MemberID]
-	}
+	g, m := c.member(r.Group, r.MemberID)
 	switch {
 	case m == nil:
 		resp.ErrorCode = errUnknownMemberID
@@ -442,6 +438,16 @@ func (c *coordinator) sync(r *kmsg.SyncGroupRequest) *kmsg.SyncGroupResponse {
 	return resp
 }
 
+// member returns group name and its member id, each nil when unknown. The
+// caller holds c.mu.
+func (c *coordinator) member(name, id string) (*group, *member) {
+	g := c.groups[name]
+	if g == nil {
+		return nil, nil
+	}
+	return g, g.members[id]
+}
+
 func (c *coordinator) fillSync(r *kmsg.SyncGroupRequest, resp *kmsg.SyncGroupResponse) {
 	resp.ProtocolType, resp.Protocol = r.ProtocolType, r.Protocol
 	if resp.MemberAssignment == nil {
@@ -453,11 +459,7 @@ func (c *coordinator) heartbeat(r *kmsg.HeartbeatRequest) *kmsg.HeartbeatRespons
 	resp := r.ResponseKind().(*kmsg.HeartbeatResponse)
 	c.mu.Lock()
 	defer c.mu.Unlock()
-	g := c.groups[r.Group]
-	var m *member
-	if g != nil {
-		m = g.members[r.MemberID]
-	}
+	g, m := c.member(r.Group, r.MemberID)
 	switch {
 	case m == nil:
 		resp.ErrorCode = errUnknownMemberID

@@ -13,11 +13,6 @@ import (
 // offset.metadata.max.bytes).
 const maxCommitMetadata = 4096
 
-// forgetTopic is called when a topic is deleted. Nothing of the
-// coordinator's names a topic any more: commit metadata is stored with the
-// cursors in meta.db, and goes with the topic.
-func (c *coordinator) forgetTopic(string) {}
-
 // offsetCommit stores a group's offsets as the Pulse consumer cursors of the
 // same name, with their commit metadata strings, all of them in one synced
 // meta.db commit. As in Kafka, an

@@ -4,7 +4,6 @@ import (
 	"context"
 	"errors"
 	"fmt"
-	"log/slog"
 	"os"
 	"os/signal"
 	"syscall"
@@ -74,17 +73,11 @@ func runServeCluster(cmd *cobra.Command, k *kafkaFlags, cfg apiConfig) error {
 	if cmd.Flags().Changed("data") {
 		return errExclusive
 	}
-	ctx := cmd.Context()
-	if ctx == nil {
-		ctx = context.Background()
-	}
-	ctx, stopSignals := signal.NotifyContext(ctx, os.Interrupt, syscall.SIGTERM)
-	defer stopSignals()
-	cfg.Logger = slog.New(slog.NewTextHandler(cmd.ErrOrStderr(), &slog.HandlerOptions{Level: slog.LevelWarn}))
-	generated, err := cfg.ensureToken()
+	ctx, stopSignals, generated, err := cfg.start(cmd)
 	if err != nil {
 		return err
 	}
+	defer stopSignals()
 	src, err := k.open()
 	if err != nil {
 		return err

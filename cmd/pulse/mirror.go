@@ -73,11 +73,7 @@ position: records copied and lag (local HWM minus next offset to copy).`,
 // runMirror mirrors from the data dir dir, or through the running Pulse of
 // cf when cf is not nil.
 func runMirror(cmd *cobra.Command, dir string, cf *clientFlags, k *kafkaFlags, o cluster.MirrorOptions) error {
-	ctx := cmd.Context()
-	if ctx == nil {
-		ctx = context.Background()
-	}
-	ctx, stop := signal.NotifyContext(ctx, os.Interrupt, syscall.SIGTERM)
+	ctx, stop := signal.NotifyContext(cmdContext(cmd), os.Interrupt, syscall.SIGTERM)
 	defer stop()
 	if o.From != "earliest" && o.From != "latest" {
 		return fmt.Errorf("--from %q: want earliest or latest", o.From)

@@ -44,6 +44,18 @@ type apiConfig struct {
 	Limits *engineLimits
 }
 
+// start is what both serving commands (on a data dir and on a cluster) do
+// first: a context that ends on SIGINT or SIGTERM, warnings logged to
+// stderr, and the token made up when the API needs one (generated says so).
+func (c *apiConfig) start(cmd *cobra.Command) (ctx context.Context, stop context.CancelFunc, generated bool, err error) {
+	c.Logger = slog.New(slog.NewTextHandler(cmd.ErrOrStderr(), &slog.HandlerOptions{Level: slog.LevelWarn}))
+	if generated, err = c.ensureToken(); err != nil {
+		return nil, nil, false, err
+	}
+	ctx, stop = signal.NotifyContext(cmdContext(cmd), os.Interrupt, syscall.SIGTERM)
+	return ctx, stop, generated, nil
+}
+
 // ensureToken makes up a random token when the API would listen on a
 // non-loopback address without one (wsapi refuses to). It reports whether it
 // did, so that the caller can show it.
@@ -174,18 +186,11 @@ random token is made up and printed.`,
 }
 
 func runServe(cmd *cobra.Command, dir string, cfg apiConfig) error {
-	ctx := cmd.Context()
-	if ctx == nil {
-		ctx = context.Background()
-	}
-	ctx, stopSignals := signal.NotifyContext(ctx, os.Interrupt, syscall.SIGTERM)
-	defer stopSignals()
-
-	cfg.Logger = slog.New(slog.NewTextHandler(cmd.ErrOrStderr(), &slog.HandlerOptions{Level: slog.LevelWarn}))
-	generated, err := cfg.ensureToken()
+	ctx, stopSignals, generated, err := cfg.start(cmd)
 	if err != nil {
 		return err
 	}
+	defer stopSignals()
 	eng, m, err := openMetered(dir, cfg.Limits)
 	if err != nil {
 		return fmt.Errorf("opening %s: %w", dir, err)
