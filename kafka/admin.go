@@ -191,12 +191,11 @@ func setTopicConfig(cfg *engine.TopicConfig, name, v string) (int16, string) {
 		}
 		cfg.SegmentMaxBytes = n
 	case "pulse.sync.mode":
-		switch m := engine.SyncMode(v); m {
-		case engine.SyncEveryWrite, engine.SyncInterval:
-			cfg.SyncMode = m
-		default:
+		m, err := engine.ParseSyncMode(v)
+		if err != nil {
 			return bad()
 		}
+		cfg.SyncMode = m
 	case "flush.messages":
 		// Kafka fsyncs every flush.messages messages: 1 is every write,
 		// more (its default is Long.MAX_VALUE) leaves it to the interval.

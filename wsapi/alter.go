@@ -35,12 +35,11 @@ func applyAlter(a *wire.TopicAlter, cfg engine.TopicConfig) (engine.TopicConfig,
 		cfg.RetentionMaxBytes = *a.RetentionBytes
 	}
 	if a.Cleanup != nil {
-		switch c := engine.Cleanup(*a.Cleanup); c {
-		case engine.CleanupDelete, engine.CleanupCompact:
-			cfg.Cleanup = c
-		default:
+		c, err := engine.ParseCleanup(*a.Cleanup)
+		if err != nil {
 			return cfg, wire.Errorf(wire.CodeInvalidConfig, "cleanup %q: want delete or compact", *a.Cleanup)
 		}
+		cfg.Cleanup = c
 	}
 	if a.Partitions != nil {
 		if *a.Partitions < cfg.Partitions {
@@ -55,12 +54,11 @@ func applyAlter(a *wire.TopicAlter, cfg engine.TopicConfig) (engine.TopicConfig,
 		cfg.SegmentMaxBytes = *a.SegmentBytes
 	}
 	if a.SyncMode != nil {
-		switch m := engine.SyncMode(*a.SyncMode); m {
-		case engine.SyncEveryWrite, engine.SyncInterval:
-			cfg.SyncMode = m
-		default:
+		m, err := engine.ParseSyncMode(*a.SyncMode)
+		if err != nil {
 			return cfg, wire.Errorf(wire.CodeInvalidConfig, "sync_mode %q: want every-write or interval", *a.SyncMode)
 		}
+		cfg.SyncMode = m
 	}
 	return cfg, nil
 }

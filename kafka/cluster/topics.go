@@ -460,12 +460,10 @@ func (s *Source) AlterTopic(name string, cfg engine.TopicConfig) error {
 		set("segment.bytes", strconv.FormatInt(cfg.SegmentMaxBytes, 10))
 	}
 	if cfg.SyncMode != "" && cfg.SyncMode != old.SyncMode {
-		switch cfg.SyncMode {
-		case engine.SyncEveryWrite, engine.SyncInterval:
-			set("flush.messages", kafka.FlushMessages(cfg.SyncMode))
-		default:
-			return fmt.Errorf("%w: topic %s: sync mode %q (want every-write or interval)", engine.ErrInvalidConfig, name, cfg.SyncMode)
+		if _, err := engine.ParseSyncMode(string(cfg.SyncMode)); err != nil {
+			return fmt.Errorf("topic %s: %w", name, err)
 		}
+		set("flush.messages", kafka.FlushMessages(cfg.SyncMode))
 	}
 	if bad != nil {
 		return bad
