@@ -22,6 +22,8 @@ var wsBenchFigures = []string{
 	"ws_produce_single_rps", "ws_produce_single_server_cpu_us_per_rec", "ws_produce_single_client_cpu_us_per_rec", "ws_produce_single_cpu_us_per_rec",
 	"ws_produce_topics1_rps", "ws_produce_topics100_rps",
 	"ws_fanout1_per_sub_rps", "ws_fanout8_per_sub_rps", "ws_fanout64_per_sub_rps",
+	"ws_fanout1_delivered_rps", "ws_fanout8_delivered_rps", "ws_fanout64_delivered_rps",
+	"ws_fanout1_produce_rps", "ws_fanout8_produce_rps", "ws_fanout64_produce_rps",
 	"ws_fanout1_server_cpu_us_per_delivery", "ws_fanout8_server_cpu_us_per_delivery", "ws_fanout64_server_cpu_us_per_delivery",
 	"ws_e2e_interval_p50_us", "ws_e2e_interval_p99_us", "ws_e2e_interval_disk_bytes_per_payload_byte",
 	"ws_e2e_every_write_p50_us", "ws_e2e_every_write_p99_us", "ws_e2e_every_write_disk_bytes_per_payload_byte",
@@ -30,7 +32,7 @@ var wsBenchFigures = []string{
 
 // wsBenchRatios are the ratio lines printed under the figures.
 var wsBenchRatios = []string{
-	"every_write_64p / 1p", "ws topics100 / topics1", "ws fanout64 / fanout1 (per subscriber)",
+	"every_write_64p / 1p", "ws topics100 / topics1", "ws fanout64 / fanout1 (per subscriber)", "ws fanout64 / fanout1 (produce)",
 	"ws e2e every-write p50 / fdatasync p50", "ws e2e every-write p99 / fdatasync p99",
 }
 

@@ -239,6 +239,7 @@ func printBench(w io.Writer, res benchResult, notes benchNotes, asJSON bool) err
 	ratio("ws binary100 / append_interval", "ws_produce_binary100_mbps", "append_interval_mbps", 0.9)
 	ratio("ws topics100 / topics1", "ws_produce_topics100_rps", "ws_produce_topics1_rps", 0.9)
 	ratio("ws fanout64 / fanout1 (per subscriber)", "ws_fanout64_per_sub_rps", "ws_fanout1_per_sub_rps", 0.9)
+	ratio("ws fanout64 / fanout1 (produce)", "ws_fanout64_produce_rps", "ws_fanout1_produce_rps", 0.9)
 	ratioBelow("ws e2e every-write p50 / fdatasync p50", "ws_e2e_every_write_p50_us", "fdatasync_p50_us", 1.5)
 	ratioBelow("ws e2e every-write p99 / fdatasync p99", "ws_e2e_every_write_p99_us", "fdatasync_p99_us", 3)
 	return nil

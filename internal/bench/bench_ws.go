@@ -327,12 +327,14 @@ func (s *wsSteps) fanout() error {
 			return err
 		}
 		var mark cpuMark
-		elapsed, err := wsFanoutRun(s.ctx, s.cf, topic, n, s.recs[:s.few], func() { mark = s.cpu() })
+		elapsed, produced, err := wsFanoutRun(s.ctx, s.cf, topic, n, s.recs[:s.few], func() { mark = s.cpu() })
 		if err != nil {
 			return err
 		}
 		end := s.cpu()
 		s.res[fmt.Sprintf("ws_fanout%d_per_sub_rps", n)] = float64(s.few) / elapsed.Seconds()
+		s.res[fmt.Sprintf("ws_fanout%d_delivered_rps", n)] = float64(s.few*n) / elapsed.Seconds()
+		s.res[fmt.Sprintf("ws_fanout%d_produce_rps", n)] = float64(s.few) / produced.Seconds()
 		name := fmt.Sprintf("ws_fanout%d_server_cpu_us_per_delivery", n)
 		if err := errors.Join(mark.serverErr, end.serverErr); err != nil {
 			s.notes[name] = err.Error()
@@ -493,19 +495,20 @@ func drain(ctx context.Context, sub *wsclient.Subscription, n int) error {
 
 // wsFanoutRun subscribes subs connections to topic, then produces recs to
 // it from one connection in batches of 100 and returns the time from the
-// first produce until every subscriber has received every record. started
-// is called just before the first produce.
-func wsFanoutRun(ctx context.Context, cf *clientFlags, topic string, subs int, recs []wire.RecordIn, started func()) (time.Duration, error) {
+// first produce until every subscriber has received every record, and until
+// the producer had every ack. started is called just before the first
+// produce.
+func wsFanoutRun(ctx context.Context, cf *clientFlags, topic string, subs int, recs []wire.RecordIn, started func()) (elapsed, produced time.Duration, err error) {
 	var ss []*wsclient.Subscription
 	for range subs {
 		c, err := cf.dial(ctx)
 		if err != nil {
-			return 0, err
+			return 0, 0, err
 		}
 		defer c.Close()
 		s, err := c.Subscribe(ctx, wsclient.SubscribeOptions{Topic: topic, Partition: -1, From: "earliest", Buffer: 64})
 		if err != nil {
-			return 0, err
+			return 0, 0, err
 		}
 		ss = append(ss, s)
 	}
@@ -522,13 +525,13 @@ func wsFanoutRun(ctx context.Context, cf *clientFlags, topic string, subs int, r
 	}
 	started()
 	start := time.Now()
-	if _, err := wsProduceRun(ctx, cf, []string{topic}, 1, recs, nil, 100, wsBenchWindow); err != nil {
-		return 0, err
+	if produced, err = wsProduceRun(ctx, cf, []string{topic}, 1, recs, nil, 100, wsBenchWindow); err != nil {
+		return 0, 0, err
 	}
 	wg.Wait()
-	elapsed := time.Since(start)
+	elapsed = time.Since(start)
 	close(errs)
-	return elapsed, <-errs
+	return elapsed, produced, <-errs
 }
 
 // wsE2ERun produces n single records at wsBenchE2ERate per second, each
