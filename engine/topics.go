@@ -48,10 +48,11 @@ func normalize(cfg TopicConfig) (TopicConfig, error) {
 	switch {
 	case cfg.Partitions < 1 || cfg.Partitions > MaxPartitions:
 		return cfg, fmt.Errorf("%w: partitions %d, want 1..%d", ErrInvalidConfig, cfg.Partitions, MaxPartitions)
-	case cfg.SegmentMaxBytes < MinSegmentMaxBytes || cfg.SegmentMaxBytes > MaxSegmentMaxBytes:
-		return cfg, fmt.Errorf("%w: segment size %d bytes, want %d..%d", ErrInvalidConfig, cfg.SegmentMaxBytes, MinSegmentMaxBytes, MaxSegmentMaxBytes)
 	case cfg.RetentionMaxAge < 0 || cfg.RetentionMaxBytes < 0 || cfg.TombstoneRetention < 0:
 		return cfg, fmt.Errorf("%w: negative retention", ErrInvalidConfig)
+	}
+	if err := CheckSegmentBytes(cfg.SegmentMaxBytes); err != nil {
+		return cfg, err
 	}
 	if _, err := ParseSyncMode(string(cfg.SyncMode)); err != nil {
 		return cfg, err
@@ -65,16 +66,25 @@ func normalize(cfg TopicConfig) (TopicConfig, error) {
 	return cfg, nil
 }
 
-// ParseSyncMode, ParseCleanup and CheckCodec check one field of a topic
-// configuration as a user wrote it: they are the one validator of those
-// values, used by normalize and by every surface that reads a config
-// (websocket, terminal UI). An error wraps ErrInvalidConfig.
+// ParseSyncMode, ParseCleanup, CheckCodec and CheckSegmentBytes check one
+// field of a topic configuration as a user wrote it: they are the one
+// validator of those values, used by normalize and by every surface that
+// reads a config (websocket, Kafka, terminal UI). An error wraps
+// ErrInvalidConfig.
 func ParseSyncMode(s string) (SyncMode, error) {
 	switch m := SyncMode(s); m {
 	case SyncEveryWrite, SyncInterval:
 		return m, nil
 	}
 	return "", fmt.Errorf("%w: sync mode %q, want %q or %q", ErrInvalidConfig, s, SyncEveryWrite, SyncInterval)
+}
+
+// CheckSegmentBytes checks a segment roll size: see ParseSyncMode.
+func CheckSegmentBytes(n int64) error {
+	if n < MinSegmentMaxBytes || n > MaxSegmentMaxBytes {
+		return fmt.Errorf("%w: segment size %d bytes, want %d..%d (1 MiB..1 GiB)", ErrInvalidConfig, n, MinSegmentMaxBytes, MaxSegmentMaxBytes)
+	}
+	return nil
 }
 
 // ParseCleanup checks a cleanup policy: see ParseSyncMode.

@@ -186,7 +186,7 @@ func setTopicConfig(cfg *engine.TopicConfig, name, v string) (int16, string) {
 		cfg.RetentionMaxBytes = max(n, 0) // -1: no limit
 	case "segment.bytes":
 		n, err := strconv.ParseInt(v, 10, 64)
-		if err != nil || n < engine.MinSegmentMaxBytes || n > engine.MaxSegmentMaxBytes {
+		if err != nil || engine.CheckSegmentBytes(n) != nil {
 			return bad()
 		}
 		cfg.SegmentMaxBytes = n

@@ -48,8 +48,8 @@ func applyAlter(a *wire.TopicAlter, cfg engine.TopicConfig) (engine.TopicConfig,
 		cfg.Partitions = *a.Partitions
 	}
 	if a.SegmentBytes != nil {
-		if n := *a.SegmentBytes; n < engine.MinSegmentMaxBytes || n > engine.MaxSegmentMaxBytes {
-			return cfg, wire.Errorf(wire.CodeInvalidConfig, "segment_bytes %d: want %d..%d (1 MiB..1 GiB)", n, engine.MinSegmentMaxBytes, engine.MaxSegmentMaxBytes)
+		if engine.CheckSegmentBytes(*a.SegmentBytes) != nil {
+			return cfg, wire.Errorf(wire.CodeInvalidConfig, "segment_bytes %d: want %d..%d (1 MiB..1 GiB)", *a.SegmentBytes, engine.MinSegmentMaxBytes, engine.MaxSegmentMaxBytes)
 		}
 		cfg.SegmentMaxBytes = *a.SegmentBytes
 	}
