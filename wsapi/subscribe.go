@@ -25,6 +25,7 @@ type subscription struct {
 	topic    string
 	consumer string
 	plain    bool // tail endpoint: one frame per record, no envelope
+	binary   bool // "format":"binary": binary pushes (pushbin.go)
 
 	ctx    context.Context
 	cancel context.CancelFunc
@@ -42,6 +43,11 @@ func (c *conn) opSubscribe(req *request) {
 			return
 		}
 	}
+	binary, e := wire.ParseFormat(req.Format)
+	if e != nil {
+		c.reply(req.ID, nil, e)
+		return
+	}
 	from, err := wire.ParseFrom(req.From)
 	if err != nil {
 		c.reply(req.ID, nil, toError(err))
@@ -57,6 +63,7 @@ func (c *conn) opSubscribe(req *request) {
 		c.reply(req.ID, nil, e)
 		return
 	}
+	s.binary = binary // before any push of s
 	f := []byte(`"sub":`)
 	f = strconv.AppendInt(f, s.id, 10)
 	f = append(f, `,"topic":`...)
@@ -354,6 +361,9 @@ func (s *subscription) deliver(p int, res *engine.ReadResult, reserved int64) (i
 		}
 		return next, true
 	}
+	if s.binary {
+		return s.deliverBinaryPush(p, res, int(reserved))
+	}
 	return s.deliverPush(p, res, int(reserved))
 }
 
@@ -370,7 +380,7 @@ const pushHeadRoom = 7 + 13 + 8 + 11 + 12 + 4*20
 func (s *subscription) deliverPush(p int, res *engine.ReadResult, limit int) (int64, bool) {
 	pc := s.c.srv.pushes
 	recs := res.Records
-	shared, cached, k := pc.lookup(s.topic, p, recs)
+	shared, cached, k := pc.lookup(s.topic, p, false, recs)
 	est := pushHeadRoom + 2
 	for i := range recs {
 		if est-pushHeadRoom >= limit {
@@ -386,7 +396,7 @@ func (s *subscription) deliverPush(p int, res *engine.ReadResult, limit int) (in
 		for n < k && cached.ends[n-1] < limit {
 			n++
 		}
-		b = append(b, cached.json[:cached.ends[n-1]]...)
+		b = append(b, cached.data[:cached.ends[n-1]]...)
 	}
 	fromCache := n
 	if n < len(recs) && (n == 0 || len(b)-pushHeadRoom < limit) {
@@ -416,7 +426,7 @@ func (s *subscription) deliverPush(p int, res *engine.ReadResult, limit int) (in
 	}
 	pc.encoded.Add(int64(n - fromCache))
 	if ends != nil {
-		pc.store(s.topic, p, &encodedRun{recs: recs[:n:n], ends: ends, json: b[pushHeadRoom:len(b):len(b)]})
+		pc.store(s.topic, p, false, &encodedRun{recs: recs[:n:n], ends: ends, data: b[pushHeadRoom:len(b):len(b)]})
 	}
 	var hb [pushHeadRoom]byte
 	h := append(hb[:0], `{"sub":`...)

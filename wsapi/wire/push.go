@@ -112,7 +112,7 @@ func AppendBinaryPush(b []byte, h *BinaryPush, recs []engine.Record) []byte {
 }
 
 // ParseBinaryPush reads the header of the binary push msg. The records
-// stay in msg (h.Records); Record decodes them one by one.
+// stay in msg (h.Records); Each decodes them.
 func ParseBinaryPush(msg []byte) (h BinaryPush, err error) {
 	p := NewParser(msg)
 	var seen [7]bool // the fields below, in order; ObjectFields refuses repeats
@@ -169,12 +169,32 @@ func ParseBinaryPush(msg []byte) (h BinaryPush, err error) {
 	return h, nil
 }
 
-// Record decodes the record n of h at h.Records[i:] into r and returns the
-// index of the next record (len(h.Records) after the last). r's key, value
-// and header values are sub-slices of h.Records (header names are copied
-// into strings); prev is the offset of record n-1 (ignored for n == 0),
-// which r's must exceed.
-func (h *BinaryPush) Record(i, n int, prev int64, r *engine.Record) (int, error) {
+// Each decodes the records of h in order, exactly h.Count of them, and
+// calls fn with each (r is reused: fn copies what it keeps). r's key, value
+// and header values are sub-slices of h.Records; header names are copied
+// into strings. It stops at the first malformed record.
+func (h *BinaryPush) Each(fn func(n int, r *engine.Record)) error {
+	i := 0
+	var r engine.Record
+	for n := range h.Count {
+		prev := r.Offset
+		r = engine.Record{}
+		var err error
+		if i, err = h.record(i, n, prev, &r); err != nil {
+			return err
+		}
+		fn(n, &r)
+	}
+	if i != len(h.Records) {
+		return fmt.Errorf("%w: %d bytes after the %d records announced", ErrBadPush, len(h.Records)-i, h.Count)
+	}
+	return nil
+}
+
+// record decodes record n of h at h.Records[i:] into r and returns the
+// index of the next record; prev is the offset of record n-1 (ignored for
+// n == 0), which r's must exceed.
+func (h *BinaryPush) record(i, n int, prev int64, r *engine.Record) (int, error) {
 	b := h.Records
 	if i >= len(b) {
 		return i, fmt.Errorf("%w: record %d of %d: the message ends", ErrBadPush, n, h.Count)
@@ -206,22 +226,12 @@ func (h *BinaryPush) Record(i, n int, prev int64, r *engine.Record) (int, error)
 	return i, nil
 }
 
-// DecodePushRecords decodes every record of h, checking that there are
-// exactly h.Count of them. Keys, values and header values are sub-slices of
-// h.Records.
+// DecodePushRecords decodes every record of h (Each). Keys, values and
+// header values are sub-slices of h.Records.
 func DecodePushRecords(h *BinaryPush) ([]engine.Record, error) {
 	recs := make([]engine.Record, h.Count)
-	i := 0
-	var prev int64
-	for n := range recs {
-		var err error
-		if i, err = h.Record(i, n, prev, &recs[n]); err != nil {
-			return nil, err
-		}
-		prev = recs[n].Offset
-	}
-	if i != len(h.Records) {
-		return nil, fmt.Errorf("%w: %d bytes after the %d records announced", ErrBadPush, len(h.Records)-i, h.Count)
+	if err := h.Each(func(n int, r *engine.Record) { recs[n] = *r }); err != nil {
+		return nil, err
 	}
 	return recs, nil
 }
