@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"net/http"
+	"runtime/pprof"
 	"strconv"
 	"sync"
 
@@ -252,10 +253,16 @@ func (c *conn) opUnsubscribe(req *request) {
 	c.reply(req.ID, nil, nil)
 }
 
+// start starts one delivery goroutine per partition, labelled for CPU
+// profiles with the push format (go tool pprof -tagfocus push=binary).
 func (s *subscription) start(starts []wire.StartPos) {
+	format := wire.FormatJSON
+	if s.binary {
+		format = wire.FormatBinary
+	}
 	for _, st := range starts {
 		s.wg.Add(1)
-		go s.run(st.Partition, st.From)
+		go pprof.Do(s.ctx, pprof.Labels("push", format), func(context.Context) { s.run(st.Partition, st.From) })
 	}
 }
 
