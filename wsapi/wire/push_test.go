@@ -131,3 +131,19 @@ func FuzzBinaryPush(f *testing.F) {
 		}
 	})
 }
+
+// TestBinaryPushDocExample: the example push of docs/websocket.md
+// ("Binary pushes") is what the encoder writes.
+func TestBinaryPushDocExample(t *testing.T) {
+	h := BinaryPush{Sub: 1, Partition: 0, Next: 42}
+	got := AppendBinaryPush(nil, &h, []engine.Record{
+		{Offset: 40, Timestamp: 1764424800123, Key: []byte("k"), Value: []byte("hi")},
+		{Offset: 41, Timestamp: 1764424800150, Value: []byte("x")},
+	})
+	want := "{\"sub\":1,\"partition\":0,\"offset\":40,\"timestamp\":1764424800123,\"next\":42,\"count\":2}\n" +
+		"\x00\x00\x02k\x03hi\x00" +
+		"\x01\x36\x00\x02x\x00"
+	if string(got) != want {
+		t.Fatalf("encoded\n%q\nwant (docs/websocket.md)\n%q", got, want)
+	}
+}
