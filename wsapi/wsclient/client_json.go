@@ -145,14 +145,15 @@ func record(p *wire.Parser, r *Record) bool {
 		var ok bool
 		switch string(key) {
 		case "key":
-			var k []byte
-			k, ok = p.PlainBytes()
-			r.Key = append([]byte{}, k...)
+			// Plain strings are their bytes: sub-slices of the message,
+			// like Raw (the read loop reads each message into a buffer
+			// of its own).
+			r.Key, ok = p.PlainBytes()
+			r.Key = r.Key[:len(r.Key):len(r.Key)]
 		case "value":
 			if p.Peek() == '"' {
-				var v []byte
-				v, ok = p.PlainBytes()
-				value = append([]byte{}, v...)
+				value, ok = p.PlainBytes()
+				value = value[:len(value):len(value)]
 			} else {
 				value, ok = p.Value()
 			}
