@@ -694,7 +694,11 @@ type Push struct {
 	Err       *wire.Error
 }
 
-// Record is one record as the server sent it.
+// Record is one record as the server sent it. Its Key, Value and header
+// values may be sub-slices of the message it arrived in (JSON or binary
+// push), which the client reads into a buffer of its own and never reuses:
+// they stay valid, keep that message in memory while held, and share it
+// with Raw and the push's other records (copy before modifying one).
 type Record struct {
 	Partition int
 	Offset    int64
