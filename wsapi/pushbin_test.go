@@ -314,3 +314,54 @@ func TestBinaryPushesEncodeOnce(t *testing.T) {
 		t.Fatal("the JSON subscriber got other records than the binary ones")
 	}
 }
+
+// TestBinaryAndJSONSubscriptionsShareAConnection: one client holds a JSON
+// and a binary subscription of the same topic; both get the records, and
+// when the topic is deleted both end with the error push (JSON text for
+// both formats), through the same Subscription API.
+func TestBinaryAndJSONSubscriptionsShareAConnection(t *testing.T) {
+	ts := startServer(t, DefaultOptions())
+	ctx := testCtx(t)
+	c := dialClient(t, ts.addr)
+	if _, err := c.ProduceBytes(ctx, "both", 0, []engine.Record{{Key: []byte("a"), Value: []byte("1")}, {Value: []byte{0xff}}}); err != nil {
+		t.Fatal(err)
+	}
+	var subs []*wsclient.Subscription
+	for _, binary := range []bool{false, true} {
+		s, err := c.Subscribe(ctx, wsclient.SubscribeOptions{Topic: "both", Partition: -1, From: "earliest", Binary: binary})
+		if err != nil {
+			t.Fatal(err)
+		}
+		subs = append(subs, s)
+	}
+	var got [2][]wsclient.Record
+	for i, s := range subs {
+		for len(got[i]) < 2 {
+			select {
+			case p := <-s.C():
+				if p.Err != nil {
+					t.Fatalf("subscription %d: %v", i, p.Err)
+				}
+				got[i] = append(got[i], p.Records...)
+			case <-ctx.Done():
+				t.Fatalf("subscription %d: %d records", i, len(got[i]))
+			}
+		}
+	}
+	if !reflect.DeepEqual(comparable(got[0]), comparable(got[1])) || string(got[1][1].Value) != "\xff" {
+		t.Fatalf("JSON %+v\nbinary %+v", got[0], got[1])
+	}
+	if err := c.DeleteTopic(ctx, "both"); err != nil {
+		t.Fatal(err)
+	}
+	for i, s := range subs {
+		select {
+		case p := <-s.C():
+			if p.Err == nil || p.Err.Code != wire.CodeTopicNotFound || len(p.Records) != 0 {
+				t.Fatalf("subscription %d after delete_topic: %+v", i, p)
+			}
+		case <-ctx.Done():
+			t.Fatalf("subscription %d: no error push after delete_topic", i)
+		}
+	}
+}
