@@ -1,23 +1,66 @@
 package wsapi
 
 import (
+	"sync"
+
 	"github.com/gorilla/websocket"
 	"github.com/pulselog/pulse/engine"
 	"github.com/pulselog/pulse/wsapi/wire"
 )
 
-// binaryMark is the first byte of a queued message that the write pump
-// sends as a binary message, without that byte: a binary push. Every text
-// message the server queues is a JSON object, so it starts with '{'.
-const binaryMark = 0
+// A queued message may start with a mark byte that tells the write pump
+// how to send it, without that byte. Every other message the server queues
+// is a JSON object sent as text, so it starts with '{'.
+const (
+	binaryMark       = 0 // a binary push
+	binaryMarkPooled = 1 // a binary push whose buffer goes back to pushBufs once written
+	textMarkPooled   = 2 // a JSON push whose buffer goes back to pushBufs once written
+)
 
-// writeMessage writes one queued message: a binary push (binaryMark first)
-// as a binary message, anything else as a text message.
+// writeMessage writes one queued message as its mark says (text when it
+// has none), and recycles its buffer when the mark says so: the message is
+// not referenced once written (gorilla and batchConn copy or write it
+// before returning).
 func (c *conn) writeMessage(msg []byte) error {
-	if len(msg) > 0 && msg[0] == binaryMark {
-		return c.ws.WriteMessage(websocket.BinaryMessage, msg[1:])
+	if len(msg) == 0 || msg[0] > textMarkPooled {
+		return c.ws.WriteMessage(websocket.TextMessage, msg)
 	}
-	return c.ws.WriteMessage(websocket.TextMessage, msg)
+	typ := websocket.BinaryMessage
+	if msg[0] == textMarkPooled {
+		typ = websocket.TextMessage
+	}
+	err := c.ws.WriteMessage(typ, msg[1:])
+	if msg[0] != binaryMark {
+		putPushBuf(msg)
+	}
+	return err
+}
+
+// pushBufs recycles the buffers of pushes that no pushCache entry holds:
+// a subscription catching up builds push after push of about the same
+// size, which would otherwise each be a fresh large allocation to zero and
+// collect.
+var pushBufs sync.Pool // of *[]byte
+
+// getPushBuf returns an empty buffer for about size bytes (an estimate:
+// appending past it grows it): a recycled one when one within an eighth
+// below and a quarter above is at hand (a queued push then holds little
+// more memory than the bytes the send budget counts), else a new one.
+// Recycled buffers come back a little smaller (writeMessage recycles the
+// message, which starts after the head room the push did not use).
+func getPushBuf(size int) []byte {
+	if p, _ := pushBufs.Get().(*[]byte); p != nil {
+		if c := cap(*p); c >= size-size/8 && c <= size+size/4 {
+			return (*p)[:0]
+		}
+	}
+	return make([]byte, 0, size)
+}
+
+// putPushBuf recycles the buffer of a written push.
+func putPushBuf(b []byte) {
+	b = b[:0]
+	pushBufs.Put(&b)
 }
 
 // binPushHeadRoom is room for binaryMark and a binary push's header line.
@@ -44,7 +87,7 @@ func (s *subscription) deliverBinaryPush(p int, res *engine.ReadResult, limit in
 			est += len(h.Key) + len(h.Value) + 4
 		}
 	}
-	b := make([]byte, binPushHeadRoom, est)
+	b := getPushBuf(est)[:binPushHeadRoom]
 	n := 0 // records in the push
 	if k > 0 {
 		n = 1
@@ -82,8 +125,12 @@ func (s *subscription) deliverBinaryPush(p int, res *engine.ReadResult, limit in
 	if ends != nil {
 		pc.store(s.topic, p, true, &encodedRun{recs: recs[:n:n], ends: ends, data: b[binPushHeadRoom:len(b):len(b)]})
 	}
+	mark := byte(binaryMarkPooled)
+	if ends != nil {
+		mark = binaryMark // the pushCache holds b
+	}
 	var hb [binPushHeadRoom]byte
-	h := append(hb[:0], binaryMark)
+	h := append(hb[:0], mark)
 	h = wire.AppendPushHeader(h, &wire.BinaryPush{
 		Sub: s.id, Partition: p, Offset: first, Timestamp: firstTS,
 		Next: next, Skipped: res.Skipped, Count: n,

@@ -374,10 +374,10 @@ func (s *subscription) deliver(p int, res *engine.ReadResult, reserved int64) (i
 	return s.deliverPush(p, res, int(reserved))
 }
 
-// pushHeadRoom is room for a push's envelope before its records: `{"sub":`,
-// `,"partition":`, `,"next":`, `,"skipped":` each with up to 20 digits, and
-// `,"records":[`.
-const pushHeadRoom = 7 + 13 + 8 + 11 + 12 + 4*20
+// pushHeadRoom is room for a push's mark byte (pushbin.go) and envelope
+// before its records: `{"sub":`, `,"partition":`, `,"next":`, `,"skipped":`
+// each with up to 20 digits, and `,"records":[`.
+const pushHeadRoom = 1 + 7 + 13 + 8 + 11 + 12 + 4*20
 
 // deliverPush queues one push {"sub","partition","next","records"} of
 // res's records, cut at about limit bytes of records JSON. Records the
@@ -395,7 +395,7 @@ func (s *subscription) deliverPush(p int, res *engine.ReadResult, limit int) (in
 		}
 		est += len(recs[i].Key) + len(recs[i].Value) + 96
 	}
-	b := make([]byte, pushHeadRoom, est)
+	b := getPushBuf(est)[:pushHeadRoom]
 	n := 0         // records in the push
 	var ends []int // record ends, for the cache
 	if k > 0 {
@@ -436,7 +436,11 @@ func (s *subscription) deliverPush(p int, res *engine.ReadResult, limit int) (in
 		pc.store(s.topic, p, false, &encodedRun{recs: recs[:n:n], ends: ends, data: b[pushHeadRoom:len(b):len(b)]})
 	}
 	var hb [pushHeadRoom]byte
-	h := append(hb[:0], `{"sub":`...)
+	h := hb[:0]
+	if ends == nil {
+		h = append(h, textMarkPooled) // no pushCache entry holds b
+	}
+	h = append(h, `{"sub":`...)
 	h = strconv.AppendInt(h, s.id, 10)
 	h = append(h, `,"partition":`...)
 	h = strconv.AppendInt(h, int64(p), 10)
