@@ -40,11 +40,23 @@ type batchConn struct {
 // holds (an idle connection should not pin a large one).
 const maxKeptBatch = 32 << 10
 
+// directWrite is the size from which a write within a hold is not
+// gathered: what was gathered is written, then p itself without a copy
+// (the body of a large push, which a gathering buffer would only copy and
+// grow for).
+const directWrite = 32 << 10
+
 // Write writes p, or gathers a copy of it while the connection is held.
 func (b *batchConn) Write(p []byte) (int, error) {
 	b.mu.Lock()
 	defer b.mu.Unlock()
 	if !b.held {
+		return b.Conn.Write(p)
+	}
+	if len(p) >= directWrite {
+		if err := b.flushLocked(); err != nil {
+			return 0, err
+		}
 		return b.Conn.Write(p)
 	}
 	if len(b.buf)+len(p) > maxWriteBatch && len(b.buf) > 0 {

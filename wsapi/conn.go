@@ -315,17 +315,17 @@ const maxWriteMessages = 256
 func (c *conn) writeQueued(msg []byte) bool {
 	c.ws.SetWriteDeadline(time.Now().Add(writeWait))
 	if c.bc == nil || len(c.send) == 0 {
-		err := c.ws.WriteMessage(websocket.TextMessage, msg)
+		err := c.writeMessage(msg)
 		c.taken(len(msg))
 		return err == nil
 	}
 	c.bc.hold()
 	n, size := 1, len(msg)
-	err := c.ws.WriteMessage(websocket.TextMessage, msg)
+	err := c.writeMessage(msg)
 	for err == nil && n < maxWriteMessages && size < maxWriteBatch {
 		select {
 		case m := <-c.send:
-			err = c.ws.WriteMessage(websocket.TextMessage, m)
+			err = c.writeMessage(m)
 			n++
 			size += len(m)
 			continue
@@ -347,7 +347,7 @@ func (c *conn) writeClose(cm closeMsg) {
 		for n := len(c.send); n > 0; n-- {
 			msg := <-c.send
 			c.ws.SetWriteDeadline(time.Now().Add(writeWait))
-			err := c.ws.WriteMessage(websocket.TextMessage, msg)
+			err := c.writeMessage(msg)
 			c.taken(len(msg))
 			if err != nil {
 				return

@@ -20,7 +20,9 @@
 // engine's NotifyC channel between reads; it reads only after reserving
 // room for the push in the connection's byte budget (Options.SendBytes), so
 // a client that does not read leaves its backlog on disk, and is closed
-// with 1013 once no room came for Options.SlowConsumerWait.
+// with 1013 once no room came for Options.SlowConsumerWait. A subscription
+// made with "format":"binary" sends binary pushes instead of JSON ones
+// (pushbin.go), under the same rules.
 //
 // Handshakes are checked before the upgrade: the Host header (DNS
 // rebinding), the token when one is configured, and the browser Origin
@@ -29,7 +31,8 @@
 //
 // The Go client is package wsapi/wsclient, which imports nothing of this
 // package. What both sides share is package wsapi/wire: the messages and
-// error codes, the subscribe position grammar, the binary frame's records,
+// error codes, the subscribe position grammar, the binary frame's records
+// and the binary push,
 // the strict JSON reader (this package's request fast path, fastjson.go,
 // reads with it) and the writers of the acks and records the client parses.
 // This package turns wire types into engine types and back (wire.go:

@@ -68,6 +68,10 @@ func requestField(p *wire.Parser, key []byte, req *request) bool {
 		n, ok := p.Integer(64)
 		req.Offset = &n
 		return ok
+	case "format":
+		s, ok := p.PlainString()
+		req.Format = s
+		return ok
 	case "from":
 		v, ok := p.Value()
 		req.From = json.RawMessage(v)

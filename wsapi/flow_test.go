@@ -1,6 +1,7 @@
 package wsapi
 
 import (
+	"bytes"
 	"context"
 	"errors"
 	"fmt"
@@ -20,6 +21,20 @@ func jsonValue(i int) []byte {
 }
 
 func TestSlowConsumerCutOffWithBoundedMemory(t *testing.T) {
+	slowConsumerCutOff(t, `{"op":"subscribe","id":1,"topic":"firehose","from":"earliest"}`, websocket.TextMessage)
+}
+
+// TestSlowBinaryConsumerCutOff: binary pushes keep to the same send
+// budget and slow-consumer rule as JSON ones.
+func TestSlowBinaryConsumerCutOff(t *testing.T) {
+	slowConsumerCutOff(t, `{"op":"subscribe","id":1,"topic":"firehose","from":"earliest","format":"binary"}`, websocket.BinaryMessage)
+}
+
+// slowConsumerCutOff fills a topic, subscribes with subscribe from a client
+// that stops reading, and checks that the server holds no more than its
+// bound for it and cuts it off with 1013; the pushes it did get are
+// websocket messages of type pushType.
+func slowConsumerCutOff(t *testing.T, subscribe string, pushType int) {
 	opts := DefaultOptions()
 	opts.SendQueue = 2
 	opts.PushRecords = 64
@@ -64,7 +79,7 @@ func TestSlowConsumerCutOffWithBoundedMemory(t *testing.T) {
 		t.Fatal(err)
 	}
 	defer ws.Close()
-	if err := ws.WriteMessage(websocket.TextMessage, []byte(`{"op":"subscribe","id":1,"topic":"firehose","from":"earliest"}`)); err != nil {
+	if err := ws.WriteMessage(websocket.TextMessage, []byte(subscribe)); err != nil {
 		t.Fatal(err)
 	}
 	// The server fills the socket, then the bounded queue, then cuts the
@@ -81,9 +96,10 @@ func TestSlowConsumerCutOffWithBoundedMemory(t *testing.T) {
 	// rest crawl): what the socket buffered, then the close frame.
 	ws.NetConn().(*net.TCPConn).SetReadBuffer(4 << 20)
 	var received int64
+	pushes := 0
 	for {
 		ws.SetReadDeadline(time.Now().Add(hangGuard))
-		_, b, err := ws.ReadMessage()
+		typ, b, err := ws.ReadMessage()
 		if err != nil {
 			var ce *websocket.CloseError
 			if !errors.As(err, &ce) || ce.Code != websocket.CloseTryAgainLater || !strings.Contains(ce.Text, "slow consumer") {
@@ -92,6 +108,15 @@ func TestSlowConsumerCutOffWithBoundedMemory(t *testing.T) {
 			break
 		}
 		received += int64(len(b))
+		if !bytes.HasPrefix(b, []byte(`{"id":1,`)) {
+			if typ != pushType {
+				t.Fatalf("push of message type %d, want %d: %.80q", typ, pushType, b)
+			}
+			pushes++
+		}
+	}
+	if pushes == 0 {
+		t.Fatal("the slow consumer got no push at all")
 	}
 	if received >= produced/2 {
 		t.Fatalf("the slow consumer got %d bytes of the %d stored: the server buffered for it instead of stopping", received, produced)

@@ -8,8 +8,8 @@ import (
 	"github.com/pulselog/pulse/engine"
 )
 
-// pushCache keeps the JSON of the records of recent pushes, per topic
-// partition and first offset, so that subscriptions pushing the same
+// pushCache keeps the encoded records of recent pushes (JSON, or the
+// binary push layout), per topic partition, first offset and format, so that subscriptions pushing the same
 // records (a topic's subscribers reading along its end) encode each record
 // once, not once per subscriber. It is used only for partitions that more
 // than one subscription of the server delivers: a lone subscriber pays
@@ -25,8 +25,8 @@ import (
 // cache let them go simply miss.
 type pushCache struct {
 	mu sync.Mutex
-	// m holds the entries, order their keys oldest first, bytes the JSON
-	// bytes they hold; all bounded by maxPushCacheEntries and
+	// m holds the entries, order their keys oldest first, bytes the
+	// encoded bytes they hold; all bounded by maxPushCacheEntries and
 	// maxPushCacheBytes.
 	m     map[pushKey]*encodedRun
 	order []pushKey
@@ -51,16 +51,18 @@ type topicPart struct {
 
 type pushKey struct {
 	topicPart
-	from int64
+	from   int64
+	binary bool // data is the binary push layout, not JSON
 }
 
-// encodedRun is the JSON of consecutive records: json[ends[i-1]:ends[i]]
-// is record i's object, preceded by a comma for i > 0 (ends[-1] = 0).
-// Immutable once cached.
+// encodedRun is the encoding of consecutive records: data[ends[i-1]:ends[i]]
+// is record i (ends[-1] = 0), in JSON its object preceded by a comma for
+// i > 0, in a binary push its bytes (wire.AppendPushRecord, deltas from
+// recs[0]). Immutable once cached.
 type encodedRun struct {
 	recs []engine.Record
 	ends []int
-	json []byte
+	data []byte
 }
 
 func newPushCache() *pushCache {
@@ -89,7 +91,7 @@ func (pc *pushCache) leave(topic string, p int) {
 			continue
 		}
 		if e := pc.m[k]; e != nil {
-			pc.bytes -= len(e.json)
+			pc.bytes -= len(e.data)
 			delete(pc.m, k)
 		}
 	}
@@ -98,14 +100,15 @@ func (pc *pushCache) leave(topic string, p int) {
 }
 
 // lookup reports whether partition p of topic is shared (delivered by more
-// than one subscription), and then returns the cached run starting at
-// recs[0] and how many of recs, from the first, it holds (0: none).
-func (pc *pushCache) lookup(topic string, p int, recs []engine.Record) (shared bool, e *encodedRun, k int) {
+// than one subscription), and then returns the cached run of the format
+// (binary or JSON) starting at recs[0] and how many of recs, from the
+// first, it holds (0: none).
+func (pc *pushCache) lookup(topic string, p int, binary bool, recs []engine.Record) (shared bool, e *encodedRun, k int) {
 	tp := topicPart{topic, p}
 	pc.mu.Lock()
 	shared = pc.subs[tp] > 1
 	if shared && len(recs) > 0 {
-		e = pc.m[pushKey{tp, recs[0].Offset}]
+		e = pc.m[pushKey{tp, recs[0].Offset, binary}]
 	}
 	pc.mu.Unlock()
 	if e == nil {
@@ -117,30 +120,30 @@ func (pc *pushCache) lookup(topic string, p int, recs []engine.Record) (shared b
 	return shared, e, k
 }
 
-// store caches run (replacing an entry at the same first offset) while
-// the partition is shared.
-func (pc *pushCache) store(topic string, p int, run *encodedRun) {
-	if len(run.recs) == 0 || len(run.json) > maxPushCacheBytes/4 {
+// store caches run of the format (replacing an entry at the same first
+// offset) while the partition is shared.
+func (pc *pushCache) store(topic string, p int, binary bool, run *encodedRun) {
+	if len(run.recs) == 0 || len(run.data) > maxPushCacheBytes/4 {
 		return
 	}
-	key := pushKey{topicPart{topic, p}, run.recs[0].Offset}
+	key := pushKey{topicPart{topic, p}, run.recs[0].Offset, binary}
 	pc.mu.Lock()
 	defer pc.mu.Unlock()
 	if pc.subs[key.topicPart] < 2 {
 		return
 	}
 	if old := pc.m[key]; old != nil {
-		pc.bytes -= len(old.json)
+		pc.bytes -= len(old.data)
 	} else {
 		pc.order = append(pc.order, key)
 	}
 	pc.m[key] = run
-	pc.bytes += len(run.json)
+	pc.bytes += len(run.data)
 	for len(pc.order) > 0 && (len(pc.m) > maxPushCacheEntries || pc.bytes > maxPushCacheBytes) {
 		old := pc.order[0]
 		pc.order = pc.order[1:]
 		if e := pc.m[old]; e != nil {
-			pc.bytes -= len(e.json)
+			pc.bytes -= len(e.data)
 			delete(pc.m, old)
 		}
 	}

@@ -138,23 +138,23 @@ func TestPushCacheMatchesMemory(t *testing.T) {
 	pc.join("t", 0)
 	val := []byte(`{"a":1}`)
 	recs := []engine.Record{{Offset: 5, Timestamp: 9, Value: val}, {Offset: 6, Timestamp: 9, Value: val[:0:0]}}
-	pc.store("t", 0, &encodedRun{recs: recs, ends: []int{10, 20}, json: make([]byte, 20)})
-	if shared, e, k := pc.lookup("t", 0, recs); !shared || e == nil || k != 2 {
+	pc.store("t", 0, false, &encodedRun{recs: recs, ends: []int{10, 20}, data: make([]byte, 20)})
+	if shared, e, k := pc.lookup("t", 0, false, recs); !shared || e == nil || k != 2 {
 		t.Fatalf("same records: shared %v, %d matched, want 2", shared, k)
 	}
 	copied := []engine.Record{{Offset: 5, Timestamp: 9, Value: bytes.Clone(val)}, recs[1]}
-	if _, _, k := pc.lookup("t", 0, copied); k != 0 {
+	if _, _, k := pc.lookup("t", 0, false, copied); k != 0 {
 		t.Fatalf("equal bytes at other memory: %d matched, want 0", k)
 	}
 	later := []engine.Record{recs[0], {Offset: 6, Timestamp: 10, Value: val[:0:0]}}
-	if _, _, k := pc.lookup("t", 0, later); k != 1 {
+	if _, _, k := pc.lookup("t", 0, false, later); k != 1 {
 		t.Fatalf("second record with another timestamp: %d matched, want 1", k)
 	}
 	pc.leave("t", 0)
-	if shared, _, _ := pc.lookup("t", 0, recs); shared {
+	if shared, _, _ := pc.lookup("t", 0, false, recs); shared {
 		t.Fatal("one subscriber left: still shared")
 	}
-	pc.store("t", 0, &encodedRun{recs: recs, ends: []int{10, 20}, json: make([]byte, 20)})
+	pc.store("t", 0, false, &encodedRun{recs: recs, ends: []int{10, 20}, data: make([]byte, 20)})
 	pc.leave("t", 0)
 	if len(pc.m) != 0 || pc.bytes != 0 || len(pc.subs) != 0 {
 		t.Fatalf("after the last subscriber: %d entries, %d bytes, %d partitions", len(pc.m), pc.bytes, len(pc.subs))

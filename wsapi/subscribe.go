@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"net/http"
+	"runtime/pprof"
 	"strconv"
 	"sync"
 
@@ -25,6 +26,7 @@ type subscription struct {
 	topic    string
 	consumer string
 	plain    bool // tail endpoint: one frame per record, no envelope
+	binary   bool // "format":"binary": binary pushes (pushbin.go)
 
 	ctx    context.Context
 	cancel context.CancelFunc
@@ -42,6 +44,11 @@ func (c *conn) opSubscribe(req *request) {
 			return
 		}
 	}
+	binary, e := wire.ParseFormat(req.Format)
+	if e != nil {
+		c.reply(req.ID, nil, e)
+		return
+	}
 	from, err := wire.ParseFrom(req.From)
 	if err != nil {
 		c.reply(req.ID, nil, toError(err))
@@ -57,6 +64,7 @@ func (c *conn) opSubscribe(req *request) {
 		c.reply(req.ID, nil, e)
 		return
 	}
+	s.binary = binary // before any push of s
 	f := []byte(`"sub":`)
 	f = strconv.AppendInt(f, s.id, 10)
 	f = append(f, `,"topic":`...)
@@ -245,10 +253,16 @@ func (c *conn) opUnsubscribe(req *request) {
 	c.reply(req.ID, nil, nil)
 }
 
+// start starts one delivery goroutine per partition, labelled for CPU
+// profiles with the push format (go tool pprof -tagfocus push=binary).
 func (s *subscription) start(starts []wire.StartPos) {
+	format := wire.FormatJSON
+	if s.binary {
+		format = wire.FormatBinary
+	}
 	for _, st := range starts {
 		s.wg.Add(1)
-		go s.run(st.Partition, st.From)
+		go pprof.Do(s.ctx, pprof.Labels("push", format), func(context.Context) { s.run(st.Partition, st.From) })
 	}
 }
 
@@ -354,13 +368,16 @@ func (s *subscription) deliver(p int, res *engine.ReadResult, reserved int64) (i
 		}
 		return next, true
 	}
+	if s.binary {
+		return s.deliverBinaryPush(p, res, int(reserved))
+	}
 	return s.deliverPush(p, res, int(reserved))
 }
 
-// pushHeadRoom is room for a push's envelope before its records: `{"sub":`,
-// `,"partition":`, `,"next":`, `,"skipped":` each with up to 20 digits, and
-// `,"records":[`.
-const pushHeadRoom = 7 + 13 + 8 + 11 + 12 + 4*20
+// pushHeadRoom is room for a push's mark byte (pushbin.go) and envelope
+// before its records: `{"sub":`, `,"partition":`, `,"next":`, `,"skipped":`
+// each with up to 20 digits, and `,"records":[`.
+const pushHeadRoom = 1 + 7 + 13 + 8 + 11 + 12 + 4*20
 
 // deliverPush queues one push {"sub","partition","next","records"} of
 // res's records, cut at about limit bytes of records JSON. Records the
@@ -370,7 +387,7 @@ const pushHeadRoom = 7 + 13 + 8 + 11 + 12 + 4*20
 func (s *subscription) deliverPush(p int, res *engine.ReadResult, limit int) (int64, bool) {
 	pc := s.c.srv.pushes
 	recs := res.Records
-	shared, cached, k := pc.lookup(s.topic, p, recs)
+	shared, cached, k := pc.lookup(s.topic, p, false, recs)
 	est := pushHeadRoom + 2
 	for i := range recs {
 		if est-pushHeadRoom >= limit {
@@ -378,7 +395,7 @@ func (s *subscription) deliverPush(p int, res *engine.ReadResult, limit int) (in
 		}
 		est += len(recs[i].Key) + len(recs[i].Value) + 96
 	}
-	b := make([]byte, pushHeadRoom, est)
+	b := getPushBuf(est)[:pushHeadRoom]
 	n := 0         // records in the push
 	var ends []int // record ends, for the cache
 	if k > 0 {
@@ -386,7 +403,7 @@ func (s *subscription) deliverPush(p int, res *engine.ReadResult, limit int) (in
 		for n < k && cached.ends[n-1] < limit {
 			n++
 		}
-		b = append(b, cached.json[:cached.ends[n-1]]...)
+		b = append(b, cached.data[:cached.ends[n-1]]...)
 	}
 	fromCache := n
 	if n < len(recs) && (n == 0 || len(b)-pushHeadRoom < limit) {
@@ -416,10 +433,14 @@ func (s *subscription) deliverPush(p int, res *engine.ReadResult, limit int) (in
 	}
 	pc.encoded.Add(int64(n - fromCache))
 	if ends != nil {
-		pc.store(s.topic, p, &encodedRun{recs: recs[:n:n], ends: ends, json: b[pushHeadRoom:len(b):len(b)]})
+		pc.store(s.topic, p, false, &encodedRun{recs: recs[:n:n], ends: ends, data: b[pushHeadRoom:len(b):len(b)]})
 	}
 	var hb [pushHeadRoom]byte
-	h := append(hb[:0], `{"sub":`...)
+	h := hb[:0]
+	if ends == nil {
+		h = append(h, textMarkPooled) // no pushCache entry holds b
+	}
+	h = append(h, `{"sub":`...)
 	h = strconv.AppendInt(h, s.id, 10)
 	h = append(h, `,"partition":`...)
 	h = strconv.AppendInt(h, int64(p), 10)

@@ -33,6 +33,7 @@ type request struct {
 	Consumer string          `json:"consumer,omitempty"`
 	Sub      int64           `json:"sub,omitempty"`
 	Offset   *int64          `json:"offset,omitempty"`
+	Format   string          `json:"format,omitempty"` // subscribe: "json" or "binary" pushes
 
 	// create_topic.
 	Config *wire.TopicConfig `json:"config,omitempty"`

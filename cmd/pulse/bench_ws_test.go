@@ -19,6 +19,7 @@ var wsBenchFigures = []string{
 	"ws_produce_batch100_rps", "ws_produce_batch100_mbps",
 	"ws_produce_binary100_rps", "ws_produce_binary100_mbps",
 	"ws_consume_rps", "ws_consume_server_cpu_us_per_rec", "ws_consume_client_cpu_us_per_rec", "ws_consume_cpu_us_per_rec",
+	"ws_consume_binary_rps", "ws_consume_binary_server_cpu_us_per_rec", "ws_consume_binary_client_cpu_us_per_rec", "ws_consume_binary_cpu_us_per_rec",
 	"ws_produce_single_rps", "ws_produce_single_server_cpu_us_per_rec", "ws_produce_single_client_cpu_us_per_rec", "ws_produce_single_cpu_us_per_rec",
 	"ws_produce_topics1_rps", "ws_produce_topics100_rps",
 	"ws_fanout1_per_sub_rps", "ws_fanout8_per_sub_rps", "ws_fanout64_per_sub_rps",
@@ -119,7 +120,7 @@ func TestBenchWSSteps(t *testing.T) {
 	}
 	out := mustPulse(t, "", "bench", "--ws", srv.addr, "--ws-steps", "consume", "--dir", t.TempDir(),
 		"--mb", "1", "--recovery-mb", "0", "--seconds", "0.2", "--no-extras")
-	if !strings.Contains(out, "ws_consume_server_cpu_us_per_rec") || strings.Contains(out, "ws_produce_single_rps") || strings.Contains(out, "ws_produce_batch100_rps") {
+	if !strings.Contains(out, "ws_consume_server_cpu_us_per_rec") || !strings.Contains(out, "ws_consume_binary_server_cpu_us_per_rec") || strings.Contains(out, "ws_produce_single_rps") || strings.Contains(out, "ws_produce_batch100_rps") {
 		t.Errorf("bench --ws-steps consume printed:\n%s", out)
 	}
 }

@@ -237,8 +237,8 @@ func (s *wsSteps) batch() error {
 }
 
 // consume reads the batch step's topic back from earliest over one
-// connection (without the batch step, it first writes the records in
-// binary frames, unmeasured).
+// connection, with JSON pushes, then again with binary pushes (without the
+// batch step, it first writes the records in binary frames, unmeasured).
 func (s *wsSteps) consume() error {
 	if s.written == "" {
 		topic, err := s.newTopic("consume", "interval")
@@ -250,15 +250,26 @@ func (s *wsSteps) consume() error {
 		}
 		s.written = topic
 	}
-	fmt.Fprintf(s.progress(), "bench ws: consume from earliest, %d records, 1 connection\n", len(s.recs))
-	writebackAll()
-	mark := s.cpu()
-	elapsed, err := wsConsumeRun(s.ctx, s.cf, s.written, len(s.recs))
-	if err != nil {
-		return err
+	for _, binary := range []bool{false, true} {
+		name, what := "ws_consume", "JSON"
+		if binary {
+			name, what = "ws_consume_binary", "binary"
+		}
+		fmt.Fprintf(s.progress(), "bench ws: consume from earliest, %s pushes, %d records, 1 connection\n", what, len(s.recs))
+		writebackAll()
+		mark := s.cpu()
+		var elapsed time.Duration
+		var err error
+		// The client's read loop inherits the label (tagfocus push=binary).
+		pprof.Do(s.ctx, pprof.Labels("bench", "consume", "push", strings.ToLower(what)), func(ctx context.Context) {
+			elapsed, err = wsConsumeRun(ctx, s.cf, s.written, len(s.recs), binary)
+		})
+		if err != nil {
+			return err
+		}
+		s.perRecord(name, mark, len(s.recs))
+		s.res[name+"_rps"] = float64(len(s.recs)) / elapsed.Seconds()
 	}
-	s.perRecord("ws_consume", mark, len(s.recs))
-	s.res["ws_consume_rps"] = float64(len(s.recs)) / elapsed.Seconds()
 	return nil
 }
 
@@ -455,16 +466,17 @@ func wsProduceRun(ctx context.Context, cf *clientFlags, topics []string, conns i
 	return elapsed, <-errs
 }
 
-// wsConsumeRun subscribes to topic from earliest on a new connection and
-// returns the time until n records have arrived.
-func wsConsumeRun(ctx context.Context, cf *clientFlags, topic string, n int) (time.Duration, error) {
+// wsConsumeRun subscribes to topic from earliest on a new connection (with
+// binary pushes when binary) and returns the time until n records have
+// arrived.
+func wsConsumeRun(ctx context.Context, cf *clientFlags, topic string, n int, binary bool) (time.Duration, error) {
 	c, err := cf.dial(ctx)
 	if err != nil {
 		return 0, err
 	}
 	defer c.Close()
 	start := time.Now()
-	sub, err := c.Subscribe(ctx, wsclient.SubscribeOptions{Topic: topic, Partition: -1, From: "earliest", Buffer: 64})
+	sub, err := c.Subscribe(ctx, wsclient.SubscribeOptions{Topic: topic, Partition: -1, From: "earliest", Buffer: 64, Binary: binary})
 	if err != nil {
 		return 0, err
 	}

@@ -38,44 +38,24 @@ func DecodeBinaryRecords(b []byte, maxRecords, maxRecordBytes int) ([]engine.Rec
 			return nil, 0, Errorf(CodeInvalidRequest, "more than %d records in one request", maxRecords)
 		}
 		var rec engine.Record
-		key, i2, e := binaryField(b, i, n, "key")
-		if e != nil {
-			return nil, 0, e
-		}
-		val, i3, e := binaryField(b, i2, n, "value")
-		if e != nil {
-			return nil, 0, e
-		}
-		rec.Key, rec.Value, i = key, val, i3 // nil Value: a tombstone
-		hn, w := binary.Uvarint(b[i:])
-		if w <= 0 {
-			return nil, 0, Errorf(CodeInvalidRequest, "record %d: bad header count", n)
-		}
-		i += w
-		if hn > MaxBinaryHeaders {
-			return nil, 0, Errorf(CodeInvalidRequest, "record %d: %d headers (at most %d)", n, hn, MaxBinaryHeaders)
-		}
-		size := len(rec.Key) + len(rec.Value)
-		for h := range int(hn) {
-			name, j, e := binaryBytes(b, i, n, "header name")
-			if e != nil {
-				return nil, 0, e
-			}
-			v, j, e := binaryBytes(b, j, n, "header value")
-			if e != nil {
-				return nil, 0, e
-			}
-			i = j
+		var e *Error
+		i, e = decodeBinaryRecord(b, i, n, MaxBinaryHeaders, &rec, func(h int, name []byte) *Error {
 			if !utf8.Valid(name) {
-				return nil, 0, Errorf(CodeInvalidRequest, "record %d: header %d: name is not UTF-8", n, h)
+				return Errorf(CodeInvalidRequest, "record %d: header %d: name is not UTF-8", n, h)
 			}
 			for _, prev := range rec.Headers {
 				if prev.Key == string(name) {
-					return nil, 0, Errorf(CodeInvalidRequest, "record %d: header %q twice", n, name)
+					return Errorf(CodeInvalidRequest, "record %d: header %q twice", n, name)
 				}
 			}
-			rec.Headers = append(rec.Headers, engine.Header{Key: string(name), Value: v})
-			size += len(name) + len(v)
+			return nil
+		})
+		if e != nil {
+			return nil, 0, e
+		}
+		size := len(rec.Key) + len(rec.Value)
+		for _, h := range rec.Headers {
+			size += len(h.Key) + len(h.Value)
 		}
 		if size > maxRecordBytes {
 			return nil, 0, Errorf(CodeRecordTooLarge, "record %d: %d bytes exceeds the limit of %d bytes", n, size, maxRecordBytes)
@@ -87,6 +67,53 @@ func DecodeBinaryRecords(b []byte, maxRecords, maxRecordBytes int) ([]engine.Rec
 		return nil, 0, Errorf(CodeInvalidRequest, "binary frame has no records after its header")
 	}
 	return recs, total, nil
+}
+
+// decodeBinaryRecord decodes the key, value and headers of record n at
+// b[i:] into rec (keys, values and header values are sub-slices of b) and
+// returns the index after it: the per-record layout of binary produce
+// frames and binary pushes. A record of more than maxHeaders headers is
+// refused; check, when not nil, judges each header name before it is added
+// (rec.Headers holds the record's earlier headers).
+func decodeBinaryRecord(b []byte, i, n, maxHeaders int, rec *engine.Record, check func(h int, name []byte) *Error) (int, *Error) {
+	key, i, e := binaryField(b, i, n, "key")
+	if e != nil {
+		return i, e
+	}
+	val, i, e := binaryField(b, i, n, "value")
+	if e != nil {
+		return i, e
+	}
+	rec.Key, rec.Value = key, val // nil Value: a tombstone
+	hn, w := binary.Uvarint(b[i:])
+	if w <= 0 {
+		return i, Errorf(CodeInvalidRequest, "record %d: bad header count", n)
+	}
+	i += w
+	if hn > uint64(maxHeaders) {
+		return i, Errorf(CodeInvalidRequest, "record %d: %d headers (at most %d)", n, hn, maxHeaders)
+	}
+	if hn > 0 {
+		rec.Headers = make([]engine.Header, 0, hn)
+	}
+	for h := range int(hn) {
+		name, j, e := binaryBytes(b, i, n, "header name")
+		if e != nil {
+			return j, e
+		}
+		v, j, e := binaryBytes(b, j, n, "header value")
+		if e != nil {
+			return j, e
+		}
+		i = j
+		if check != nil {
+			if e := check(h, name); e != nil {
+				return i, e
+			}
+		}
+		rec.Headers = append(rec.Headers, engine.Header{Key: string(name), Value: v})
+	}
+	return i, nil
 }
 
 // binaryField reads a length+1-prefixed key or value at b[i:]: nil for a
@@ -123,16 +150,22 @@ func binaryBytes(b []byte, i, rec int, what string) ([]byte, int, *Error) {
 // AppendBinaryRecords appends the records part of a binary produce frame.
 func AppendBinaryRecords(b []byte, recs []engine.Record) []byte {
 	for i := range recs {
-		r := &recs[i]
-		b = appendLenPlus1(b, r.Key)
-		b = appendLenPlus1(b, r.Value)
-		b = binary.AppendUvarint(b, uint64(len(r.Headers)))
-		for _, h := range r.Headers {
-			b = binary.AppendUvarint(b, uint64(len(h.Key)))
-			b = append(b, h.Key...)
-			b = binary.AppendUvarint(b, uint64(len(h.Value)))
-			b = append(b, h.Value...)
-		}
+		b = appendBinaryRecord(b, &recs[i])
+	}
+	return b
+}
+
+// appendBinaryRecord appends r's key, value and headers in the layout
+// decodeBinaryRecord reads.
+func appendBinaryRecord(b []byte, r *engine.Record) []byte {
+	b = appendLenPlus1(b, r.Key)
+	b = appendLenPlus1(b, r.Value)
+	b = binary.AppendUvarint(b, uint64(len(r.Headers)))
+	for _, h := range r.Headers {
+		b = binary.AppendUvarint(b, uint64(len(h.Key)))
+		b = append(b, h.Key...)
+		b = binary.AppendUvarint(b, uint64(len(h.Value)))
+		b = append(b, h.Value...)
 	}
 	return b
 }

@@ -8,6 +8,9 @@
 //   - from.go: the grammar of a subscribe or tail position (From);
 //   - binary.go: the layout of a binary produce frame's records, its
 //     encoder and its decoder;
+//   - push.go: the layout of a binary push (a subscription's
+//     "format":"binary"), which reuses binary.go's per-record layout, its
+//     encoder and its decoder;
 //   - json.go: the strict JSON reader both sides' fast paths use (Parser),
 //     ValidJSON and AppendJSONString;
 //   - reply.go: the writers of the server messages the client parses by the

@@ -202,14 +202,19 @@ func (c *Client) readLoop() {
 	hint := 512
 	for {
 		var msg []byte
-		_, msg, err = wire.ReadMessage(c.ws, hint)
+		var typ int
+		typ, msg, err = wire.ReadMessage(c.ws, hint)
 		if err != nil {
 			break
 		}
 		hint = max(512, len(msg)+len(msg)/8)
 		var env envelope
-		var recs []Record // a push's records, when fastPush read them
-		if !fastAcks(msg, &env) {
+		var recs []Record // a push's records, when fastPush or binaryPush read them
+		if typ == websocket.BinaryMessage {
+			if recs = binaryPush(msg, &env); env.Sub == 0 {
+				continue // not even a push header: nothing to route it to
+			}
+		} else if !fastAcks(msg, &env) {
 			var ok bool
 			if recs, ok = fastPush(msg, &env); !ok && !fastReply(msg, &env) && json.Unmarshal(msg, &env) != nil {
 				continue
@@ -641,6 +646,10 @@ type SubscribeOptions struct {
 	Consumer string
 	// Buffer is how many pushes the Subscription channel holds (default 16).
 	Buffer int
+	// Binary asks for binary pushes ("format":"binary", docs/websocket.md):
+	// the records arrive on C as with JSON pushes, without JSON on either
+	// side, and without Raw.
+	Binary bool
 }
 
 // Subscription receives the pushes of one subscribe.
@@ -685,7 +694,11 @@ type Push struct {
 	Err       *wire.Error
 }
 
-// Record is one record as the server sent it.
+// Record is one record as the server sent it. Its Key, Value and header
+// values may be sub-slices of the message it arrived in (JSON or binary
+// push), which the client reads into a buffer of its own and never reuses:
+// they stay valid, keep that message in memory while held, and share it
+// with Raw and the push's other records (copy before modifying one).
 type Record struct {
 	Partition int
 	Offset    int64
@@ -693,7 +706,8 @@ type Record struct {
 	Key       []byte // nil: no key
 	Value     []byte // nil: tombstone
 	Headers   []engine.Header
-	// Raw is the record's JSON as sent by the server.
+	// Raw is the record's JSON as sent by the server (nil in a binary
+	// push).
 	Raw json.RawMessage
 }
 
@@ -706,6 +720,9 @@ func (c *Client) Subscribe(ctx context.Context, o SubscribeOptions) (*Subscripti
 	}
 	if o.Consumer != "" {
 		req["consumer"] = o.Consumer
+	}
+	if o.Binary {
+		req["format"] = wire.FormatBinary
 	}
 	from, err := wire.ParseFromText(o.From)
 	if err != nil {
@@ -802,7 +819,7 @@ func (s *Subscription) push(env envelope, recs []Record) {
 	if recs != nil {
 		p.Records = recs
 	}
-	for _, raw := range env.Records[len(recs):] {
+	for _, raw := range env.Records[min(len(recs), len(env.Records)):] {
 		r, err := DecodeRecord(raw)
 		if err != nil {
 			p.Err = wire.Errorf(wire.CodeInvalidJSON, "record from server: %v", err)

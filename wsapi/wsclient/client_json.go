@@ -145,14 +145,15 @@ func record(p *wire.Parser, r *Record) bool {
 		var ok bool
 		switch string(key) {
 		case "key":
-			var k []byte
-			k, ok = p.PlainBytes()
-			r.Key = append([]byte{}, k...)
+			// Plain strings are their bytes: sub-slices of the message,
+			// like Raw (the read loop reads each message into a buffer
+			// of its own).
+			r.Key, ok = p.PlainBytes()
+			r.Key = r.Key[:len(r.Key):len(r.Key)]
 		case "value":
 			if p.Peek() == '"' {
-				var v []byte
-				v, ok = p.PlainBytes()
-				value = append([]byte{}, v...)
+				value, ok = p.PlainBytes()
+				value = value[:len(value):len(value)]
 			} else {
 				value, ok = p.Value()
 			}
@@ -212,4 +213,28 @@ func fastPush(msg []byte, env *envelope) (recs []Record, ok bool) {
 	}
 	*env = e
 	return recs, true
+}
+
+// binaryPush decodes a binary push (wire.ParseBinaryPush) into env and
+// returns its records: their keys, values and header values are
+// sub-slices of msg, which the client never reuses (each message is read
+// into a buffer of its own), so they stay valid as long as a caller keeps
+// them, and keep msg alive as long. A message without a push header leaves
+// env.Sub 0; a header followed by malformed records sets env.Error, so
+// that the subscription reports it.
+func binaryPush(msg []byte, env *envelope) []Record {
+	h, err := wire.ParseBinaryPush(msg)
+	if err != nil {
+		return nil
+	}
+	*env = envelope{Sub: h.Sub, Partition: h.Partition, Next: h.Next, Skipped: h.Skipped}
+	recs := make([]Record, h.Count)
+	err = h.Each(func(n int, r *engine.Record) {
+		recs[n] = Record{Partition: h.Partition, Offset: r.Offset, Timestamp: r.Timestamp, Key: r.Key, Value: r.Value, Headers: r.Headers}
+	})
+	if err != nil {
+		env.Error = wire.Errorf(wire.CodeInternal, "binary push from server: %v", err)
+		return nil
+	}
+	return recs
 }

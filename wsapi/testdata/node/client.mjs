@@ -36,7 +36,13 @@ let nextId = 1;
 const waiting = new Map();
 const pushes = [];
 let wake = () => {};
-const ws = await open(base + '/v1/ws', (data) => {
+const binPushes = [];
+const ws = await open(base + '/v1/ws', (data, isBinary) => {
+  if (isBinary) { // a binary push (docs/websocket.md, "Binary pushes")
+    binPushes.push(decodeBinaryPush(data));
+    wake();
+    return;
+  }
   const m = JSON.parse(data.toString());
   if (m.id !== undefined && waiting.has(m.id)) {
     waiting.get(m.id)(m);
@@ -133,6 +139,55 @@ step('binary produce frame');
   ws.send(binaryProduce(id, 'bin-node', [{ key: 'k', value: 'x'.repeat(200) }, { value: Uint8Array.from([0xff, 0]) }, { key: 'k', value: null }]));
   r = await reply;
   check(!r.error && r.acks.length === 3 && r.acks[2].offset === 2, 'binary produce: ' + JSON.stringify(r));
+}
+
+// decodeBinaryPush decodes a binary push (docs/websocket.md, the same
+// decoder): the header's fields and records [{offset, timestamp, key, value,
+// headers}], keys and values Uint8Arrays (null: no key, a tombstone).
+function decodeBinaryPush(buf) {
+  const b = new Uint8Array(buf);
+  const nl = b.indexOf(0x0a);
+  const push = JSON.parse(new TextDecoder().decode(b.subarray(0, nl)));
+  let i = nl + 1;
+  const uvarint = () => {
+    let n = 0, scale = 1, c;
+    do { c = b[i++]; n += (c & 0x7f) * scale; scale *= 0x80; } while (c & 0x80);
+    return n;
+  };
+  const varint = () => { const u = uvarint(); return u % 2 ? -(u + 1) / 2 : u / 2; };
+  const bytes = (n) => b.subarray(i, (i += n));
+  const field = () => { const n = uvarint(); return n === 0 ? null : bytes(n - 1); };
+  push.records = [];
+  for (let r = 0; r < push.count; r++) {
+    const offset = push.offset + uvarint();
+    const timestamp = push.timestamp + varint();
+    const key = field(), value = field(), headers = [];
+    for (let h = uvarint(); h > 0; h--) {
+      const name = new TextDecoder().decode(bytes(uvarint()));
+      headers.push([name, bytes(uvarint())]);
+    }
+    push.records.push({ offset, timestamp, key, value, headers });
+  }
+  check(i === b.length, `binary push: ${b.length - i} bytes after ${push.count} records`);
+  return push;
+}
+
+step('binary pushes');
+{
+  r = await call({ op: 'subscribe', topic: 'bin-node', from: 'earliest', format: 'binary' });
+  check(!r.error && r.sub > 0, 'binary subscribe: ' + JSON.stringify(r));
+  const bsub = r.sub;
+  const recs = () => binPushes.filter((p) => p.sub === bsub).flatMap((p) => p.records);
+  await until(() => recs().length >= 3);
+  const [a, b, c] = recs();
+  const text = new TextDecoder();
+  check(a.offset === 0 && b.offset === 1 && c.offset === 2, 'binary push offsets: ' + [a.offset, b.offset, c.offset]);
+  check(text.decode(a.key) === 'k' && text.decode(a.value) === 'x'.repeat(200), 'binary push record 0');
+  check(b.key === null && b.value.length === 2 && b.value[0] === 0xff && b.value[1] === 0, 'binary push record 1');
+  check(text.decode(c.key) === 'k' && c.value === null, 'binary push record 2: a tombstone');
+  check(a.timestamp > 0 && b.timestamp >= a.timestamp && c.timestamp >= b.timestamp, 'binary push timestamps');
+  r = await call({ op: 'subscribe', topic: 'bin-node', format: 'msgpack' });
+  check(r.error && r.error.code === 'invalid_request', 'unknown format: ' + JSON.stringify(r));
 }
 
 // The zero-ceremony endpoints.

@@ -1,0 +1,143 @@
+package wsapi
+
+import (
+	"sync"
+
+	"github.com/gorilla/websocket"
+	"github.com/pulselog/pulse/engine"
+	"github.com/pulselog/pulse/wsapi/wire"
+)
+
+// A queued message may start with a mark byte that tells the write pump
+// how to send it, without that byte. Every other message the server queues
+// is a JSON object sent as text, so it starts with '{'.
+const (
+	binaryMark       = 0 // a binary push
+	binaryMarkPooled = 1 // a binary push whose buffer goes back to pushBufs once written
+	textMarkPooled   = 2 // a JSON push whose buffer goes back to pushBufs once written
+)
+
+// writeMessage writes one queued message as its mark says (text when it
+// has none), and recycles its buffer when the mark says so: the message is
+// not referenced once written (gorilla and batchConn copy or write it
+// before returning).
+func (c *conn) writeMessage(msg []byte) error {
+	if len(msg) == 0 || msg[0] > textMarkPooled {
+		return c.ws.WriteMessage(websocket.TextMessage, msg)
+	}
+	typ := websocket.BinaryMessage
+	if msg[0] == textMarkPooled {
+		typ = websocket.TextMessage
+	}
+	err := c.ws.WriteMessage(typ, msg[1:])
+	if msg[0] != binaryMark {
+		putPushBuf(msg)
+	}
+	return err
+}
+
+// pushBufs recycles the buffers of pushes that no pushCache entry holds:
+// a subscription catching up builds push after push of about the same
+// size, which would otherwise each be a fresh large allocation to zero and
+// collect.
+var pushBufs sync.Pool // of *[]byte
+
+// getPushBuf returns an empty buffer for about size bytes (an estimate:
+// appending past it grows it): a recycled one when one within an eighth
+// below and a quarter above is at hand (a queued push then holds little
+// more memory than the bytes the send budget counts), else a new one.
+// Recycled buffers come back a little smaller (writeMessage recycles the
+// message, which starts after the head room the push did not use).
+func getPushBuf(size int) []byte {
+	if p, _ := pushBufs.Get().(*[]byte); p != nil {
+		if c := cap(*p); c >= size-size/8 && c <= size+size/4 {
+			return (*p)[:0]
+		}
+	}
+	return make([]byte, 0, size)
+}
+
+// putPushBuf recycles the buffer of a written push.
+func putPushBuf(b []byte) {
+	b = b[:0]
+	pushBufs.Put(&b)
+}
+
+// binPushHeadRoom is room for binaryMark and a binary push's header line.
+const binPushHeadRoom = 1 + wire.MaxPushHeaderLen
+
+// deliverBinaryPush is deliverPush for a subscription made with
+// "format":"binary": one binary push (wire.AppendPushHeader, then
+// wire.AppendPushRecord per record) of res's records, cut at about limit
+// bytes of records, the records taken from and given to the pushCache as
+// deliverPush does with JSON. The push and its reservation follow the
+// rules of JSON pushes (SendBytes, SlowConsumerWait).
+func (s *subscription) deliverBinaryPush(p int, res *engine.ReadResult, limit int) (int64, bool) {
+	pc := s.c.srv.pushes
+	recs := res.Records
+	shared, cached, k := pc.lookup(s.topic, p, true, recs)
+	est := binPushHeadRoom
+	for i := range recs {
+		if est-binPushHeadRoom >= limit {
+			break
+		}
+		r := &recs[i]
+		est += len(r.Key) + len(r.Value) + 24
+		for _, h := range r.Headers {
+			est += len(h.Key) + len(h.Value) + 4
+		}
+	}
+	b := getPushBuf(est)[:binPushHeadRoom]
+	n := 0 // records in the push
+	if k > 0 {
+		n = 1
+		for n < k && cached.ends[n-1] < limit {
+			n++
+		}
+		b = append(b, cached.data[:cached.ends[n-1]]...)
+	}
+	fromCache := n
+	var ends []int // record ends, for the cache
+	first, firstTS := recs[0].Offset, recs[0].Timestamp
+	if n < len(recs) && (n == 0 || len(b)-binPushHeadRoom < limit) {
+		if shared {
+			ends = make([]int, 0, len(recs))
+			if n > 0 {
+				ends = append(ends, cached.ends[:n]...)
+			}
+		}
+		for n < len(recs) {
+			if n > 0 && len(b)-binPushHeadRoom >= limit {
+				break
+			}
+			b = wire.AppendPushRecord(b, first, firstTS, &recs[n])
+			if shared {
+				ends = append(ends, len(b)-binPushHeadRoom)
+			}
+			n++
+		}
+	}
+	next := res.Next
+	if n < len(recs) {
+		next = recs[n].Offset
+	}
+	pc.encoded.Add(int64(n - fromCache))
+	if ends != nil {
+		pc.store(s.topic, p, true, &encodedRun{recs: recs[:n:n], ends: ends, data: b[binPushHeadRoom:len(b):len(b)]})
+	}
+	mark := byte(binaryMarkPooled)
+	if ends != nil {
+		mark = binaryMark // the pushCache holds b
+	}
+	var hb [binPushHeadRoom]byte
+	h := append(hb[:0], mark)
+	h = wire.AppendPushHeader(h, &wire.BinaryPush{
+		Sub: s.id, Partition: p, Offset: first, Timestamp: firstTS,
+		Next: next, Skipped: res.Skipped, Count: n,
+	})
+	start := binPushHeadRoom - len(h)
+	copy(b[start:], h)
+	b = b[start:]
+	s.c.settle(int64(limit), int64(len(b)))
+	return next, s.c.enqueueReserved(s.ctx, b)
+}

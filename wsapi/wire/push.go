@@ -1,0 +1,237 @@
+package wire
+
+import (
+	"encoding/binary"
+	"errors"
+	"fmt"
+	"math"
+	"strconv"
+
+	"github.com/pulselog/pulse/engine"
+)
+
+// A binary push is the push of a subscription made with "format":"binary"
+// (docs/websocket.md, "Binary pushes"), sent as a binary websocket message:
+// the push's JSON header on one line,
+//
+//	{"sub":S,"partition":P,"offset":O,"timestamp":T,"next":N[,"skipped":K],"count":C}
+//
+// with O and T the offset and timestamp of the push's first record and C
+// its number of records, a newline, then the C records up to the end of
+// the message, each
+//
+//	uvarint  offset - O (0 for the first record; strictly increasing)
+//	varint   timestamp - T (zigzag, as Go's binary.AppendVarint; 0 for the first record)
+//	         key, value and headers exactly as in a binary produce frame
+//
+// so that neither side encodes, escapes or validates keys and values.
+
+// Binary push formats of a subscribe request's "format" field.
+const (
+	FormatJSON   = "json"   // the default: JSON pushes in text messages
+	FormatBinary = "binary" // binary pushes in binary messages
+)
+
+// ParseFormat checks a subscribe request's "format": "" (JSON), "json" or
+// "binary". It reports whether pushes are binary.
+func ParseFormat(f string) (binary bool, err *Error) {
+	switch f {
+	case "", FormatJSON:
+		return false, nil
+	case FormatBinary:
+		return true, nil
+	}
+	return false, Errorf(CodeInvalidRequest, "format %q: want %q or %q", f, FormatJSON, FormatBinary)
+}
+
+// ErrBadPush is wrapped by every error of ParseBinaryPush and
+// BinaryPush.Record: the message is not a binary push as the server writes
+// it.
+var ErrBadPush = errors.New("malformed binary push")
+
+// MaxPushHeaderLen bounds the header line of a binary push, newline
+// included: seven fields of at most 20 digits and their names.
+const MaxPushHeaderLen = len(`{"sub":,"partition":,"offset":,"timestamp":,"next":,"skipped":,"count":}`+"\n") + 7*20
+
+// BinaryPush is a binary push's header, and its records still encoded.
+type BinaryPush struct {
+	Sub       int64
+	Partition int
+	Offset    int64 // the first record's offset
+	Timestamp int64 // the first record's timestamp
+	Next      int64 // the offset after the last record: what to commit
+	Skipped   int64 // records of a corrupt range skipped before these
+	Count     int   // records in Records
+	// Records is the records section: a sub-slice of the message.
+	Records []byte
+}
+
+// AppendPushHeader appends the header line of a binary push, newline
+// included.
+func AppendPushHeader(b []byte, h *BinaryPush) []byte {
+	b = append(b, `{"sub":`...)
+	b = strconv.AppendInt(b, h.Sub, 10)
+	b = append(b, `,"partition":`...)
+	b = strconv.AppendInt(b, int64(h.Partition), 10)
+	b = append(b, `,"offset":`...)
+	b = strconv.AppendInt(b, h.Offset, 10)
+	b = append(b, `,"timestamp":`...)
+	b = strconv.AppendInt(b, h.Timestamp, 10)
+	b = append(b, `,"next":`...)
+	b = strconv.AppendInt(b, h.Next, 10)
+	if h.Skipped != 0 {
+		b = append(b, `,"skipped":`...)
+		b = strconv.AppendInt(b, h.Skipped, 10)
+	}
+	b = append(b, `,"count":`...)
+	b = strconv.AppendInt(b, int64(h.Count), 10)
+	return append(b, "}\n"...)
+}
+
+// AppendPushRecord appends r as a record of a binary push whose first
+// record has offset first and timestamp firstTS.
+func AppendPushRecord(b []byte, first, firstTS int64, r *engine.Record) []byte {
+	b = binary.AppendUvarint(b, uint64(r.Offset-first))
+	b = binary.AppendVarint(b, r.Timestamp-firstTS)
+	return appendBinaryRecord(b, r)
+}
+
+// AppendBinaryPush appends the whole binary push of recs (at least one, in
+// offset order) with h's Sub, Partition, Next and Skipped; it sets h's
+// Offset, Timestamp and Count from recs.
+func AppendBinaryPush(b []byte, h *BinaryPush, recs []engine.Record) []byte {
+	h.Count = len(recs)
+	if len(recs) > 0 {
+		h.Offset, h.Timestamp = recs[0].Offset, recs[0].Timestamp
+	}
+	b = AppendPushHeader(b, h)
+	for i := range recs {
+		b = AppendPushRecord(b, h.Offset, h.Timestamp, &recs[i])
+	}
+	return b
+}
+
+// ParseBinaryPush reads the header of the binary push msg. The records
+// stay in msg (h.Records); Each decodes them.
+func ParseBinaryPush(msg []byte) (h BinaryPush, err error) {
+	p := NewParser(msg)
+	var seen [7]bool // the fields below, in order; ObjectFields refuses repeats
+	ok := p.ObjectFields(func(key []byte) bool {
+		var n int64
+		var ok bool
+		switch string(key) {
+		case "sub":
+			seen[0] = true
+			h.Sub, ok = p.Integer(64)
+		case "partition":
+			seen[1] = true
+			n, ok = p.Integer(32)
+			h.Partition = int(n)
+		case "offset":
+			seen[2] = true
+			h.Offset, ok = p.Integer(64)
+		case "timestamp":
+			seen[3] = true
+			h.Timestamp, ok = p.Integer(64)
+		case "next":
+			seen[4] = true
+			h.Next, ok = p.Integer(64)
+		case "skipped":
+			seen[5] = true
+			h.Skipped, ok = p.Integer(64)
+		case "count":
+			seen[6] = true
+			n, ok = p.Integer(32)
+			h.Count = int(n)
+		default:
+			_, ok = p.Value() // a field added later: skip it
+		}
+		return ok
+	})
+	if !ok || !p.Lit("\n") {
+		return BinaryPush{}, fmt.Errorf("%w: no JSON header line of the expected fields", ErrBadPush)
+	}
+	for k, name := range []string{"sub", "partition", "offset", "timestamp", "next", "", "count"} {
+		if name != "" && !seen[k] {
+			return BinaryPush{}, fmt.Errorf("%w: header has no %q", ErrBadPush, name)
+		}
+	}
+	if h.Sub <= 0 || h.Partition < 0 || h.Count < 0 || h.Skipped < 0 {
+		return BinaryPush{}, fmt.Errorf("%w: header field out of range (sub %d, partition %d, count %d, skipped %d)", ErrBadPush, h.Sub, h.Partition, h.Count, h.Skipped)
+	}
+	// Each record takes at least 4 bytes (two deltas, key, value, header
+	// count), so a count the bytes cannot hold is refused before anyone
+	// allocates for it.
+	h.Records = msg[p.Pos():]
+	if h.Count > len(h.Records)/4 {
+		return BinaryPush{}, fmt.Errorf("%w: %d records announced in %d bytes", ErrBadPush, h.Count, len(h.Records))
+	}
+	return h, nil
+}
+
+// Each decodes the records of h in order, exactly h.Count of them, and
+// calls fn with each (r is reused: fn copies what it keeps). r's key, value
+// and header values are sub-slices of h.Records; header names are copied
+// into strings. It stops at the first malformed record.
+func (h *BinaryPush) Each(fn func(n int, r *engine.Record)) error {
+	i := 0
+	var r engine.Record
+	for n := range h.Count {
+		prev := r.Offset
+		r = engine.Record{}
+		var err error
+		if i, err = h.record(i, n, prev, &r); err != nil {
+			return err
+		}
+		fn(n, &r)
+	}
+	if i != len(h.Records) {
+		return fmt.Errorf("%w: %d bytes after the %d records announced", ErrBadPush, len(h.Records)-i, h.Count)
+	}
+	return nil
+}
+
+// record decodes record n of h at h.Records[i:] into r and returns the
+// index of the next record; prev is the offset of record n-1 (ignored for
+// n == 0), which r's must exceed.
+func (h *BinaryPush) record(i, n int, prev int64, r *engine.Record) (int, error) {
+	b := h.Records
+	if i >= len(b) {
+		return i, fmt.Errorf("%w: record %d of %d: the message ends", ErrBadPush, n, h.Count)
+	}
+	d, w := binary.Uvarint(b[i:])
+	if w <= 0 || d > math.MaxInt64 {
+		return i, fmt.Errorf("%w: record %d: bad offset delta", ErrBadPush, n)
+	}
+	i += w
+	r.Offset = h.Offset + int64(d)
+	if n > 0 && r.Offset <= prev || n == 0 && d != 0 {
+		return i, fmt.Errorf("%w: record %d: offset %d does not follow %d", ErrBadPush, n, r.Offset, prev)
+	}
+	ts, w := binary.Varint(b[i:])
+	if w <= 0 {
+		return i, fmt.Errorf("%w: record %d: bad timestamp delta", ErrBadPush, n)
+	}
+	i += w
+	if n == 0 && ts != 0 {
+		return i, fmt.Errorf("%w: record 0: timestamp delta %d (the header's timestamp is the first record's)", ErrBadPush, ts)
+	}
+	r.Timestamp = h.Timestamp + ts
+	// A header takes at least two bytes: the bound keeps a lying count
+	// from allocating more than the message could hold.
+	i, e := decodeBinaryRecord(b, i, n, (len(b)-i)/2, r, nil)
+	if e != nil {
+		return i, fmt.Errorf("%w: %s", ErrBadPush, e.Message)
+	}
+	return i, nil
+}
+
+// DecodePushRecords decodes every record of h (Each). Keys, values and
+// header values are sub-slices of h.Records.
+func DecodePushRecords(h *BinaryPush) ([]engine.Record, error) {
+	recs := make([]engine.Record, h.Count)
+	if err := h.Each(func(n int, r *engine.Record) { recs[n] = *r }); err != nil {
+		return nil, err
+	}
+	return recs, nil
+}
