@@ -495,3 +495,70 @@ func TestProducerStamp(t *testing.T) {
 		}
 	}
 }
+
+// TestZstdFrameChecksum: the frames Pulse writes carry no zstd checksum
+// (the batch's CRC covers the section), are single-segment with their
+// content size, and inflate with a stock zstd decoder to exactly the
+// records section codec none writes; frames with a checksum, as Pulse wrote
+// before, still decode, and a wrong checksum in one is refused.
+func TestZstdFrameChecksum(t *testing.T) {
+	recs := make([]Record, 200)
+	for i := range recs {
+		recs[i] = Record{Key: []byte{byte(i)}, Value: jsonRecord(i, 700), Timestamp: 7}
+	}
+	want := withOffsets(recs, 40, 0)
+	b := mustAppend(t, 40, recs, EncodeOptions{Codec: CodecZstd})
+	var fh zstd.Header
+	if err := fh.Decode(b[HeaderLen:]); err != nil || fh.HasCheckSum || !fh.SingleSegment || !fh.HasFCS {
+		t.Fatalf("frame header %+v, %v: want single segment, content size, no checksum", fh, err)
+	}
+	plain := mustAppend(t, 40, recs, EncodeOptions{})
+	dec, err := zstd.NewReader(nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer dec.Close()
+	section, err := dec.DecodeAll(b[HeaderLen:], nil)
+	if err != nil || !bytes.Equal(section, plain[HeaderLen:]) {
+		t.Fatalf("stock decoder: %d bytes, %v; want the %d bytes of the codec none section", len(section), err, len(plain)-HeaderLen)
+	}
+	batch, err := DecodeBatch(b)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := recordsEqual(want, batch.Records); err != nil {
+		t.Fatal(err)
+	}
+
+	// A frame with a checksum (the encoder's default, as Pulse wrote before).
+	enc, err := zstd.NewWriter(nil, zstd.WithEncoderConcurrency(1), zstd.WithSingleSegment(true))
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer enc.Close()
+	old := enc.EncodeAll(plain[HeaderLen:], nil)
+	if err := fh.Decode(old); err != nil || !fh.HasCheckSum {
+		t.Fatalf("reference frame header %+v, %v: want a checksum", fh, err)
+	}
+	h, err := ParseHeader(plain)
+	if err != nil {
+		t.Fatal(err)
+	}
+	h.Flags, h.BatchLen = uint16(CodecZstd), uint32(len(old))
+	withSum := append(make([]byte, HeaderLen), old...)
+	putHeader(withSum, &h)
+	fixCRC(withSum)
+	batch, err = DecodeBatch(withSum)
+	if err != nil {
+		t.Fatalf("frame with checksum: %v", err)
+	}
+	if err := recordsEqual(want, batch.Records); err != nil {
+		t.Fatal(err)
+	}
+	bad := append([]byte(nil), withSum...)
+	bad[len(bad)-1] ^= 0xFF // the frame's checksum (its last 4 bytes)
+	fixCRC(bad)
+	if _, err := DecodeBatch(bad); !errors.Is(err, ErrCorrupt) {
+		t.Fatalf("frame with a wrong checksum: %v, want ErrCorrupt", err)
+	}
+}
