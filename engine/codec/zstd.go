@@ -26,13 +26,6 @@ var (
 			// Always single-segment, so every frame header declares
 			// its content size (doc.go), however small the section.
 			zstd.WithSingleSegment(true),
-			// No frame checksum: the batch's CRC-32C covers the
-			// compressed section already, and is what every read and
-			// the verify after each fsync check. The xxhash64 of the
-			// uncompressed bytes would be a second pass over them on
-			// the flush path for nothing (a frame that carries one,
-			// as those written before, is still checked on decode).
-			zstd.WithEncoderCRC(false),
 		)
 	})
 	decoders = newPool(func() (*zstd.Decoder, error) {
