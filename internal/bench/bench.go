@@ -447,7 +447,7 @@ func benchRead(e *engine.Engine, stored int64, res benchResult) error {
 // so that both see the same disk: this VM's fsync latency drifts by half
 // from one second to the next, which otherwise moves their ratio as much as
 // group commit does.
-const everyWriteSlices = 4
+const everyWriteSlices = 8
 
 // benchEveryWrite runs one producer, then 64, appending one record at a
 // time to an every-write topic each, for seconds each in all, in
