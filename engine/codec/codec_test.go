@@ -495,3 +495,43 @@ func TestProducerStamp(t *testing.T) {
 		}
 	}
 }
+
+// TestZstdSectionIsNoneSection: a zstd batch's records section is one
+// single-segment frame that declares its content size and inflates, with a
+// stock zstd decoder, to exactly the records section codec none writes for
+// the same records; the frame carries a checksum, and a batch whose frame
+// checksum is wrong (its CRC fixed up) is refused as corrupt.
+func TestZstdSectionIsNoneSection(t *testing.T) {
+	recs := make([]Record, 200)
+	for i := range recs {
+		recs[i] = Record{Key: []byte{byte(i)}, Value: jsonRecord(i, 700), Timestamp: 7}
+	}
+	b := mustAppend(t, 40, recs, EncodeOptions{Codec: CodecZstd})
+	plain := mustAppend(t, 40, recs, EncodeOptions{})
+	var fh zstd.Header
+	if err := fh.Decode(b[HeaderLen:]); err != nil || !fh.SingleSegment || !fh.HasFCS || !fh.HasCheckSum {
+		t.Fatalf("frame header %+v, %v: want single segment, content size, checksum", fh, err)
+	}
+	dec, err := zstd.NewReader(nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer dec.Close()
+	section, err := dec.DecodeAll(b[HeaderLen:], nil)
+	if err != nil || !bytes.Equal(section, plain[HeaderLen:]) {
+		t.Fatalf("stock decoder: %d bytes, %v; want the %d bytes of the codec none section", len(section), err, len(plain)-HeaderLen)
+	}
+	batch, err := DecodeBatch(b)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := recordsEqual(withOffsets(recs, 40, 0), batch.Records); err != nil {
+		t.Fatal(err)
+	}
+	bad := append([]byte(nil), b...)
+	bad[len(bad)-1] ^= 0xFF // the frame's checksum: its last 4 bytes
+	fixCRC(bad)
+	if _, err := DecodeBatch(bad); !errors.Is(err, ErrCorrupt) {
+		t.Fatalf("frame with a wrong checksum: %v, want ErrCorrupt", err)
+	}
+}

@@ -31,6 +31,7 @@ func (l *Log) writeLoop() {
 				// 3 after). With no other goroutine runnable, it
 				// returns at once.
 				runtime.Gosched()
+				l.awaitCohort()
 			}
 			w.drain()
 		case <-l.wakeRewind:
@@ -39,6 +40,38 @@ func (l *Log) writeLoop() {
 			w.drain()
 			return
 		}
+	}
+}
+
+// Bounds of awaitCohort's wait.
+const (
+	cohortYields = 16
+	cohortWait   = 50 * time.Microsecond
+)
+
+// awaitCohort is the writer's side of group commit in every-write mode:
+// when the last sync pass acked several appends, it keeps yielding (at most
+// cohortYields times and cohortWait) until as many appends are buffered, so
+// that the producers still being woken by the pass's acks append before the
+// drain, and one fsync's appends are written in one or two drains (one
+// write and one hand-over to the syncer each) instead of three or four
+// (BenchmarkEveryWrite64 with a drain counter added: 3.1–3.5 drains per 64
+// appends before, 1.8–2.2 after). A lone producer never waits; with no
+// other goroutine runnable each yield returns at once.
+func (l *Log) awaitCohort() {
+	want := int(l.lastAcked.Load())
+	if want < 2 {
+		return
+	}
+	start := time.Now()
+	for range cohortYields {
+		l.mu.Lock()
+		n := len(l.pending)
+		l.mu.Unlock()
+		if n >= want || time.Since(start) >= cohortWait {
+			return
+		}
+		runtime.Gosched()
 	}
 }
 

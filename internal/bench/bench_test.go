@@ -86,3 +86,31 @@ func TestKafkaBench(t *testing.T) {
 		t.Logf("%s %.2f", k, v)
 	}
 }
+
+// TestEveryWriteBench runs the every-write step briefly (1 and 64
+// producers in alternating slices) and checks its figures: every one a
+// positive, finite number, each producer's record seen as one fsync's
+// share at most once (64 producers with one record in flight each cannot
+// share more than 64 records per fsync), and the ack percentiles ordered.
+// The rates themselves are not asserted (machines are shared): they are
+// logged.
+func TestEveryWriteBench(t *testing.T) {
+	res := benchResult{}
+	if err := benchEveryWrite(context.Background(), t.TempDir(), 0.2, res); err != nil {
+		t.Fatal(err)
+	}
+	t.Log(res)
+	for _, k := range []string{"append_every_write_1p_rps", "append_every_write_64p_rps", "ack_p50_us", "ack_p99_us",
+		"every_write_1p_fsync_p50_us", "every_write_64p_fsync_p50_us", "every_write_64p_records_per_fsync"} {
+		v, ok := res[k]
+		if !ok || !(v > 0) || math.IsInf(v, 0) {
+			t.Errorf("%s = %v (present %v), want a positive finite number", k, v, ok)
+		}
+	}
+	if r := res["every_write_64p_records_per_fsync"]; r > 64 {
+		t.Errorf("every_write_64p_records_per_fsync = %.2f: more than the 64 records in flight", r)
+	}
+	if res["ack_p99_us"] < res["ack_p50_us"] {
+		t.Errorf("ack p99 %v below p50 %v", res["ack_p99_us"], res["ack_p50_us"])
+	}
+}
