@@ -45,7 +45,7 @@ type conn struct {
 	// bc is ws's connection when Serve accepted it (nil under another
 	// server): the write pump writes the messages it finds queued together
 	// in one system call.
-	bc *batchConn
+	bc *wire.BatchConn
 
 	// ctx lives as long as the connection; cancel ends it (every
 	// subscription and the produce worker watch it).
@@ -94,7 +94,7 @@ func newConn(s *Server, ws *websocket.Conn, mode connMode) *conn {
 		produceQ: make(chan *produceJob, s.opts.MaxInflight),
 		subs:     make(map[int64]*subscription),
 	}
-	c.bc, _ = ws.NetConn().(*batchConn)
+	c.bc, _ = ws.NetConn().(*wire.BatchConn)
 	c.ctx, c.cancel = context.WithCancel(s.ctx)
 	return c
 }
@@ -307,8 +307,8 @@ func (c *conn) writePump() {
 const maxWriteMessages = 256
 
 // writeQueued writes msg and, when more messages are already queued (and
-// the connection is a batchConn), up to maxWriteMessages of them and
-// maxWriteBatch bytes, all in one system call: a pipelining producer's acks
+// the connection is a wire.BatchConn), up to maxWriteMessages of them and
+// wire.MaxWriteBatch bytes, all in one system call: a pipelining producer's acks
 // and a subscriber's pushes then cost one write together, not one each.
 // Each message counts against the budget until it is written (its bytes
 // are held until then). It reports whether every write succeeded.
@@ -319,10 +319,10 @@ func (c *conn) writeQueued(msg []byte) bool {
 		c.taken(len(msg))
 		return err == nil
 	}
-	c.bc.hold()
+	c.bc.Hold()
 	n, size := 1, len(msg)
 	err := c.ws.WriteMessage(websocket.TextMessage, msg)
-	for err == nil && n < maxWriteMessages && size < maxWriteBatch {
+	for err == nil && n < maxWriteMessages && size < wire.MaxWriteBatch {
 		select {
 		case m := <-c.send:
 			err = c.ws.WriteMessage(websocket.TextMessage, m)
@@ -333,7 +333,7 @@ func (c *conn) writeQueued(msg []byte) bool {
 		}
 		break
 	}
-	if ferr := c.bc.flush(); err == nil {
+	if ferr := c.bc.Flush(); err == nil {
 		err = ferr
 	}
 	c.taken(size)

@@ -29,8 +29,23 @@ type Client struct {
 	ws   *websocket.Conn
 	addr string
 
-	// wmu serializes writes (gorilla allows one writer at a time).
+	// wmu serializes writes (gorilla allows one writer at a time): the
+	// write pump's, and Close's.
 	wmu sync.Mutex
+	// bc is ws's connection: the write pump writes the frames it finds
+	// queued together in one system call.
+	bc *wire.BatchConn
+
+	// qmu guards queue and werr. Requests are queued in the order they
+	// were given ids' turn to be sent, and the write pump writes them in
+	// that order.
+	qmu    sync.Mutex
+	queue  []outFrame
+	spare  []outFrame // the previous queue's array, for reuse
+	queued int        // bytes in queue
+	room   *sync.Cond // on qmu: broadcast when the pump took the queue
+	werr   error      // why a write failed; nothing is queued after it
+	wake   chan struct{}
 
 	// mu guards nextID, pending, subs and err.
 	mu      sync.Mutex
@@ -58,20 +73,114 @@ const (
 	closeGrace = time.Second
 )
 
-// encodeFrame sends the frame encode appends to a recycled buffer.
+// encodeFrame sends the frame encode appends to a recycled buffer (the
+// write pump recycles it once the frame is written).
 func (c *Client) encodeFrame(typ int, encode func(b []byte, id int64) []byte) (*Pending, error) {
 	bp, _ := c.bufs.Get().(*[]byte)
 	if bp == nil {
 		bp = new([]byte)
 	}
-	p, err := c.startFrame(nil, typ, func(id int64) []byte {
+	return c.startFrame(nil, typ, bp, func(id int64) []byte {
 		*bp = encode((*bp)[:0], id)
 		return *bp
 	})
-	if cap(*bp) <= maxPooledBuf {
-		c.bufs.Put(bp)
+}
+
+// outFrame is a frame waiting for the write pump.
+type outFrame struct {
+	typ int
+	b   []byte
+	buf *[]byte // b's recycled buffer, or nil
+}
+
+// maxPumpFrames bounds the frames the write pump writes in one system call.
+const maxPumpFrames = 1024
+
+// maxQueuedBytes bounds the bytes of the frames waiting for the write pump:
+// a caller that sends more waits for the pump (as a blocking write would
+// make it wait for the socket), so that a server not reading does not make
+// the client hold unbounded memory.
+const maxQueuedBytes = 8 << 20
+
+// writePump writes the queued frames until the connection ends: all the
+// frames it finds queued at once in one system call, so that a client with
+// many requests in flight sends them in few writes (and wakes the server
+// few times).
+func (c *Client) writePump() {
+	for {
+		select {
+		case <-c.wake:
+		case <-c.done:
+			c.qmu.Lock()
+			if c.werr == nil {
+				c.werr = ErrClientClosed
+			}
+			c.queue, c.queued = nil, 0
+			c.room.Broadcast()
+			c.qmu.Unlock()
+			return
+		}
+		c.wmu.Lock()
+		c.writeQueued()
+		c.wmu.Unlock()
 	}
-	return p, err
+}
+
+// writeQueued writes every queued frame, in order; wmu is held. After a
+// failed write the connection is closed (the reader then ends every
+// pending request with the reason) and nothing more is queued.
+func (c *Client) writeQueued() {
+	for {
+		c.qmu.Lock()
+		q := c.queue
+		c.queue, c.spare, c.queued = c.spare[:0], nil, 0
+		c.room.Broadcast()
+		c.qmu.Unlock()
+		if len(q) == 0 {
+			c.recycle(q)
+			return
+		}
+		c.ws.SetWriteDeadline(time.Now().Add(writeWait))
+		var err error
+		for i := 0; i < len(q) && err == nil; {
+			n := min(len(q)-i, maxPumpFrames)
+			c.bc.Hold()
+			for _, f := range q[i : i+n] {
+				if err = c.ws.WriteMessage(f.typ, f.b); err != nil {
+					break
+				}
+			}
+			if ferr := c.bc.Flush(); err == nil {
+				err = ferr
+			}
+			i += n
+		}
+		for i := range q {
+			if bp := q[i].buf; bp != nil && cap(*bp) <= maxPooledBuf {
+				c.bufs.Put(bp)
+			}
+			q[i] = outFrame{}
+		}
+		if err != nil {
+			c.qmu.Lock()
+			c.werr = fmt.Errorf("sending request: %w", err)
+			c.queue, c.queued = nil, 0
+			c.room.Broadcast()
+			c.qmu.Unlock()
+			c.ws.Close()
+			return
+		}
+		c.recycle(q)
+	}
+}
+
+// recycle keeps q's array for the next queue.
+func (c *Client) recycle(q []outFrame) {
+	c.qmu.Lock()
+	if c.spare == nil {
+		c.spare = q[:0]
+	}
+	c.qmu.Unlock()
 }
 
 // DialOptions configure Dial.
@@ -97,19 +206,35 @@ func Dial(ctx context.Context, addr string, opts DialOptions) (*Client, error) {
 	if opts.Token != "" {
 		h.Set("Authorization", "Bearer "+opts.Token)
 	}
-	d := websocket.Dialer{HandshakeTimeout: 10 * time.Second, ReadBufferSize: 64 << 10, WriteBufferSize: 64 << 10}
+	var bc *wire.BatchConn
+	var nd net.Dialer
+	d := websocket.Dialer{
+		HandshakeTimeout: 10 * time.Second, ReadBufferSize: 64 << 10, WriteBufferSize: 64 << 10,
+		NetDialContext: func(ctx context.Context, network, addr string) (net.Conn, error) {
+			nc, err := nd.DialContext(ctx, network, addr)
+			if err != nil {
+				return nil, err
+			}
+			bc = wire.NewBatchConn(nc)
+			return bc, nil
+		},
+	}
 	ws, resp, err := d.DialContext(ctx, u, h)
 	if err != nil {
 		return nil, dialError(hostport, resp, err)
 	}
 	c := &Client{
 		ws:      ws,
+		bc:      bc,
 		addr:    hostport,
 		pending: make(map[int64]pendingCall),
 		subs:    make(map[int64]*Subscription),
 		done:    make(chan struct{}),
+		wake:    make(chan struct{}, 1),
 	}
+	c.room = sync.NewCond(&c.qmu)
 	go c.readLoop()
+	go c.writePump()
 	return c, nil
 }
 
@@ -152,6 +277,7 @@ func (c *Client) Addr() string { return c.addr }
 // Close sends a normal close frame and ends the connection.
 func (c *Client) Close() error {
 	c.wmu.Lock()
+	c.writeQueued() // the requests sent before Close go first
 	c.ws.SetWriteDeadline(time.Now().Add(writeWait))
 	err := c.ws.WriteMessage(websocket.CloseMessage, websocket.FormatCloseMessage(websocket.CloseNormalClosure, "bye"))
 	c.wmu.Unlock()
@@ -305,11 +431,14 @@ func (c *Client) startRaw(build func(id int64) []byte) (*Pending, error) {
 
 // startCall is startRaw for a subscribe when sub is not nil.
 func (c *Client) startCall(sub *Subscription, build func(id int64) []byte) (*Pending, error) {
-	return c.startFrame(sub, websocket.TextMessage, build)
+	return c.startFrame(sub, websocket.TextMessage, nil, build)
 }
 
-// startFrame is startCall sending a frame of type typ.
-func (c *Client) startFrame(sub *Subscription, typ int, build func(id int64) []byte) (*Pending, error) {
+// startFrame is startCall sending a frame of type typ, which build encodes
+// (into *buf, recycled once written, when buf is not nil). The frame is
+// queued for the write pump: requests are written in the order their
+// startFrame calls queued them.
+func (c *Client) startFrame(sub *Subscription, typ int, buf *[]byte, build func(id int64) []byte) (*Pending, error) {
 	ch := make(chan envelope, 1)
 	c.mu.Lock()
 	if c.err != nil {
@@ -324,18 +453,29 @@ func (c *Client) startFrame(sub *Subscription, typ int, build func(id int64) []b
 	b := build(id)
 	var err error
 	if b == nil {
-		err = errors.New("request could not be encoded")
+		err = errors.New("sending request: request could not be encoded")
 	} else {
-		c.wmu.Lock()
-		c.ws.SetWriteDeadline(time.Now().Add(writeWait))
-		err = c.ws.WriteMessage(typ, b)
-		c.wmu.Unlock()
+		c.qmu.Lock()
+		for c.werr == nil && c.queued > maxQueuedBytes {
+			c.room.Wait()
+		}
+		if err = c.werr; err == nil {
+			c.queue = append(c.queue, outFrame{typ: typ, b: b, buf: buf})
+			c.queued += len(b)
+			if len(c.queue) == 1 {
+				select {
+				case c.wake <- struct{}{}:
+				default:
+				}
+			}
+		}
+		c.qmu.Unlock()
 	}
 	if err != nil {
 		c.mu.Lock()
 		delete(c.pending, id)
 		c.mu.Unlock()
-		return nil, fmt.Errorf("sending request: %w", err)
+		return nil, err
 	}
 	return &Pending{c: c, ch: ch}, nil
 }
