@@ -622,55 +622,52 @@ func appendBinaryProduce(b []byte, id int64, topic string, partition int, recs [
 // appendRecordIn encodes one record of a produce request.
 func appendRecordIn(b []byte, r *wire.RecordIn) []byte {
 	b = append(b, '{')
-	sep := func() {
-		if b[len(b)-1] != '{' {
+	open := len(b) // no field written yet while len(b) == open
+	sep := func(b []byte, name string) []byte {
+		if len(b) != open {
 			b = append(b, ',')
 		}
+		return append(b, name...)
 	}
-	str := func(name string, v *string) {
-		if v != nil {
-			sep()
-			b = append(b, name...)
-			b = wire.AppendJSONString(b, []byte(*v))
-		}
+	if r.Key != nil {
+		b = wire.AppendJSONString(sep(b, `"key":`), []byte(*r.Key))
 	}
-	str(`"key":`, r.Key)
-	str(`"key_b64":`, r.KeyB64)
+	if r.KeyB64 != nil {
+		b = wire.AppendJSONString(sep(b, `"key_b64":`), []byte(*r.KeyB64))
+	}
 	if len(r.Value) > 0 {
-		sep()
-		b = append(b, `"value":`...)
-		b = append(b, r.Value...)
+		b = append(sep(b, `"value":`), r.Value...)
 	}
-	str(`"value_b64":`, r.ValueB64)
+	if r.ValueB64 != nil {
+		b = wire.AppendJSONString(sep(b, `"value_b64":`), []byte(*r.ValueB64))
+	}
 	if r.Tombstone {
-		sep()
-		b = append(b, `"tombstone":true`...)
+		b = sep(b, `"tombstone":true`)
 	}
-	for _, h := range []struct {
-		name string
-		m    map[string]string
-	}{{`"headers":{`, r.Headers}, {`"headers_b64":{`, r.HeadersB64}} {
-		if len(h.m) == 0 {
-			continue
-		}
-		sep()
-		b = append(b, h.name...)
-		first := true
-		for k, v := range h.m {
-			if !first {
-				b = append(b, ',')
-			}
-			first = false
-			b = wire.AppendJSONString(b, []byte(k))
-			b = append(b, ':')
-			b = wire.AppendJSONString(b, []byte(v))
-		}
-		b = append(b, '}')
-	}
+	b = appendStringMap(b, sep, `"headers":{`, r.Headers)
+	b = appendStringMap(b, sep, `"headers_b64":{`, r.HeadersB64)
 	if r.Partition != nil {
-		sep()
-		b = append(b, `"partition":`...)
-		b = strconv.AppendInt(b, int64(*r.Partition), 10)
+		b = strconv.AppendInt(sep(b, `"partition":`), int64(*r.Partition), 10)
+	}
+	return append(b, '}')
+}
+
+// appendStringMap appends the field name (with its opening brace) and the
+// JSON object of m, unless m is empty.
+func appendStringMap(b []byte, sep func([]byte, string) []byte, name string, m map[string]string) []byte {
+	if len(m) == 0 {
+		return b
+	}
+	b = sep(b, name)
+	first := true
+	for k, v := range m {
+		if !first {
+			b = append(b, ',')
+		}
+		first = false
+		b = wire.AppendJSONString(b, []byte(k))
+		b = append(b, ':')
+		b = wire.AppendJSONString(b, []byte(v))
 	}
 	return append(b, '}')
 }
@@ -706,19 +703,31 @@ func (c *Client) ProduceRecordAsync(topic string, partition int, rec wire.Record
 	if v := rec.Value; len(v) > 0 && !wire.ValidJSON(v) {
 		return nil, errors.New("value is not valid JSON (use ValueB64 for bytes)")
 	}
-	return c.startRaw(func(id int64) []byte {
-		b := appendProduceHeader(make([]byte, 0, 96+len(topic)+len(rec.Value)), id, topic, partition)
-		// The record's own fields, without its braces and its partition
-		// (the request's wins, as on the server).
-		r := rec
-		r.Partition = nil
-		fields := appendRecordIn(nil, &r)
-		if len(fields) > 2 {
-			b = append(b, ',')
-			b = append(b, fields[1:len(fields)-1]...)
-		}
-		return append(b, '}')
+	return c.encodeFrame(websocket.TextMessage, func(b []byte, id int64) []byte {
+		return appendProduceRecord(b, id, topic, partition, &rec)
 	})
+}
+
+// appendProduceRecord encodes a produce request of one inline record: the
+// request's fields, then the record's own fields without its partition (the
+// request's wins, as on the server). The value must be valid JSON (checked
+// by the caller).
+func appendProduceRecord(b []byte, id int64, topic string, partition int, rec *wire.RecordIn) []byte {
+	size := 96 + len(topic) + len(rec.Value)
+	if rec.Key != nil {
+		size += len(*rec.Key) + 8
+	}
+	b = slices.Grow(b, size)
+	b = appendProduceHeader(b, id, topic, partition)
+	r := *rec
+	r.Partition = nil
+	start := len(b)
+	b = appendRecordIn(b, &r)
+	if len(b)-start == 2 { // {}: no field
+		return append(b[:start], '}')
+	}
+	b[start] = ',' // the record's fields continue the request's
+	return b
 }
 
 // Produce sends recs and waits for one ack per record.
