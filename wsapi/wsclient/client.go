@@ -32,9 +32,9 @@ type Client struct {
 	// wmu serializes writes (gorilla allows one writer at a time): the
 	// write pump's, and Close's.
 	wmu sync.Mutex
-	// bc is ws's connection: the write pump writes the frames it finds
-	// queued together in one system call.
-	bc *wire.BatchConn
+	// out is the write pump's buffer: the frames it writes in one system
+	// call (guarded by wmu).
+	out []byte
 
 	// qmu guards queue and werr. Requests are queued in the order they
 	// were given ids' turn to be sent, and the write pump writes them in
@@ -140,26 +140,28 @@ func (c *Client) writeQueued() {
 			c.recycle(q)
 			return
 		}
-		c.ws.SetWriteDeadline(time.Now().Add(writeWait))
+		nc := c.ws.NetConn()
+		nc.SetWriteDeadline(time.Now().Add(writeWait))
 		var err error
-		for i := 0; i < len(q) && err == nil; {
-			n := min(len(q)-i, maxPumpFrames)
-			c.bc.Hold()
-			for _, f := range q[i : i+n] {
-				if err = c.ws.WriteMessage(f.typ, f.b); err != nil {
-					break
-				}
-			}
-			if ferr := c.bc.Flush(); err == nil {
-				err = ferr
-			}
-			i += n
-		}
+		out := c.out[:0]
 		for i := range q {
+			if err == nil {
+				if len(out) > 0 && len(out)+maxFrameHeader+len(q[i].b) > wire.MaxWriteBatch {
+					_, err = nc.Write(out)
+					out = out[:0]
+				}
+				out = appendFrame(out, q[i].typ, q[i].b)
+			}
 			if bp := q[i].buf; bp != nil && cap(*bp) <= maxPooledBuf {
 				c.bufs.Put(bp)
 			}
 			q[i] = outFrame{}
+		}
+		if err == nil {
+			_, err = nc.Write(out)
+		}
+		if cap(out) <= 2*wire.MaxWriteBatch {
+			c.out = out[:0]
 		}
 		if err != nil {
 			c.qmu.Lock()
@@ -206,26 +208,15 @@ func Dial(ctx context.Context, addr string, opts DialOptions) (*Client, error) {
 	if opts.Token != "" {
 		h.Set("Authorization", "Bearer "+opts.Token)
 	}
-	var bc *wire.BatchConn
-	var nd net.Dialer
-	d := websocket.Dialer{
-		HandshakeTimeout: 10 * time.Second, ReadBufferSize: 64 << 10, WriteBufferSize: 64 << 10,
-		NetDialContext: func(ctx context.Context, network, addr string) (net.Conn, error) {
-			nc, err := nd.DialContext(ctx, network, addr)
-			if err != nil {
-				return nil, err
-			}
-			bc = wire.NewBatchConn(nc)
-			return bc, nil
-		},
-	}
+	// The write buffer is the library's for control frames and the
+	// handshake only: data frames are written by the write pump.
+	d := websocket.Dialer{HandshakeTimeout: 10 * time.Second, ReadBufferSize: 64 << 10, WriteBufferSize: 4 << 10}
 	ws, resp, err := d.DialContext(ctx, u, h)
 	if err != nil {
 		return nil, dialError(hostport, resp, err)
 	}
 	c := &Client{
 		ws:      ws,
-		bc:      bc,
 		addr:    hostport,
 		pending: make(map[int64]pendingCall),
 		subs:    make(map[int64]*Subscription),
