@@ -29,8 +29,8 @@ func fastDecode(msg []byte, req *request) (ok bool) {
 func requestField(p *wire.Parser, key []byte, req *request) bool {
 	switch string(key) {
 	case "op":
-		s, ok := p.PlainString()
-		req.Op = s
+		b, ok := p.PlainBytes()
+		req.Op = opName(b)
 		return ok
 	case "id":
 		if p.Peek() == 'n' { // null: encoding/json keeps the literal too, but keep it simple
@@ -74,6 +74,21 @@ func requestField(p *wire.Parser, key []byte, req *request) bool {
 		return ok
 	}
 	return recordField(p, key, &req.RecordIn)
+}
+
+// opName is string(b), without allocating for the ops of the protocol.
+func opName(b []byte) string {
+	switch string(b) {
+	case "produce":
+		return "produce"
+	case "subscribe":
+		return "subscribe"
+	case "unsubscribe":
+		return "unsubscribe"
+	case "commit":
+		return "commit"
+	}
+	return string(b)
 }
 
 // recordField reads one field of a record object.

@@ -36,6 +36,10 @@ type produceJob struct {
 	// run, when set, is a request other than a produce (or an error
 	// reply): the worker runs it in its turn instead of producing.
 	run func()
+	// unit0 and rec0 hold the units and records of a job of one run and
+	// one record (the single-record request), saving two allocations.
+	unit0 [1]produceUnit
+	rec0  [1]engine.Record
 }
 
 // produceUnit is a run of records for one partition (-1: engine's choice).
@@ -104,12 +108,19 @@ func (c *conn) opProduce(req *request) {
 		} else {
 			// The first run is sized for the usual case, every record
 			// in it; later runs (mixed partitions) grow as needed.
-			size := 1
-			if i == 0 {
-				size = len(ins)
+			var recs []engine.Record
+			switch {
+			case i == 0 && len(ins) == 1:
+				recs = job.rec0[:1:1]
+			case i == 0:
+				recs = make([]engine.Record, 1, len(ins))
+			default:
+				recs = make([]engine.Record, 1)
 			}
-			recs := make([]engine.Record, 1, size)
 			recs[0] = rec
+			if n == 0 {
+				job.units = job.unit0[:0:1]
+			}
 			job.units = append(job.units, produceUnit{partition: p, recs: recs})
 		}
 	}
@@ -329,8 +340,22 @@ func (c *conn) autoCreate(topic string, partition int) error {
 	return engine.AutoCreate(c.srv.b, topic, partition)
 }
 
-// answer queues the reply to job j (produceReply).
+// answer queues the reply to job j (produceReply). The ack of a stored
+// single record, the reply sent by the thousand, is written in one buffer.
 func (c *conn) answer(j *produceJob, acks []engine.Ack, stored []bool, err error) {
+	if err == nil && (j.single || j.plain) && len(acks) == 1 && len(stored) == 1 && stored[0] {
+		a := acks[0]
+		b := make([]byte, 0, 64+len(j.id))
+		b = append(b, '{')
+		if len(j.id) > 0 {
+			b = append(b, `"id":`...)
+			b = append(b, j.id...)
+			b = append(b, ',')
+		}
+		b = wire.AppendAckFields(b, a.Partition, a.Offset, a.Timestamp)
+		c.enqueue(append(b, '}'))
+		return
+	}
 	f, e, _ := produceReply(j, acks, stored, err)
 	c.reply(j.id, f, e)
 }
