@@ -2,6 +2,7 @@ package wsapi
 
 import (
 	"context"
+	"encoding/binary"
 	"encoding/json"
 	"errors"
 	"io"
@@ -28,6 +29,26 @@ const (
 // bytes, 2 of them the code.
 const maxCloseReason = 123
 
+// outMsg is what the write pump writes: one text message, or (framed)
+// complete websocket frames, encoded by appendTextFrame, that it writes as
+// they are: the replies to a run of requests, queued as one.
+type outMsg struct {
+	b      []byte
+	framed bool
+}
+
+// appendTextFrame appends the header of a final, unmasked (server) text
+// frame of n payload bytes (RFC 6455 section 5.2); the payload follows.
+func appendTextFrame(b []byte, n int) []byte {
+	switch {
+	case n < 126:
+		return append(b, 0x81, byte(n))
+	case n <= 0xFFFF:
+		return append(b, 0x81, 126, byte(n>>8), byte(n))
+	}
+	return binary.BigEndian.AppendUint64(append(b, 0x81, 127), uint64(n))
+}
+
 // closeMsg asks the write pump to send a close frame and end the connection.
 type closeMsg struct {
 	code   int
@@ -52,7 +73,7 @@ type conn struct {
 	ctx    context.Context
 	cancel context.CancelFunc
 
-	send   chan []byte  // replies and pushes for the write pump
+	send   chan outMsg  // replies and pushes for the write pump
 	queued atomic.Int64 // bytes in send or being written, plus those reserved for pushes being built
 
 	// roomMu guards roomC, which is closed and replaced when the write
@@ -86,7 +107,7 @@ func newConn(s *Server, ws *websocket.Conn, mode connMode) *conn {
 		srv:      s,
 		ws:       ws,
 		mode:     mode,
-		send:     make(chan []byte, s.opts.SendQueue),
+		send:     make(chan outMsg, s.opts.SendQueue),
 		roomC:    make(chan struct{}),
 		closeReq: make(chan closeMsg, 1),
 		closingC: make(chan struct{}),
@@ -312,22 +333,22 @@ const maxWriteMessages = 256
 // and a subscriber's pushes then cost one write together, not one each.
 // Each message counts against the budget until it is written (its bytes
 // are held until then). It reports whether every write succeeded.
-func (c *conn) writeQueued(msg []byte) bool {
+func (c *conn) writeQueued(msg outMsg) bool {
 	c.ws.SetWriteDeadline(time.Now().Add(writeWait))
 	if c.bc == nil || len(c.send) == 0 {
-		err := c.ws.WriteMessage(websocket.TextMessage, msg)
-		c.taken(len(msg))
+		err := c.write(msg)
+		c.taken(len(msg.b))
 		return err == nil
 	}
 	c.bc.Hold()
-	n, size := 1, len(msg)
-	err := c.ws.WriteMessage(websocket.TextMessage, msg)
+	n, size := 1, len(msg.b)
+	err := c.write(msg)
 	for err == nil && n < maxWriteMessages && size < wire.MaxWriteBatch {
 		select {
 		case m := <-c.send:
-			err = c.ws.WriteMessage(websocket.TextMessage, m)
+			err = c.write(m)
 			n++
-			size += len(m)
+			size += len(m.b)
 			continue
 		default:
 		}
@@ -340,6 +361,19 @@ func (c *conn) writeQueued(msg []byte) bool {
 	return err == nil
 }
 
+// write writes one queued message: through the library, or, when framed,
+// as it is to the connection (the library writes each of its own frames
+// in one write, so frames never interleave).
+func (c *conn) write(m outMsg) error {
+	if !m.framed {
+		return c.ws.WriteMessage(websocket.TextMessage, m.b)
+	}
+	nc := c.ws.NetConn()
+	nc.SetWriteDeadline(time.Now().Add(writeWait))
+	_, err := nc.Write(m.b)
+	return err
+}
+
 // writeClose writes what is queued (when cm.flush), then the close frame,
 // then gives the peer closeGrace to answer before the socket is closed.
 func (c *conn) writeClose(cm closeMsg) {
@@ -347,8 +381,8 @@ func (c *conn) writeClose(cm closeMsg) {
 		for n := len(c.send); n > 0; n-- {
 			msg := <-c.send
 			c.ws.SetWriteDeadline(time.Now().Add(writeWait))
-			err := c.ws.WriteMessage(websocket.TextMessage, msg)
-			c.taken(len(msg))
+			err := c.write(msg)
+			c.taken(len(msg.b))
 			if err != nil {
 				return
 			}
@@ -399,16 +433,25 @@ func (c *conn) enqueue(msg []byte) bool { return c.enqueueCtx(c.ctx, msg) }
 // enqueueCtx is enqueue that also gives up when ctx (a subscription's) ends.
 func (c *conn) enqueueCtx(ctx context.Context, msg []byte) bool {
 	c.queued.Add(int64(len(msg)))
-	return c.send1(ctx, msg)
+	return c.send1(ctx, outMsg{b: msg})
+}
+
+// enqueueFrames queues frames, complete websocket frames
+// (appendTextFrame), as one message.
+func (c *conn) enqueueFrames(frames []byte) bool {
+	c.queued.Add(int64(len(frames)))
+	return c.send1(c.ctx, outMsg{b: frames, framed: true})
 }
 
 // enqueueReserved queues msg, whose bytes were reserved (reserve) with
 // others: it is enqueueCtx without counting them again.
-func (c *conn) enqueueReserved(ctx context.Context, msg []byte) bool { return c.send1(ctx, msg) }
+func (c *conn) enqueueReserved(ctx context.Context, msg []byte) bool {
+	return c.send1(ctx, outMsg{b: msg})
+}
 
 // send1 hands msg, already counted in queued, to the write pump; on
 // failure it is uncounted.
-func (c *conn) send1(ctx context.Context, msg []byte) bool {
+func (c *conn) send1(ctx context.Context, msg outMsg) bool {
 	select {
 	case c.send <- msg:
 		return true
@@ -426,7 +469,7 @@ func (c *conn) send1(ctx context.Context, msg []byte) bool {
 			c.slowConsumer()
 		}
 	}
-	c.release(int64(len(msg)))
+	c.release(int64(len(msg.b)))
 	return false
 }
 

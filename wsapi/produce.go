@@ -241,15 +241,21 @@ func (c *conn) runProduce(batch []*produceJob) {
 		err = wire.Errorf(wire.CodeInternal, "engine returned %d acks for %d records", len(acks), len(recs))
 		acks = nil
 	}
+	// The replies leave as one queued message of one frame each: the
+	// write pump takes them at once, whatever the send queue's length.
+	frames := make([]byte, 0, len(batch)*(80+len(batch[0].id))+len(recs)*56)
+	var reply []byte
 	for _, j := range batch {
 		k := len(j.units[0].recs)
 		var ja []engine.Ack
 		if len(acks) >= k {
 			ja, acks = acks[:k], acks[k:]
 		}
-		c.answer(j, ja, stored[:k], err)
+		reply = appendAnswer(reply[:0], j, ja, stored[:k], err)
+		frames = append(appendTextFrame(frames, len(reply)), reply...)
 		stored = stored[k:]
 	}
+	c.enqueueFrames(frames)
 }
 
 // storedBy says which of n records an engine call that returned err stored:
@@ -340,12 +346,17 @@ func (c *conn) autoCreate(topic string, partition int) error {
 	return engine.AutoCreate(c.srv.b, topic, partition)
 }
 
-// answer queues the reply to job j (produceReply). The ack of a stored
-// single record, the reply sent by the thousand, is written in one buffer.
+// answer queues the reply to job j (appendAnswer).
 func (c *conn) answer(j *produceJob, acks []engine.Ack, stored []bool, err error) {
+	c.enqueue(appendAnswer(make([]byte, 0, 64+len(j.id)), j, acks, stored, err))
+}
+
+// appendAnswer appends the reply to job j (produceReply) to b. The ack of a
+// stored single record, the reply sent by the thousand, is written
+// directly.
+func appendAnswer(b []byte, j *produceJob, acks []engine.Ack, stored []bool, err error) []byte {
 	if err == nil && (j.single || j.plain) && len(acks) == 1 && len(stored) == 1 && stored[0] {
 		a := acks[0]
-		b := make([]byte, 0, 64+len(j.id))
 		b = append(b, '{')
 		if len(j.id) > 0 {
 			b = append(b, `"id":`...)
@@ -353,11 +364,10 @@ func (c *conn) answer(j *produceJob, acks []engine.Ack, stored []bool, err error
 			b = append(b, ',')
 		}
 		b = wire.AppendAckFields(b, a.Partition, a.Offset, a.Timestamp)
-		c.enqueue(append(b, '}'))
-		return
+		return append(b, '}')
 	}
 	f, e, _ := produceReply(j, acks, stored, err)
-	c.reply(j.id, f, e)
+	return wire.AppendReply(b, j.id, f, e)
 }
 
 // produceReply is the reply to job j: the fields of its acks, or the error,
