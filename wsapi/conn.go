@@ -7,6 +7,7 @@ import (
 	"errors"
 	"io"
 	"net/http"
+	"slices"
 	"sync"
 	"sync/atomic"
 	"time"
@@ -88,6 +89,9 @@ type conn struct {
 	readDone chan struct{} // closed when the read pump returns
 
 	inflight atomic.Int64 // requests accepted and not yet answered
+
+	// req is the read pump's request, decoded into for each message.
+	req request
 
 	// plain is the fixed part of records of a produce endpoint connection;
 	// set before the read pump starts, then only read by it.
@@ -544,7 +548,10 @@ func (c *conn) refuseInOrder(id json.RawMessage, e *wire.Error) {
 // handle dispatches one request of /v1/ws. It runs in the read pump: it
 // decodes and validates, and the worker executes and answers in order.
 func (c *conn) handle(msg []byte) {
-	req, e := decodeRequest(msg, "request")
+	// A produce request is decoded into the read pump's own request
+	// (opProduce keeps nothing of it); the others get one of their own,
+	// which their execution in the worker keeps.
+	req, e := decodeRequestInto(msg, "request", &c.req)
 	if e != nil {
 		var id json.RawMessage
 		if req != nil {
@@ -557,11 +564,15 @@ func (c *conn) handle(msg []byte) {
 		c.reply(req.ID, nil, wire.Errorf(wire.CodeShuttingDown, "server shutting down: %s refused", req.Op))
 		return
 	}
-	var op func(*request)
-	switch req.Op {
-	case "produce":
+	if req.Op == "produce" {
 		c.opProduce(req)
 		return
+	}
+	own := *req
+	own.Records, own.spare = slices.Clone(req.Records), nil
+	req = &own
+	var op func(*request)
+	switch req.Op {
 	case "subscribe":
 		op = c.opSubscribe
 	case "unsubscribe":

@@ -40,8 +40,10 @@ func requestField(p *wire.Parser, key []byte, req *request) bool {
 		req.ID = json.RawMessage(v)
 		return ok
 	case "topic":
-		s, ok := p.PlainString()
-		req.Topic = s
+		b, ok := p.PlainBytes()
+		if req.Topic = req.lastTopic; string(b) != req.Topic {
+			req.Topic = string(b)
+		}
 		return ok
 	case "partition":
 		n, ok := p.Integer(strconv.IntSize)
@@ -49,7 +51,7 @@ func requestField(p *wire.Parser, key []byte, req *request) bool {
 		req.Partition = &v
 		return ok
 	case "records":
-		req.Records = req.Records[:0]
+		req.Records = req.spare[:0]
 		n, ok := p.Elements(func() bool {
 			req.Records = append(req.Records, wire.RecordIn{})
 			r := &req.Records[len(req.Records)-1]

@@ -65,14 +65,15 @@ func (c *conn) opProduce(req *request) {
 	}
 	job := &produceJob{id: req.ID, topic: req.Topic}
 	ins := req.Records
+	var one [1]wire.RecordIn
 	if len(ins) == 0 {
 		if !req.RecordIn.HasValue() {
 			c.refuseInOrder(req.ID, wire.Errorf(wire.CodeInvalidRequest, `produce needs a record ("value", "value_b64" or "tombstone") or "records": [...]`))
 			return
 		}
-		rin := req.RecordIn
-		rin.Partition = req.Partition
-		ins = []wire.RecordIn{rin}
+		one[0] = req.RecordIn
+		one[0].Partition = req.Partition
+		ins = one[:]
 		job.single = true
 	} else if req.RecordIn.HasValue() {
 		c.refuseInOrder(req.ID, wire.Errorf(wire.CodeInvalidRequest, `produce has both an inline record and "records"`))
