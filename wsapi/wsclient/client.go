@@ -269,6 +269,14 @@ func (c *Client) Addr() string { return c.addr }
 func (c *Client) Close() error {
 	c.wmu.Lock()
 	c.writeQueued() // the requests sent before Close go first
+	c.qmu.Lock()
+	if c.werr == nil {
+		// Nothing is written after the close frame.
+		c.werr = fmt.Errorf("sending request: %w", websocket.ErrCloseSent)
+	}
+	c.queue, c.queued = nil, 0
+	c.room.Broadcast()
+	c.qmu.Unlock()
 	c.ws.SetWriteDeadline(time.Now().Add(writeWait))
 	err := c.ws.WriteMessage(websocket.CloseMessage, websocket.FormatCloseMessage(websocket.CloseNormalClosure, "bye"))
 	c.wmu.Unlock()
