@@ -361,7 +361,7 @@ func (c *Client) readLoop() {
 					pc.sub.ID, pc.sub.Starts = env.Sub, env.Partitions
 					c.subs[env.Sub] = pc.sub
 				}
-				pc.ch <- env // buffered 1
+				pc.p.deliver(env, true)
 			}
 			c.mu.Unlock()
 		case env.Sub != 0:
@@ -382,7 +382,7 @@ func (c *Client) readLoop() {
 	c.err = err
 	for id, pc := range c.pending {
 		delete(c.pending, id)
-		close(pc.ch)
+		pc.p.deliver(envelope{}, false)
 	}
 	subs := c.subs
 	c.subs = map[int64]*Subscription{}
@@ -394,8 +394,39 @@ func (c *Client) readLoop() {
 
 // Pending is a request sent and not yet answered.
 type Pending struct {
-	c  *Client
-	ch chan envelope
+	c *Client
+
+	// mu guards state, env and ch. The reader delivers the reply into env;
+	// a waiter that finds none yet makes ch, which the delivery closes (most
+	// replies of a pipelining producer arrive before anyone waits, and cost
+	// no channel).
+	mu    sync.Mutex
+	state pendingState
+	env   envelope
+	ch    chan struct{}
+}
+
+// pendingState says whether a Pending's reply has come.
+type pendingState uint8
+
+const (
+	pendingWaiting pendingState = iota
+	pendingReplied              // env holds the reply
+	pendingEnded                // the connection ended first
+)
+
+// deliver ends p with its reply env (ok), or with the end of the connection.
+func (p *Pending) deliver(env envelope, ok bool) {
+	p.mu.Lock()
+	if ok {
+		p.env, p.state = env, pendingReplied
+	} else {
+		p.state = pendingEnded
+	}
+	if p.ch != nil {
+		close(p.ch)
+	}
+	p.mu.Unlock()
 }
 
 // start sends req (a JSON object without "id") and returns its Pending.
@@ -419,7 +450,7 @@ func (c *Client) startWith(build func(id int64) any) (*Pending, error) {
 
 // pendingCall is a request waiting for its reply.
 type pendingCall struct {
-	ch  chan envelope
+	p   *Pending
 	sub *Subscription // a subscribe's, registered when the reply arrives
 }
 
@@ -438,7 +469,7 @@ func (c *Client) startCall(sub *Subscription, build func(id int64) []byte) (*Pen
 // queued for the write pump: requests are written in the order their
 // startFrame calls queued them.
 func (c *Client) startFrame(sub *Subscription, typ int, buf *[]byte, build func(id int64) []byte) (*Pending, error) {
-	ch := make(chan envelope, 1)
+	p := &Pending{c: c}
 	c.mu.Lock()
 	if c.err != nil {
 		err := c.err
@@ -447,7 +478,7 @@ func (c *Client) startFrame(sub *Subscription, typ int, buf *[]byte, build func(
 	}
 	c.nextID++
 	id := c.nextID
-	c.pending[id] = pendingCall{ch: ch, sub: sub}
+	c.pending[id] = pendingCall{p: p, sub: sub}
 	c.mu.Unlock()
 	b := build(id)
 	var err error
@@ -476,52 +507,52 @@ func (c *Client) startFrame(sub *Subscription, typ int, buf *[]byte, build func(
 		c.mu.Unlock()
 		return nil, err
 	}
-	return &Pending{c: c, ch: ch}, nil
+	return p, nil
 }
 
 // wait returns the reply, the server's *Error, or why the connection ended.
 func (p *Pending) wait(ctx context.Context) (envelope, error) {
-	select {
-	case env, ok := <-p.ch:
-		if !ok {
-			return env, p.c.Err()
+	p.mu.Lock()
+	if p.state == pendingWaiting {
+		if p.ch == nil {
+			p.ch = make(chan struct{})
 		}
-		if env.Error != nil {
-			return env, env.Error
+		ch := p.ch
+		p.mu.Unlock()
+		select {
+		case <-ch:
+		case <-ctx.Done():
+			return envelope{}, ctx.Err()
 		}
-		return env, nil
-	case <-ctx.Done():
-		return envelope{}, ctx.Err()
+		p.mu.Lock()
 	}
+	state, env := p.state, p.env
+	p.mu.Unlock()
+	return p.result(state, env)
+}
+
+// result is what wait returns for a Pending in state (not waiting).
+func (p *Pending) result(state pendingState, env envelope) (envelope, error) {
+	switch {
+	case state == pendingEnded:
+		return env, p.c.Err()
+	case env.Error != nil:
+		return env, env.Error
+	}
+	return env, nil
 }
 
 // Poll reports whether the reply has arrived and, if so, the error it
 // carries; it does not wait.
 func (p *Pending) Poll() (done bool, err error) {
-	select {
-	case env, ok := <-p.ch:
-		p.ch = closedEnvelope(env, ok)
-		if !ok {
-			return true, p.c.Err()
-		}
-		if env.Error != nil {
-			return true, env.Error
-		}
-		return true, nil
-	default:
+	p.mu.Lock()
+	state, env := p.state, p.env
+	p.mu.Unlock()
+	if state == pendingWaiting {
 		return false, nil
 	}
-}
-
-// closedEnvelope returns a closed channel that yields env first (when ok),
-// so that a Pending polled once can still be waited on.
-func closedEnvelope(env envelope, ok bool) chan envelope {
-	ch := make(chan envelope, 1)
-	if ok {
-		ch <- env
-	}
-	close(ch)
-	return ch
+	_, err = p.result(state, env)
+	return true, err
 }
 
 // Err waits for the reply and returns the error it carries, if any.

@@ -196,3 +196,73 @@ func TestLostConnectionEndsEveryPending(t *testing.T) {
 		t.Fatal("produce on a lost connection: no error")
 	}
 }
+
+// TestPendingWaitPollAndCancel checks a Pending's ways of waiting against
+// a server that answers only when the test lets it: Poll before the reply
+// says not done; a Wait given up by its context can be waited again and
+// gets the reply; Poll and Wait after the reply, any number of times, give
+// it; and a request whose connection ends gets the connection's error.
+func TestPendingWaitPollAndCancel(t *testing.T) {
+	release := make(chan struct{})
+	up := websocket.Upgrader{}
+	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		ws, err := up.Upgrade(w, r, nil)
+		if err != nil {
+			return
+		}
+		defer ws.Close()
+		for {
+			_, msg, err := ws.ReadMessage()
+			if err != nil {
+				return
+			}
+			var req struct {
+				ID int64 `json:"id"`
+			}
+			json.Unmarshal(msg, &req)
+			if _, ok := <-release; !ok {
+				return // drop the connection, the request unanswered
+			}
+			ws.WriteMessage(websocket.TextMessage, fmt.Appendf(nil, `{"id":%d,"partition":0,"offset":%d,"timestamp":1}`, req.ID, req.ID*10))
+		}
+	}))
+	defer srv.Close()
+	c, err := Dial(context.Background(), "ws"+strings.TrimPrefix(srv.URL, "http")+"/", DialOptions{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer c.Close()
+	p, err := c.ProduceRecordAsync("t", 0, wire.RecordIn{Value: json.RawMessage("1")})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if done, err := p.Poll(); done || err != nil {
+		t.Fatalf("Poll before the reply: done %v, err %v", done, err)
+	}
+	ctx, cancel := context.WithCancel(context.Background())
+	cancel()
+	if _, err := p.Wait(ctx); !errors.Is(err, context.Canceled) {
+		t.Fatalf("Wait with a cancelled context: %v", err)
+	}
+	release <- struct{}{}
+	for range 2 {
+		acks, err := p.Wait(context.Background())
+		if err != nil || len(acks) != 1 || acks[0].Offset != 10 {
+			t.Fatalf("Wait after the reply: %v, %v", acks, err)
+		}
+		if done, err := p.Poll(); !done || err != nil {
+			t.Fatalf("Poll after the reply: done %v, err %v", done, err)
+		}
+	}
+	p2, err := c.ProduceRecordAsync("t", 0, wire.RecordIn{Value: json.RawMessage("2")})
+	if err != nil {
+		t.Fatal(err)
+	}
+	close(release) // the server drops the connection
+	if _, err := p2.Wait(context.Background()); err == nil {
+		t.Fatal("Wait on a request whose connection ended: no error")
+	}
+	if done, err := p2.Poll(); !done || err == nil {
+		t.Fatalf("Poll on a request whose connection ended: done %v, err %v", done, err)
+	}
+}
