@@ -93,8 +93,9 @@ type outFrame struct {
 	buf *[]byte // b's recycled buffer, or nil
 }
 
-// maxPumpFrames bounds the frames the write pump writes in one system call.
-const maxPumpFrames = 1024
+// directFrameBytes is the size from which a frame is written by its
+// caller rather than by the write pump.
+const directFrameBytes = 32 << 10
 
 // maxQueuedBytes bounds the bytes of the frames waiting for the write pump:
 // a caller that sends more waits for the pump (as a blocking write would
@@ -489,10 +490,11 @@ func (c *Client) startFrame(sub *Subscription, typ int, buf *[]byte, build func(
 		for c.werr == nil && c.queued > maxQueuedBytes {
 			c.room.Wait()
 		}
+		direct := len(b) >= directFrameBytes
 		if err = c.werr; err == nil {
 			c.queue = append(c.queue, outFrame{typ: typ, b: b, buf: buf})
 			c.queued += len(b)
-			if len(c.queue) == 1 {
+			if len(c.queue) == 1 && !direct {
 				select {
 				case c.wake <- struct{}{}:
 				default:
@@ -500,6 +502,15 @@ func (c *Client) startFrame(sub *Subscription, typ int, buf *[]byte, build func(
 			}
 		}
 		c.qmu.Unlock()
+		if err == nil && direct {
+			// A large frame is written by its caller, with what is
+			// queued before it: it gains nothing from waiting for
+			// others, and its caller waits for the socket as a
+			// blocking write would.
+			c.wmu.Lock()
+			c.writeQueued()
+			c.wmu.Unlock()
+		}
 	}
 	if err != nil {
 		c.mu.Lock()
