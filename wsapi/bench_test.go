@@ -115,3 +115,34 @@ func BenchmarkEngineProduce100(b *testing.B) {
 	}
 	wg.Wait()
 }
+
+// BenchmarkProduceSingle produces single-record requests of ~1 KiB from one
+// connection with 256 in flight (pulse bench's single step), to a topic in
+// sync mode interval, codec none.
+func BenchmarkProduceSingle(b *testing.B) {
+	ts := startServer(b, DefaultOptions())
+	ctx := context.Background()
+	c := dialClient(b, ts.addr)
+	if _, err := c.CreateTopic(ctx, "bench", wire.TopicConfig{Codec: "none", SyncMode: "interval"}); err != nil {
+		b.Fatal(err)
+	}
+	recs := benchRecords(1000)
+	b.SetBytes(int64(len(recs[0].Value)))
+	b.ResetTimer()
+	var inflight []*wsclient.Pending
+	for i := 0; i < b.N || len(inflight) > 0; {
+		if i < b.N && len(inflight) < 256 {
+			p, err := c.ProduceRecordAsync("bench", 0, recs[i%len(recs)])
+			if err != nil {
+				b.Fatal(err)
+			}
+			inflight = append(inflight, p)
+			i++
+			continue
+		}
+		if _, err := inflight[0].Wait(ctx); err != nil {
+			b.Fatal(err)
+		}
+		inflight = inflight[1:]
+	}
+}

@@ -2,10 +2,12 @@ package wsapi
 
 import (
 	"context"
+	"encoding/binary"
 	"encoding/json"
 	"errors"
 	"io"
 	"net/http"
+	"slices"
 	"sync"
 	"sync/atomic"
 	"time"
@@ -28,6 +30,28 @@ const (
 // bytes, 2 of them the code.
 const maxCloseReason = 123
 
+// outMsg is what the write pump writes: one text message, or (framed)
+// complete websocket frames, encoded by appendTextFrame, that it writes as
+// they are: the replies to a run of requests, queued as one.
+type outMsg struct {
+	b      []byte
+	framed bool // b is complete websocket frames (appendTextFrame), written as they are
+	binary bool // b is a binary message (a binary push), not text
+	pooled bool // b goes back to pushBufs once written (no pushCache entry holds it)
+}
+
+// appendTextFrame appends the header of a final, unmasked (server) text
+// frame of n payload bytes (RFC 6455 section 5.2); the payload follows.
+func appendTextFrame(b []byte, n int) []byte {
+	switch {
+	case n < 126:
+		return append(b, 0x81, byte(n))
+	case n <= 0xFFFF:
+		return append(b, 0x81, 126, byte(n>>8), byte(n))
+	}
+	return binary.BigEndian.AppendUint64(append(b, 0x81, 127), uint64(n))
+}
+
 // closeMsg asks the write pump to send a close frame and end the connection.
 type closeMsg struct {
 	code   int
@@ -45,14 +69,14 @@ type conn struct {
 	// bc is ws's connection when Serve accepted it (nil under another
 	// server): the write pump writes the messages it finds queued together
 	// in one system call.
-	bc *batchConn
+	bc *wire.BatchConn
 
 	// ctx lives as long as the connection; cancel ends it (every
 	// subscription and the produce worker watch it).
 	ctx    context.Context
 	cancel context.CancelFunc
 
-	send   chan []byte  // replies and pushes for the write pump
+	send   chan outMsg  // replies and pushes for the write pump
 	queued atomic.Int64 // bytes in send or being written, plus those reserved for pushes being built
 
 	// roomMu guards roomC, which is closed and replaced when the write
@@ -67,6 +91,9 @@ type conn struct {
 	readDone chan struct{} // closed when the read pump returns
 
 	inflight atomic.Int64 // requests accepted and not yet answered
+
+	// req is the read pump's request, decoded into for each message.
+	req request
 
 	// plain is the fixed part of records of a produce endpoint connection;
 	// set before the read pump starts, then only read by it.
@@ -86,7 +113,7 @@ func newConn(s *Server, ws *websocket.Conn, mode connMode) *conn {
 		srv:      s,
 		ws:       ws,
 		mode:     mode,
-		send:     make(chan []byte, s.opts.SendQueue),
+		send:     make(chan outMsg, s.opts.SendQueue),
 		roomC:    make(chan struct{}),
 		closeReq: make(chan closeMsg, 1),
 		closingC: make(chan struct{}),
@@ -94,7 +121,7 @@ func newConn(s *Server, ws *websocket.Conn, mode connMode) *conn {
 		produceQ: make(chan *produceJob, s.opts.MaxInflight),
 		subs:     make(map[int64]*subscription),
 	}
-	c.bc, _ = ws.NetConn().(*batchConn)
+	c.bc, _ = ws.NetConn().(*wire.BatchConn)
 	c.ctx, c.cancel = context.WithCancel(s.ctx)
 	return c
 }
@@ -307,37 +334,60 @@ func (c *conn) writePump() {
 const maxWriteMessages = 256
 
 // writeQueued writes msg and, when more messages are already queued (and
-// the connection is a batchConn), up to maxWriteMessages of them and
-// maxWriteBatch bytes, all in one system call: a pipelining producer's acks
+// the connection is a wire.BatchConn), up to maxWriteMessages of them and
+// wire.MaxWriteBatch bytes, all in one system call: a pipelining producer's acks
 // and a subscriber's pushes then cost one write together, not one each.
 // Each message counts against the budget until it is written (its bytes
 // are held until then). It reports whether every write succeeded.
-func (c *conn) writeQueued(msg []byte) bool {
+func (c *conn) writeQueued(msg outMsg) bool {
 	c.ws.SetWriteDeadline(time.Now().Add(writeWait))
 	if c.bc == nil || len(c.send) == 0 {
-		err := c.writeMessage(msg)
-		c.taken(len(msg))
+		err := c.write(msg)
+		c.taken(len(msg.b))
 		return err == nil
 	}
-	c.bc.hold()
-	n, size := 1, len(msg)
-	err := c.writeMessage(msg)
-	for err == nil && n < maxWriteMessages && size < maxWriteBatch {
+	c.bc.Hold()
+	n, size := 1, len(msg.b)
+	err := c.write(msg)
+	for err == nil && n < maxWriteMessages && size < wire.MaxWriteBatch {
 		select {
 		case m := <-c.send:
-			err = c.writeMessage(m)
+			err = c.write(m)
 			n++
-			size += len(m)
+			size += len(m.b)
 			continue
 		default:
 		}
 		break
 	}
-	if ferr := c.bc.flush(); err == nil {
+	if ferr := c.bc.Flush(); err == nil {
 		err = ferr
 	}
 	c.taken(size)
 	return err == nil
+}
+
+// write writes one queued message: through the library, or, when framed,
+// as it is to the connection (the library writes each of its own frames
+// in one write, so frames never interleave).
+func (c *conn) write(m outMsg) error {
+	var err error
+	switch {
+	case m.framed:
+		nc := c.ws.NetConn()
+		nc.SetWriteDeadline(time.Now().Add(writeWait))
+		_, err = nc.Write(m.b)
+	case m.binary:
+		err = c.ws.WriteMessage(websocket.BinaryMessage, m.b)
+	default:
+		err = c.ws.WriteMessage(websocket.TextMessage, m.b)
+	}
+	if m.pooled {
+		// Not referenced once written: gorilla and BatchConn copy or
+		// write it before returning.
+		putPushBuf(m.b)
+	}
+	return err
 }
 
 // writeClose writes what is queued (when cm.flush), then the close frame,
@@ -347,8 +397,8 @@ func (c *conn) writeClose(cm closeMsg) {
 		for n := len(c.send); n > 0; n-- {
 			msg := <-c.send
 			c.ws.SetWriteDeadline(time.Now().Add(writeWait))
-			err := c.writeMessage(msg)
-			c.taken(len(msg))
+			err := c.write(msg)
+			c.taken(len(msg.b))
 			if err != nil {
 				return
 			}
@@ -399,16 +449,25 @@ func (c *conn) enqueue(msg []byte) bool { return c.enqueueCtx(c.ctx, msg) }
 // enqueueCtx is enqueue that also gives up when ctx (a subscription's) ends.
 func (c *conn) enqueueCtx(ctx context.Context, msg []byte) bool {
 	c.queued.Add(int64(len(msg)))
+	return c.send1(ctx, outMsg{b: msg})
+}
+
+// enqueueFrames queues frames, complete websocket frames
+// (appendTextFrame), as one message.
+func (c *conn) enqueueFrames(frames []byte) bool {
+	c.queued.Add(int64(len(frames)))
+	return c.send1(c.ctx, outMsg{b: frames, framed: true})
+}
+
+// enqueueReserved queues msg (a push), whose bytes were reserved (reserve)
+// with others: it is enqueueCtx without counting them again.
+func (c *conn) enqueueReserved(ctx context.Context, msg outMsg) bool {
 	return c.send1(ctx, msg)
 }
 
-// enqueueReserved queues msg, whose bytes were reserved (reserve) with
-// others: it is enqueueCtx without counting them again.
-func (c *conn) enqueueReserved(ctx context.Context, msg []byte) bool { return c.send1(ctx, msg) }
-
 // send1 hands msg, already counted in queued, to the write pump; on
 // failure it is uncounted.
-func (c *conn) send1(ctx context.Context, msg []byte) bool {
+func (c *conn) send1(ctx context.Context, msg outMsg) bool {
 	select {
 	case c.send <- msg:
 		return true
@@ -426,7 +485,7 @@ func (c *conn) send1(ctx context.Context, msg []byte) bool {
 			c.slowConsumer()
 		}
 	}
-	c.release(int64(len(msg)))
+	c.release(int64(len(msg.b)))
 	return false
 }
 
@@ -501,7 +560,10 @@ func (c *conn) refuseInOrder(id json.RawMessage, e *wire.Error) {
 // handle dispatches one request of /v1/ws. It runs in the read pump: it
 // decodes and validates, and the worker executes and answers in order.
 func (c *conn) handle(msg []byte) {
-	req, e := decodeRequest(msg, "request")
+	// A produce request is decoded into the read pump's own request
+	// (opProduce keeps nothing of it); the others get one of their own,
+	// which their execution in the worker keeps.
+	req, e := decodeRequestInto(msg, "request", &c.req)
 	if e != nil {
 		var id json.RawMessage
 		if req != nil {
@@ -514,11 +576,15 @@ func (c *conn) handle(msg []byte) {
 		c.reply(req.ID, nil, wire.Errorf(wire.CodeShuttingDown, "server shutting down: %s refused", req.Op))
 		return
 	}
-	var op func(*request)
-	switch req.Op {
-	case "produce":
+	if req.Op == "produce" {
 		c.opProduce(req)
 		return
+	}
+	own := *req
+	own.Records, own.spare = slices.Clone(req.Records), nil
+	req = &own
+	var op func(*request)
+	switch req.Op {
 	case "subscribe":
 		op = c.opSubscribe
 	case "unsubscribe":

@@ -29,8 +29,8 @@ func fastDecode(msg []byte, req *request) (ok bool) {
 func requestField(p *wire.Parser, key []byte, req *request) bool {
 	switch string(key) {
 	case "op":
-		s, ok := p.PlainString()
-		req.Op = s
+		b, ok := p.PlainBytes()
+		req.Op = opName(b)
 		return ok
 	case "id":
 		if p.Peek() == 'n' { // null: encoding/json keeps the literal too, but keep it simple
@@ -40,8 +40,10 @@ func requestField(p *wire.Parser, key []byte, req *request) bool {
 		req.ID = json.RawMessage(v)
 		return ok
 	case "topic":
-		s, ok := p.PlainString()
-		req.Topic = s
+		b, ok := p.PlainBytes()
+		if req.Topic = req.lastTopic; string(b) != req.Topic {
+			req.Topic = string(b)
+		}
 		return ok
 	case "partition":
 		n, ok := p.Integer(strconv.IntSize)
@@ -49,7 +51,7 @@ func requestField(p *wire.Parser, key []byte, req *request) bool {
 		req.Partition = &v
 		return ok
 	case "records":
-		req.Records = req.Records[:0]
+		req.Records = req.spare[:0]
 		n, ok := p.Elements(func() bool {
 			req.Records = append(req.Records, wire.RecordIn{})
 			r := &req.Records[len(req.Records)-1]
@@ -78,6 +80,21 @@ func requestField(p *wire.Parser, key []byte, req *request) bool {
 		return ok
 	}
 	return recordField(p, key, &req.RecordIn)
+}
+
+// opName is string(b), without allocating for the ops of the protocol.
+func opName(b []byte) string {
+	switch string(b) {
+	case "produce":
+		return "produce"
+	case "subscribe":
+		return "subscribe"
+	case "unsubscribe":
+		return "unsubscribe"
+	case "commit":
+		return "commit"
+	}
+	return string(b)
 }
 
 // recordField reads one field of a record object.

@@ -111,3 +111,36 @@ func FuzzFastDecode(f *testing.F) {
 		}
 	})
 }
+
+// FuzzDecodeReused decodes a request into the request the read pump
+// reuses, after another one: the result must be the one a fresh decode
+// gives (nothing of the earlier request shows through).
+func FuzzDecodeReused(f *testing.F) {
+	f.Add([]byte(`{"op":"produce","topic":"a","records":[{"value":1},{"value":2,"key":"k"}]}`), []byte(`{"op":"produce","topic":"a","value":3}`))
+	f.Add([]byte(`{"op":"produce","topic":"a","value":3}`), []byte(`{"op":"produce","topic":"b","records":[{"value":4}]}`))
+	f.Add([]byte(`{"op":"produce","topic":"a","records":[{"value":1,"headers":{"h":"v"}}]}`), []byte(`{"op":"subscribe","topic":"a","from":"earliest"}`))
+	f.Add([]byte(`{"op":"produce","topic":"a","value":1}`), []byte(`{"op":"produce","topic":"a","value":2,"id":"x"}`))
+	f.Fuzz(func(t *testing.T, first, second []byte) {
+		var reused request
+		decodeRequestInto(first, "request", &reused)
+		got, gotErr := decodeRequestInto(second, "request", &reused)
+		want, wantErr := decodeRequest(second, "request")
+		if !reflect.DeepEqual(gotErr, wantErr) {
+			t.Fatalf("after %q, %q: error %v, fresh %v", first, second, gotErr, wantErr)
+		}
+		if got == nil || want == nil {
+			if (got == nil) != (want == nil) {
+				t.Fatalf("after %q, %q: request %v, fresh %v", first, second, got, want)
+			}
+			return
+		}
+		g, w := *got, *want
+		g.spare, g.lastTopic, w.spare, w.lastTopic = nil, "", nil, ""
+		if len(g.Records) == 0 && len(w.Records) == 0 && (g.Records == nil) != (w.Records == nil) {
+			t.Fatalf("after %q, %q: records %#v, fresh %#v", first, second, g.Records, w.Records)
+		}
+		if !reflect.DeepEqual(g, w) {
+			t.Fatalf("after %q, %q:\nreused %+v\nfresh  %+v", first, second, g, w)
+		}
+	})
+}

@@ -36,6 +36,10 @@ type produceJob struct {
 	// run, when set, is a request other than a produce (or an error
 	// reply): the worker runs it in its turn instead of producing.
 	run func()
+	// unit0 and rec0 hold the units and records of a job of one run and
+	// one record (the single-record request), saving two allocations.
+	unit0 [1]produceUnit
+	rec0  [1]engine.Record
 }
 
 // produceUnit is a run of records for one partition (-1: engine's choice).
@@ -61,14 +65,15 @@ func (c *conn) opProduce(req *request) {
 	}
 	job := &produceJob{id: req.ID, topic: req.Topic}
 	ins := req.Records
+	var one [1]wire.RecordIn
 	if len(ins) == 0 {
 		if !req.RecordIn.HasValue() {
 			c.refuseInOrder(req.ID, wire.Errorf(wire.CodeInvalidRequest, `produce needs a record ("value", "value_b64" or "tombstone") or "records": [...]`))
 			return
 		}
-		rin := req.RecordIn
-		rin.Partition = req.Partition
-		ins = []wire.RecordIn{rin}
+		one[0] = req.RecordIn
+		one[0].Partition = req.Partition
+		ins = one[:]
 		job.single = true
 	} else if req.RecordIn.HasValue() {
 		c.refuseInOrder(req.ID, wire.Errorf(wire.CodeInvalidRequest, `produce has both an inline record and "records"`))
@@ -104,12 +109,19 @@ func (c *conn) opProduce(req *request) {
 		} else {
 			// The first run is sized for the usual case, every record
 			// in it; later runs (mixed partitions) grow as needed.
-			size := 1
-			if i == 0 {
-				size = len(ins)
+			var recs []engine.Record
+			switch {
+			case i == 0 && len(ins) == 1:
+				recs = job.rec0[:1:1]
+			case i == 0:
+				recs = make([]engine.Record, 1, len(ins))
+			default:
+				recs = make([]engine.Record, 1)
 			}
-			recs := make([]engine.Record, 1, size)
 			recs[0] = rec
+			if n == 0 {
+				job.units = job.unit0[:0:1]
+			}
 			job.units = append(job.units, produceUnit{partition: p, recs: recs})
 		}
 	}
@@ -230,15 +242,21 @@ func (c *conn) runProduce(batch []*produceJob) {
 		err = wire.Errorf(wire.CodeInternal, "engine returned %d acks for %d records", len(acks), len(recs))
 		acks = nil
 	}
+	// The replies leave as one queued message of one frame each: the
+	// write pump takes them at once, whatever the send queue's length.
+	frames := make([]byte, 0, len(batch)*(80+len(batch[0].id))+len(recs)*56)
+	var reply []byte
 	for _, j := range batch {
 		k := len(j.units[0].recs)
 		var ja []engine.Ack
 		if len(acks) >= k {
 			ja, acks = acks[:k], acks[k:]
 		}
-		c.answer(j, ja, stored[:k], err)
+		reply = appendAnswer(reply[:0], j, ja, stored[:k], err)
+		frames = append(appendTextFrame(frames, len(reply)), reply...)
 		stored = stored[k:]
 	}
+	c.enqueueFrames(frames)
 }
 
 // storedBy says which of n records an engine call that returned err stored:
@@ -329,10 +347,28 @@ func (c *conn) autoCreate(topic string, partition int) error {
 	return engine.AutoCreate(c.srv.b, topic, partition)
 }
 
-// answer queues the reply to job j (produceReply).
+// answer queues the reply to job j (appendAnswer).
 func (c *conn) answer(j *produceJob, acks []engine.Ack, stored []bool, err error) {
+	c.enqueue(appendAnswer(make([]byte, 0, 64+len(j.id)), j, acks, stored, err))
+}
+
+// appendAnswer appends the reply to job j (produceReply) to b. The ack of a
+// stored single record, the reply sent by the thousand, is written
+// directly.
+func appendAnswer(b []byte, j *produceJob, acks []engine.Ack, stored []bool, err error) []byte {
+	if err == nil && (j.single || j.plain) && len(acks) == 1 && len(stored) == 1 && stored[0] {
+		a := acks[0]
+		b = append(b, '{')
+		if len(j.id) > 0 {
+			b = append(b, `"id":`...)
+			b = append(b, j.id...)
+			b = append(b, ',')
+		}
+		b = wire.AppendAckFields(b, a.Partition, a.Offset, a.Timestamp)
+		return append(b, '}')
+	}
 	f, e, _ := produceReply(j, acks, stored, err)
-	c.reply(j.id, f, e)
+	return wire.AppendReply(b, j.id, f, e)
 }
 
 // produceReply is the reply to job j: the fields of its acks, or the error,

@@ -3,38 +3,9 @@ package wsapi
 import (
 	"sync"
 
-	"github.com/gorilla/websocket"
 	"github.com/pulselog/pulse/engine"
 	"github.com/pulselog/pulse/wsapi/wire"
 )
-
-// A queued message may start with a mark byte that tells the write pump
-// how to send it, without that byte. Every other message the server queues
-// is a JSON object sent as text, so it starts with '{'.
-const (
-	binaryMark       = 0 // a binary push
-	binaryMarkPooled = 1 // a binary push whose buffer goes back to pushBufs once written
-	textMarkPooled   = 2 // a JSON push whose buffer goes back to pushBufs once written
-)
-
-// writeMessage writes one queued message as its mark says (text when it
-// has none), and recycles its buffer when the mark says so: the message is
-// not referenced once written (gorilla and batchConn copy or write it
-// before returning).
-func (c *conn) writeMessage(msg []byte) error {
-	if len(msg) == 0 || msg[0] > textMarkPooled {
-		return c.ws.WriteMessage(websocket.TextMessage, msg)
-	}
-	typ := websocket.BinaryMessage
-	if msg[0] == textMarkPooled {
-		typ = websocket.TextMessage
-	}
-	err := c.ws.WriteMessage(typ, msg[1:])
-	if msg[0] != binaryMark {
-		putPushBuf(msg)
-	}
-	return err
-}
 
 // pushBufs recycles the buffers of pushes that no pushCache entry holds:
 // a subscription catching up builds push after push of about the same
@@ -63,8 +34,8 @@ func putPushBuf(b []byte) {
 	pushBufs.Put(&b)
 }
 
-// binPushHeadRoom is room for binaryMark and a binary push's header line.
-const binPushHeadRoom = 1 + wire.MaxPushHeaderLen
+// binPushHeadRoom is room for a binary push's header line.
+const binPushHeadRoom = wire.MaxPushHeaderLen
 
 // deliverBinaryPush is deliverPush for a subscription made with
 // "format":"binary": one binary push (wire.AppendPushHeader, then
@@ -125,13 +96,8 @@ func (s *subscription) deliverBinaryPush(p int, res *engine.ReadResult, limit in
 	if ends != nil {
 		pc.store(s.topic, p, true, &encodedRun{recs: recs[:n:n], ends: ends, data: b[binPushHeadRoom:len(b):len(b)]})
 	}
-	mark := byte(binaryMarkPooled)
-	if ends != nil {
-		mark = binaryMark // the pushCache holds b
-	}
 	var hb [binPushHeadRoom]byte
-	h := append(hb[:0], mark)
-	h = wire.AppendPushHeader(h, &wire.BinaryPush{
+	h := wire.AppendPushHeader(hb[:0], &wire.BinaryPush{
 		Sub: s.id, Partition: p, Offset: first, Timestamp: firstTS,
 		Next: next, Skipped: res.Skipped, Count: n,
 	})
@@ -139,5 +105,5 @@ func (s *subscription) deliverBinaryPush(p int, res *engine.ReadResult, limit in
 	copy(b[start:], h)
 	b = b[start:]
 	s.c.settle(int64(limit), int64(len(b)))
-	return next, s.c.enqueueReserved(s.ctx, b)
+	return next, s.c.enqueueReserved(s.ctx, outMsg{b: b, binary: true, pooled: ends == nil}) // else the pushCache holds b
 }

@@ -359,7 +359,7 @@ func (s *subscription) deliver(p int, res *engine.ReadResult, reserved int64) (i
 		}
 		s.c.settle(reserved, n)
 		for i, f := range frames {
-			if !s.c.enqueueReserved(s.ctx, f) {
+			if !s.c.enqueueReserved(s.ctx, outMsg{b: f}) {
 				for _, g := range frames[i+1:] {
 					s.c.release(int64(len(g)))
 				}
@@ -374,10 +374,10 @@ func (s *subscription) deliver(p int, res *engine.ReadResult, reserved int64) (i
 	return s.deliverPush(p, res, int(reserved))
 }
 
-// pushHeadRoom is room for a push's mark byte (pushbin.go) and envelope
-// before its records: `{"sub":`, `,"partition":`, `,"next":`, `,"skipped":`
-// each with up to 20 digits, and `,"records":[`.
-const pushHeadRoom = 1 + 7 + 13 + 8 + 11 + 12 + 4*20
+// pushHeadRoom is room for a push's envelope before its records:
+// `{"sub":`, `,"partition":`, `,"next":`, `,"skipped":` each with up to 20
+// digits, and `,"records":[`.
+const pushHeadRoom = 7 + 13 + 8 + 11 + 12 + 4*20
 
 // deliverPush queues one push {"sub","partition","next","records"} of
 // res's records, cut at about limit bytes of records JSON. Records the
@@ -436,11 +436,7 @@ func (s *subscription) deliverPush(p int, res *engine.ReadResult, limit int) (in
 		pc.store(s.topic, p, false, &encodedRun{recs: recs[:n:n], ends: ends, data: b[pushHeadRoom:len(b):len(b)]})
 	}
 	var hb [pushHeadRoom]byte
-	h := hb[:0]
-	if ends == nil {
-		h = append(h, textMarkPooled) // no pushCache entry holds b
-	}
-	h = append(h, `{"sub":`...)
+	h := append(hb[:0], `{"sub":`...)
 	h = strconv.AppendInt(h, s.id, 10)
 	h = append(h, `,"partition":`...)
 	h = strconv.AppendInt(h, int64(p), 10)
@@ -455,7 +451,7 @@ func (s *subscription) deliverPush(p int, res *engine.ReadResult, limit int) (in
 	copy(b[start:], h)
 	b = append(b[start:], "]}"...)
 	s.c.settle(int64(limit), int64(len(b)))
-	return next, s.c.enqueueReserved(s.ctx, b)
+	return next, s.c.enqueueReserved(s.ctx, outMsg{b: b, pooled: ends == nil}) // else the pushCache holds b
 }
 
 // fail reports an error that ends the delivery of partition p.

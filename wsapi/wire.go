@@ -37,6 +37,13 @@ type request struct {
 
 	// create_topic.
 	Config *wire.TopicConfig `json:"config,omitempty"`
+
+	// spare is an array for Records that fastDecode fills before it
+	// allocates one, and lastTopic the topic of the previous request that
+	// fastDecode reuses when the topic is the same (decodeRequestInto
+	// keeps both from request to request).
+	spare     []wire.RecordIn
+	lastTopic string
 }
 
 // toRecord validates r and turns it into an engine record. maxBytes bounds
@@ -191,17 +198,29 @@ func wireTopic(t engine.TopicInfo) wire.TopicInfo {
 // is CodeInvalidRequest naming the field, with the request's id when it
 // could be read, so that a client matching replies by id gets its answer.
 func decodeRequest(msg []byte, what string) (*request, *wire.Error) {
+	return decodeRequestInto(msg, what, new(request))
+}
+
+// decodeRequestInto is decodeRequest decoding into req, which it clears
+// first (keeping the array of its records for the next request's), and
+// returns on success.
+func decodeRequestInto(msg []byte, what string, req *request) (*request, *wire.Error) {
 	if !utf8.Valid(msg) {
 		return nil, wire.Errorf(wire.CodeInvalidJSON, "%s is not valid UTF-8 (text is UTF-8 on the wire: send bytes with value_b64 or in a binary produce frame)", what)
 	}
-	var req request
-	if fastDecode(msg, &req) {
-		return &req, nil
+	spare := req.Records
+	if spare == nil {
+		spare = req.spare
 	}
-	req = request{}
-	err := json.Unmarshal(msg, &req)
+	clear(spare[:cap(spare)]) // no record of an earlier request stays reachable
+	*req = request{spare: spare[:0], lastTopic: req.Topic}
+	if fastDecode(msg, req) {
+		return req, nil
+	}
+	*req = request{}
+	err := json.Unmarshal(msg, req)
 	if err == nil {
-		return &req, nil
+		return req, nil
 	}
 	var te *json.UnmarshalTypeError
 	if errors.As(err, &te) && te.Field != "" {
@@ -209,7 +228,7 @@ func decodeRequest(msg []byte, what string) (*request, *wire.Error) {
 		// first mistyped one, so req.ID is the request's id.
 		// The inline record's fields are the request's own.
 		field := strings.ReplaceAll(te.Field, "RecordIn.", "")
-		return &req, wire.Errorf(wire.CodeInvalidRequest, "field %q: got %s, want %s", field, te.Value, jsonKind(te.Type))
+		return req, wire.Errorf(wire.CodeInvalidRequest, "field %q: got %s, want %s", field, te.Value, jsonKind(te.Type))
 	}
 	return nil, wire.Errorf(wire.CodeInvalidJSON, "%s is not a JSON object: %v", what, err)
 }

@@ -222,10 +222,12 @@ func (s *wsSteps) batch() error {
 	if err != nil {
 		return err
 	}
+	mark := s.cpu()
 	elapsed, err := wsProduceRun(s.ctx, s.cf, []string{topic}, wsBenchConns, s.recs, nil, 100, wsBenchWindow)
 	if err != nil {
 		return err
 	}
+	s.perRecord("ws_produce_batch100", mark, len(s.recs))
 	stored, err := storedBytes(s.ctx, s.admin, topic)
 	if err != nil {
 		return err
@@ -281,10 +283,12 @@ func (s *wsSteps) binary() error {
 	if err != nil {
 		return err
 	}
+	mark := s.cpu()
 	elapsed, err := wsProduceRun(s.ctx, s.cf, []string{topic}, wsBenchConns, nil, s.bin, 100, wsBenchWindow)
 	if err != nil {
 		return err
 	}
+	s.perRecord("ws_produce_binary100", mark, len(s.bin))
 	stored, err := storedBytes(s.ctx, s.admin, topic)
 	if err != nil {
 		return err
@@ -319,10 +323,12 @@ func (s *wsSteps) manyTopics() error {
 		if err != nil {
 			return err
 		}
+		mark := s.cpu()
 		elapsed, err := wsProduceRun(s.ctx, s.cf, ts, wsBenchConns, s.recs[:s.records], nil, 100, wsBenchWindow)
 		if err != nil {
 			return err
 		}
+		s.perRecord(fmt.Sprintf("ws_produce_topics%d", n), mark, s.records)
 		s.res[fmt.Sprintf("ws_produce_topics%d_rps", n)] = float64(s.records) / elapsed.Seconds()
 	}
 	return nil

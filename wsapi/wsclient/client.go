@@ -29,8 +29,23 @@ type Client struct {
 	ws   *websocket.Conn
 	addr string
 
-	// wmu serializes writes (gorilla allows one writer at a time).
+	// wmu serializes writes (gorilla allows one writer at a time): the
+	// write pump's, and Close's.
 	wmu sync.Mutex
+	// out is the write pump's buffer: the frames it writes in one system
+	// call (guarded by wmu).
+	out []byte
+
+	// qmu guards queue and werr. Requests are queued in the order they
+	// were given ids' turn to be sent, and the write pump writes them in
+	// that order.
+	qmu    sync.Mutex
+	queue  []outFrame
+	spare  []outFrame // the previous queue's array, for reuse
+	queued int        // bytes in queue
+	room   *sync.Cond // on qmu: broadcast when the pump took the queue
+	werr   error      // why a write failed; nothing is queued after it
+	wake   chan struct{}
 
 	// mu guards nextID, pending, subs and err.
 	mu      sync.Mutex
@@ -58,20 +73,117 @@ const (
 	closeGrace = time.Second
 )
 
-// encodeFrame sends the frame encode appends to a recycled buffer.
+// encodeFrame sends the frame encode appends to a recycled buffer (the
+// write pump recycles it once the frame is written).
 func (c *Client) encodeFrame(typ int, encode func(b []byte, id int64) []byte) (*Pending, error) {
 	bp, _ := c.bufs.Get().(*[]byte)
 	if bp == nil {
 		bp = new([]byte)
 	}
-	p, err := c.startFrame(nil, typ, func(id int64) []byte {
+	return c.startFrame(nil, typ, bp, func(id int64) []byte {
 		*bp = encode((*bp)[:0], id)
 		return *bp
 	})
-	if cap(*bp) <= maxPooledBuf {
-		c.bufs.Put(bp)
+}
+
+// outFrame is a frame waiting for the write pump.
+type outFrame struct {
+	typ int
+	b   []byte
+	buf *[]byte // b's recycled buffer, or nil
+}
+
+// directFrameBytes is the size from which a frame is written by its
+// caller rather than by the write pump.
+const directFrameBytes = 32 << 10
+
+// maxQueuedBytes bounds the bytes of the frames waiting for the write pump:
+// a caller that sends more waits for the pump (as a blocking write would
+// make it wait for the socket), so that a server not reading does not make
+// the client hold unbounded memory.
+const maxQueuedBytes = 8 << 20
+
+// writePump writes the queued frames until the connection ends: all the
+// frames it finds queued at once in one system call, so that a client with
+// many requests in flight sends them in few writes (and wakes the server
+// few times).
+func (c *Client) writePump() {
+	for {
+		select {
+		case <-c.wake:
+		case <-c.done:
+			c.qmu.Lock()
+			if c.werr == nil {
+				c.werr = ErrClientClosed
+			}
+			c.queue, c.queued = nil, 0
+			c.room.Broadcast()
+			c.qmu.Unlock()
+			return
+		}
+		c.wmu.Lock()
+		c.writeQueued()
+		c.wmu.Unlock()
 	}
-	return p, err
+}
+
+// writeQueued writes every queued frame, in order; wmu is held. After a
+// failed write the connection is closed (the reader then ends every
+// pending request with the reason) and nothing more is queued.
+func (c *Client) writeQueued() {
+	for {
+		c.qmu.Lock()
+		q := c.queue
+		c.queue, c.spare, c.queued = c.spare[:0], nil, 0
+		c.room.Broadcast()
+		c.qmu.Unlock()
+		if len(q) == 0 {
+			c.recycle(q)
+			return
+		}
+		nc := c.ws.NetConn()
+		nc.SetWriteDeadline(time.Now().Add(writeWait))
+		var err error
+		out := c.out[:0]
+		for i := range q {
+			if err == nil {
+				if len(out) > 0 && len(out)+maxFrameHeader+len(q[i].b) > wire.MaxWriteBatch {
+					_, err = nc.Write(out)
+					out = out[:0]
+				}
+				out = appendFrame(out, q[i].typ, q[i].b)
+			}
+			if bp := q[i].buf; bp != nil && cap(*bp) <= maxPooledBuf {
+				c.bufs.Put(bp)
+			}
+			q[i] = outFrame{}
+		}
+		if err == nil {
+			_, err = nc.Write(out)
+		}
+		if cap(out) <= 2*wire.MaxWriteBatch {
+			c.out = out[:0]
+		}
+		if err != nil {
+			c.qmu.Lock()
+			c.werr = fmt.Errorf("sending request: %w", err)
+			c.queue, c.queued = nil, 0
+			c.room.Broadcast()
+			c.qmu.Unlock()
+			c.ws.Close()
+			return
+		}
+		c.recycle(q)
+	}
+}
+
+// recycle keeps q's array for the next queue.
+func (c *Client) recycle(q []outFrame) {
+	c.qmu.Lock()
+	if c.spare == nil {
+		c.spare = q[:0]
+	}
+	c.qmu.Unlock()
 }
 
 // DialOptions configure Dial.
@@ -97,7 +209,9 @@ func Dial(ctx context.Context, addr string, opts DialOptions) (*Client, error) {
 	if opts.Token != "" {
 		h.Set("Authorization", "Bearer "+opts.Token)
 	}
-	d := websocket.Dialer{HandshakeTimeout: 10 * time.Second, ReadBufferSize: 64 << 10, WriteBufferSize: 64 << 10}
+	// The write buffer is the library's for control frames and the
+	// handshake only: data frames are written by the write pump.
+	d := websocket.Dialer{HandshakeTimeout: 10 * time.Second, ReadBufferSize: 64 << 10, WriteBufferSize: 4 << 10}
 	ws, resp, err := d.DialContext(ctx, u, h)
 	if err != nil {
 		return nil, dialError(hostport, resp, err)
@@ -108,8 +222,11 @@ func Dial(ctx context.Context, addr string, opts DialOptions) (*Client, error) {
 		pending: make(map[int64]pendingCall),
 		subs:    make(map[int64]*Subscription),
 		done:    make(chan struct{}),
+		wake:    make(chan struct{}, 1),
 	}
+	c.room = sync.NewCond(&c.qmu)
 	go c.readLoop()
+	go c.writePump()
 	return c, nil
 }
 
@@ -152,6 +269,15 @@ func (c *Client) Addr() string { return c.addr }
 // Close sends a normal close frame and ends the connection.
 func (c *Client) Close() error {
 	c.wmu.Lock()
+	c.writeQueued() // the requests sent before Close go first
+	c.qmu.Lock()
+	if c.werr == nil {
+		// Nothing is written after the close frame.
+		c.werr = fmt.Errorf("sending request: %w", websocket.ErrCloseSent)
+	}
+	c.queue, c.queued = nil, 0
+	c.room.Broadcast()
+	c.qmu.Unlock()
 	c.ws.SetWriteDeadline(time.Now().Add(writeWait))
 	err := c.ws.WriteMessage(websocket.CloseMessage, websocket.FormatCloseMessage(websocket.CloseNormalClosure, "bye"))
 	c.wmu.Unlock()
@@ -241,7 +367,7 @@ func (c *Client) readLoop() {
 					pc.sub.ID, pc.sub.Starts = env.Sub, env.Partitions
 					c.subs[env.Sub] = pc.sub
 				}
-				pc.ch <- env // buffered 1
+				pc.p.deliver(env, true)
 			}
 			c.mu.Unlock()
 		case env.Sub != 0:
@@ -262,7 +388,7 @@ func (c *Client) readLoop() {
 	c.err = err
 	for id, pc := range c.pending {
 		delete(c.pending, id)
-		close(pc.ch)
+		pc.p.deliver(envelope{}, false)
 	}
 	subs := c.subs
 	c.subs = map[int64]*Subscription{}
@@ -274,8 +400,39 @@ func (c *Client) readLoop() {
 
 // Pending is a request sent and not yet answered.
 type Pending struct {
-	c  *Client
-	ch chan envelope
+	c *Client
+
+	// mu guards state, env and ch. The reader delivers the reply into env;
+	// a waiter that finds none yet makes ch, which the delivery closes (most
+	// replies of a pipelining producer arrive before anyone waits, and cost
+	// no channel).
+	mu    sync.Mutex
+	state pendingState
+	env   envelope
+	ch    chan struct{}
+}
+
+// pendingState says whether a Pending's reply has come.
+type pendingState uint8
+
+const (
+	pendingWaiting pendingState = iota
+	pendingReplied              // env holds the reply
+	pendingEnded                // the connection ended first
+)
+
+// deliver ends p with its reply env (ok), or with the end of the connection.
+func (p *Pending) deliver(env envelope, ok bool) {
+	p.mu.Lock()
+	if ok {
+		p.env, p.state = env, pendingReplied
+	} else {
+		p.state = pendingEnded
+	}
+	if p.ch != nil {
+		close(p.ch)
+	}
+	p.mu.Unlock()
 }
 
 // start sends req (a JSON object without "id") and returns its Pending.
@@ -299,7 +456,7 @@ func (c *Client) startWith(build func(id int64) any) (*Pending, error) {
 
 // pendingCall is a request waiting for its reply.
 type pendingCall struct {
-	ch  chan envelope
+	p   *Pending
 	sub *Subscription // a subscribe's, registered when the reply arrives
 }
 
@@ -310,12 +467,15 @@ func (c *Client) startRaw(build func(id int64) []byte) (*Pending, error) {
 
 // startCall is startRaw for a subscribe when sub is not nil.
 func (c *Client) startCall(sub *Subscription, build func(id int64) []byte) (*Pending, error) {
-	return c.startFrame(sub, websocket.TextMessage, build)
+	return c.startFrame(sub, websocket.TextMessage, nil, build)
 }
 
-// startFrame is startCall sending a frame of type typ.
-func (c *Client) startFrame(sub *Subscription, typ int, build func(id int64) []byte) (*Pending, error) {
-	ch := make(chan envelope, 1)
+// startFrame is startCall sending a frame of type typ, which build encodes
+// (into *buf, recycled once written, when buf is not nil). The frame is
+// queued for the write pump: requests are written in the order their
+// startFrame calls queued them.
+func (c *Client) startFrame(sub *Subscription, typ int, buf *[]byte, build func(id int64) []byte) (*Pending, error) {
+	p := &Pending{c: c}
 	c.mu.Lock()
 	if c.err != nil {
 		err := c.err
@@ -324,70 +484,91 @@ func (c *Client) startFrame(sub *Subscription, typ int, build func(id int64) []b
 	}
 	c.nextID++
 	id := c.nextID
-	c.pending[id] = pendingCall{ch: ch, sub: sub}
+	c.pending[id] = pendingCall{p: p, sub: sub}
 	c.mu.Unlock()
 	b := build(id)
 	var err error
 	if b == nil {
-		err = errors.New("request could not be encoded")
+		err = errors.New("sending request: request could not be encoded")
 	} else {
-		c.wmu.Lock()
-		c.ws.SetWriteDeadline(time.Now().Add(writeWait))
-		err = c.ws.WriteMessage(typ, b)
-		c.wmu.Unlock()
+		c.qmu.Lock()
+		for c.werr == nil && c.queued > maxQueuedBytes {
+			c.room.Wait()
+		}
+		direct := len(b) >= directFrameBytes
+		if err = c.werr; err == nil {
+			c.queue = append(c.queue, outFrame{typ: typ, b: b, buf: buf})
+			c.queued += len(b)
+			if len(c.queue) == 1 && !direct {
+				select {
+				case c.wake <- struct{}{}:
+				default:
+				}
+			}
+		}
+		c.qmu.Unlock()
+		if err == nil && direct {
+			// A large frame is written by its caller, with what is
+			// queued before it: it gains nothing from waiting for
+			// others, and its caller waits for the socket as a
+			// blocking write would.
+			c.wmu.Lock()
+			c.writeQueued()
+			c.wmu.Unlock()
+		}
 	}
 	if err != nil {
 		c.mu.Lock()
 		delete(c.pending, id)
 		c.mu.Unlock()
-		return nil, fmt.Errorf("sending request: %w", err)
+		return nil, err
 	}
-	return &Pending{c: c, ch: ch}, nil
+	return p, nil
 }
 
 // wait returns the reply, the server's *Error, or why the connection ended.
 func (p *Pending) wait(ctx context.Context) (envelope, error) {
-	select {
-	case env, ok := <-p.ch:
-		if !ok {
-			return env, p.c.Err()
+	p.mu.Lock()
+	if p.state == pendingWaiting {
+		if p.ch == nil {
+			p.ch = make(chan struct{})
 		}
-		if env.Error != nil {
-			return env, env.Error
+		ch := p.ch
+		p.mu.Unlock()
+		select {
+		case <-ch:
+		case <-ctx.Done():
+			return envelope{}, ctx.Err()
 		}
-		return env, nil
-	case <-ctx.Done():
-		return envelope{}, ctx.Err()
+		p.mu.Lock()
 	}
+	state, env := p.state, p.env
+	p.mu.Unlock()
+	return p.result(state, env)
+}
+
+// result is what wait returns for a Pending in state (not waiting).
+func (p *Pending) result(state pendingState, env envelope) (envelope, error) {
+	switch {
+	case state == pendingEnded:
+		return env, p.c.Err()
+	case env.Error != nil:
+		return env, env.Error
+	}
+	return env, nil
 }
 
 // Poll reports whether the reply has arrived and, if so, the error it
 // carries; it does not wait.
 func (p *Pending) Poll() (done bool, err error) {
-	select {
-	case env, ok := <-p.ch:
-		p.ch = closedEnvelope(env, ok)
-		if !ok {
-			return true, p.c.Err()
-		}
-		if env.Error != nil {
-			return true, env.Error
-		}
-		return true, nil
-	default:
+	p.mu.Lock()
+	state, env := p.state, p.env
+	p.mu.Unlock()
+	if state == pendingWaiting {
 		return false, nil
 	}
-}
-
-// closedEnvelope returns a closed channel that yields env first (when ok),
-// so that a Pending polled once can still be waited on.
-func closedEnvelope(env envelope, ok bool) chan envelope {
-	ch := make(chan envelope, 1)
-	if ok {
-		ch <- env
-	}
-	close(ch)
-	return ch
+	_, err = p.result(state, env)
+	return true, err
 }
 
 // Err waits for the reply and returns the error it carries, if any.
@@ -487,55 +668,52 @@ func appendBinaryProduce(b []byte, id int64, topic string, partition int, recs [
 // appendRecordIn encodes one record of a produce request.
 func appendRecordIn(b []byte, r *wire.RecordIn) []byte {
 	b = append(b, '{')
-	sep := func() {
-		if b[len(b)-1] != '{' {
+	open := len(b) // no field written yet while len(b) == open
+	sep := func(b []byte, name string) []byte {
+		if len(b) != open {
 			b = append(b, ',')
 		}
+		return append(b, name...)
 	}
-	str := func(name string, v *string) {
-		if v != nil {
-			sep()
-			b = append(b, name...)
-			b = wire.AppendJSONString(b, []byte(*v))
-		}
+	if r.Key != nil {
+		b = wire.AppendJSONString(sep(b, `"key":`), []byte(*r.Key))
 	}
-	str(`"key":`, r.Key)
-	str(`"key_b64":`, r.KeyB64)
+	if r.KeyB64 != nil {
+		b = wire.AppendJSONString(sep(b, `"key_b64":`), []byte(*r.KeyB64))
+	}
 	if len(r.Value) > 0 {
-		sep()
-		b = append(b, `"value":`...)
-		b = append(b, r.Value...)
+		b = append(sep(b, `"value":`), r.Value...)
 	}
-	str(`"value_b64":`, r.ValueB64)
+	if r.ValueB64 != nil {
+		b = wire.AppendJSONString(sep(b, `"value_b64":`), []byte(*r.ValueB64))
+	}
 	if r.Tombstone {
-		sep()
-		b = append(b, `"tombstone":true`...)
+		b = sep(b, `"tombstone":true`)
 	}
-	for _, h := range []struct {
-		name string
-		m    map[string]string
-	}{{`"headers":{`, r.Headers}, {`"headers_b64":{`, r.HeadersB64}} {
-		if len(h.m) == 0 {
-			continue
-		}
-		sep()
-		b = append(b, h.name...)
-		first := true
-		for k, v := range h.m {
-			if !first {
-				b = append(b, ',')
-			}
-			first = false
-			b = wire.AppendJSONString(b, []byte(k))
-			b = append(b, ':')
-			b = wire.AppendJSONString(b, []byte(v))
-		}
-		b = append(b, '}')
-	}
+	b = appendStringMap(b, sep, `"headers":{`, r.Headers)
+	b = appendStringMap(b, sep, `"headers_b64":{`, r.HeadersB64)
 	if r.Partition != nil {
-		sep()
-		b = append(b, `"partition":`...)
-		b = strconv.AppendInt(b, int64(*r.Partition), 10)
+		b = strconv.AppendInt(sep(b, `"partition":`), int64(*r.Partition), 10)
+	}
+	return append(b, '}')
+}
+
+// appendStringMap appends the field name (with its opening brace) and the
+// JSON object of m, unless m is empty.
+func appendStringMap(b []byte, sep func([]byte, string) []byte, name string, m map[string]string) []byte {
+	if len(m) == 0 {
+		return b
+	}
+	b = sep(b, name)
+	first := true
+	for k, v := range m {
+		if !first {
+			b = append(b, ',')
+		}
+		first = false
+		b = wire.AppendJSONString(b, []byte(k))
+		b = append(b, ':')
+		b = wire.AppendJSONString(b, []byte(v))
 	}
 	return append(b, '}')
 }
@@ -571,19 +749,31 @@ func (c *Client) ProduceRecordAsync(topic string, partition int, rec wire.Record
 	if v := rec.Value; len(v) > 0 && !wire.ValidJSON(v) {
 		return nil, errors.New("value is not valid JSON (use ValueB64 for bytes)")
 	}
-	return c.startRaw(func(id int64) []byte {
-		b := appendProduceHeader(make([]byte, 0, 96+len(topic)+len(rec.Value)), id, topic, partition)
-		// The record's own fields, without its braces and its partition
-		// (the request's wins, as on the server).
-		r := rec
-		r.Partition = nil
-		fields := appendRecordIn(nil, &r)
-		if len(fields) > 2 {
-			b = append(b, ',')
-			b = append(b, fields[1:len(fields)-1]...)
-		}
-		return append(b, '}')
+	return c.encodeFrame(websocket.TextMessage, func(b []byte, id int64) []byte {
+		return appendProduceRecord(b, id, topic, partition, &rec)
 	})
+}
+
+// appendProduceRecord encodes a produce request of one inline record: the
+// request's fields, then the record's own fields without its partition (the
+// request's wins, as on the server). The value must be valid JSON (checked
+// by the caller).
+func appendProduceRecord(b []byte, id int64, topic string, partition int, rec *wire.RecordIn) []byte {
+	size := 96 + len(topic) + len(rec.Value)
+	if rec.Key != nil {
+		size += len(*rec.Key) + 8
+	}
+	b = slices.Grow(b, size)
+	b = appendProduceHeader(b, id, topic, partition)
+	r := *rec
+	r.Partition = nil
+	start := len(b)
+	b = appendRecordIn(b, &r)
+	if len(b)-start == 2 { // {}: no field
+		return append(b[:start], '}')
+	}
+	b[start] = ',' // the record's fields continue the request's
+	return b
 }
 
 // Produce sends recs and waits for one ack per record.

@@ -6,7 +6,11 @@
 // Subscribe, Commit, Topics, Describe, CreateTopic, AlterTopic,
 // DeleteTopic, Consumers and DeleteConsumer. A Client is safe for
 // concurrent use: requests are matched to replies by id, and pushes are
-// routed to their Subscription.
+// routed to their Subscription. Requests are queued for one write pump,
+// which writes the frames it finds queued together in one system call (a
+// caller with many requests in flight sends them in few writes; a frame
+// of 32 KiB or more is written by its caller, with what is queued before
+// it); each caller's requests leave in the order it made them.
 //
 // The messages it sends and reads are package wire's (wire.RecordIn,
 // wire.TopicConfig, wire.TopicInfo; a refused request returns a

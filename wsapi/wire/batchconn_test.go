@@ -1,4 +1,4 @@
-package wsapi
+package wire
 
 import (
 	"bytes"
@@ -31,7 +31,7 @@ func TestBatchConnKeepsOrder(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	bc := &batchConn{Conn: raw}
+	bc := NewBatchConn(raw)
 	var want []byte
 	write := func(p []byte) {
 		t.Helper()
@@ -40,7 +40,7 @@ func TestBatchConnKeepsOrder(t *testing.T) {
 		}
 		want = append(want, p...)
 	}
-	bc.hold()
+	bc.Hold()
 	write([]byte("small-1"))
 	write(bytes.Repeat([]byte("L"), directWrite+5))
 	write([]byte("small-2"))
@@ -49,7 +49,7 @@ func TestBatchConnKeepsOrder(t *testing.T) {
 	if len(bc.buf) != len("small-3") {
 		t.Fatalf("gathered %d bytes after the last large write, want only small-3's", len(bc.buf))
 	}
-	if err := bc.flush(); err != nil {
+	if err := bc.Flush(); err != nil {
 		t.Fatal(err)
 	}
 	write([]byte("after"))
