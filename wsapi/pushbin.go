@@ -40,13 +40,10 @@ const binPushHeadRoom = wire.MaxPushHeaderLen
 // deliverBinaryPush is deliverPush for a subscription made with
 // "format":"binary": one binary push (wire.AppendPushHeader, then
 // wire.AppendPushRecord per record) of res's records, cut at about limit
-// bytes of records, the records taken from and given to the pushCache as
-// deliverPush does with JSON. The push and its reservation follow the
+// bytes of records (pushRecords). The push and its reservation follow the
 // rules of JSON pushes (SendBytes, SlowConsumerWait).
 func (s *subscription) deliverBinaryPush(p int, res *engine.ReadResult, limit int) (int64, bool) {
-	pc := s.c.srv.pushes
 	recs := res.Records
-	shared, cached, k := pc.lookup(s.topic, p, true, recs)
 	est := binPushHeadRoom
 	for i := range recs {
 		if est-binPushHeadRoom >= limit {
@@ -58,43 +55,13 @@ func (s *subscription) deliverBinaryPush(p int, res *engine.ReadResult, limit in
 			est += len(h.Key) + len(h.Value) + 4
 		}
 	}
-	b := getPushBuf(est)[:binPushHeadRoom]
-	n := 0 // records in the push
-	if k > 0 {
-		n = 1
-		for n < k && cached.ends[n-1] < limit {
-			n++
-		}
-		b = append(b, cached.data[:cached.ends[n-1]]...)
-	}
-	fromCache := n
-	var ends []int // record ends, for the cache
 	first, firstTS := recs[0].Offset, recs[0].Timestamp
-	if n < len(recs) && (n == 0 || len(b)-binPushHeadRoom < limit) {
-		if shared {
-			ends = make([]int, 0, len(recs))
-			if n > 0 {
-				ends = append(ends, cached.ends[:n]...)
-			}
-		}
-		for n < len(recs) {
-			if n > 0 && len(b)-binPushHeadRoom >= limit {
-				break
-			}
-			b = wire.AppendPushRecord(b, first, firstTS, &recs[n])
-			if shared {
-				ends = append(ends, len(b)-binPushHeadRoom)
-			}
-			n++
-		}
-	}
+	b, n, cached := s.pushRecords(p, recs, true, binPushHeadRoom, est, limit, func(b []byte, r *engine.Record, _ bool) []byte {
+		return wire.AppendPushRecord(b, first, firstTS, r)
+	})
 	next := res.Next
 	if n < len(recs) {
 		next = recs[n].Offset
-	}
-	pc.encoded.Add(int64(n - fromCache))
-	if ends != nil {
-		pc.store(s.topic, p, true, &encodedRun{recs: recs[:n:n], ends: ends, data: b[binPushHeadRoom:len(b):len(b)]})
 	}
 	var hb [binPushHeadRoom]byte
 	h := wire.AppendPushHeader(hb[:0], &wire.BinaryPush{
@@ -105,5 +72,5 @@ func (s *subscription) deliverBinaryPush(p int, res *engine.ReadResult, limit in
 	copy(b[start:], h)
 	b = b[start:]
 	s.c.settle(int64(limit), int64(len(b)))
-	return next, s.c.enqueueReserved(s.ctx, outMsg{b: b, binary: true, pooled: ends == nil}) // else the pushCache holds b
+	return next, s.c.enqueueReserved(s.ctx, outMsg{b: b, binary: true, pooled: !cached})
 }

@@ -380,14 +380,9 @@ func (s *subscription) deliver(p int, res *engine.ReadResult, reserved int64) (i
 const pushHeadRoom = 7 + 13 + 8 + 11 + 12 + 4*20
 
 // deliverPush queues one push {"sub","partition","next","records"} of
-// res's records, cut at about limit bytes of records JSON. Records the
-// server's pushCache holds (another subscription pushed them) are copied
-// from it; the others are encoded, straight into the push, and, when other
-// subscriptions deliver the partition too, the run is cached for them.
+// res's records, cut at about limit bytes of records JSON (pushRecords).
 func (s *subscription) deliverPush(p int, res *engine.ReadResult, limit int) (int64, bool) {
-	pc := s.c.srv.pushes
 	recs := res.Records
-	shared, cached, k := pc.lookup(s.topic, p, false, recs)
 	est := pushHeadRoom + 2
 	for i := range recs {
 		if est-pushHeadRoom >= limit {
@@ -395,45 +390,15 @@ func (s *subscription) deliverPush(p int, res *engine.ReadResult, limit int) (in
 		}
 		est += len(recs[i].Key) + len(recs[i].Value) + 96
 	}
-	b := getPushBuf(est)[:pushHeadRoom]
-	n := 0         // records in the push
-	var ends []int // record ends, for the cache
-	if k > 0 {
-		n = 1
-		for n < k && cached.ends[n-1] < limit {
-			n++
+	b, n, cached := s.pushRecords(p, recs, false, pushHeadRoom, est, limit, func(b []byte, r *engine.Record, later bool) []byte {
+		if later {
+			b = append(b, ',')
 		}
-		b = append(b, cached.data[:cached.ends[n-1]]...)
-	}
-	fromCache := n
-	if n < len(recs) && (n == 0 || len(b)-pushHeadRoom < limit) {
-		if shared {
-			ends = make([]int, 0, len(recs))
-			if n > 0 {
-				ends = append(ends, cached.ends[:n]...)
-			}
-		}
-		for n < len(recs) {
-			if n > 0 {
-				if len(b)-pushHeadRoom >= limit {
-					break
-				}
-				b = append(b, ',')
-			}
-			b = wire.AppendRecordJSON(b, p, &recs[n])
-			if shared {
-				ends = append(ends, len(b)-pushHeadRoom)
-			}
-			n++
-		}
-	}
+		return wire.AppendRecordJSON(b, p, r)
+	})
 	next := res.Next
 	if n < len(recs) {
 		next = recs[n].Offset
-	}
-	pc.encoded.Add(int64(n - fromCache))
-	if ends != nil {
-		pc.store(s.topic, p, false, &encodedRun{recs: recs[:n:n], ends: ends, data: b[pushHeadRoom:len(b):len(b)]})
 	}
 	var hb [pushHeadRoom]byte
 	h := append(hb[:0], `{"sub":`...)
@@ -451,7 +416,54 @@ func (s *subscription) deliverPush(p int, res *engine.ReadResult, limit int) (in
 	copy(b[start:], h)
 	b = append(b[start:], "]}"...)
 	s.c.settle(int64(limit), int64(len(b)))
-	return next, s.c.enqueueReserved(s.ctx, outMsg{b: b, pooled: ends == nil}) // else the pushCache holds b
+	return next, s.c.enqueueReserved(s.ctx, outMsg{b: b, pooled: !cached})
+}
+
+// pushRecords builds the records of one push of recs, after headRoom
+// bytes left for its envelope, in a buffer for about est bytes: up to about
+// limit bytes of records, at least one. Records the server's pushCache
+// holds in this format (another subscription pushed them) are copied from
+// it; the others are encoded by enc (later: a record precedes it in the
+// push) straight into the buffer and, when other subscriptions deliver the
+// partition too, the run is cached for them. It returns the buffer, the
+// records in it, and whether the pushCache now holds the buffer (it must
+// then not be recycled).
+func (s *subscription) pushRecords(p int, recs []engine.Record, binary bool, headRoom, est, limit int, enc func(b []byte, r *engine.Record, later bool) []byte) ([]byte, int, bool) {
+	pc := s.c.srv.pushes
+	shared, cached, k := pc.lookup(s.topic, p, binary, recs)
+	b := getPushBuf(est)[:headRoom]
+	n := 0         // records in the push
+	var ends []int // record ends, for the cache
+	if k > 0 {
+		n = 1
+		for n < k && cached.ends[n-1] < limit {
+			n++
+		}
+		b = append(b, cached.data[:cached.ends[n-1]]...)
+	}
+	fromCache := n
+	if n < len(recs) && (n == 0 || len(b)-headRoom < limit) {
+		if shared {
+			ends = make([]int, 0, len(recs))
+			if n > 0 {
+				ends = append(ends, cached.ends[:n]...)
+			}
+		}
+		for ; n < len(recs); n++ {
+			if n > 0 && len(b)-headRoom >= limit {
+				break
+			}
+			b = enc(b, &recs[n], n > 0)
+			if shared {
+				ends = append(ends, len(b)-headRoom)
+			}
+		}
+	}
+	pc.encoded.Add(int64(n - fromCache))
+	if ends != nil {
+		pc.store(s.topic, p, binary, &encodedRun{recs: recs[:n:n], ends: ends, data: b[headRoom:len(b):len(b)]})
+	}
+	return b, n, ends != nil
 }
 
 // fail reports an error that ends the delivery of partition p.
