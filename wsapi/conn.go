@@ -2,7 +2,6 @@ package wsapi
 
 import (
 	"context"
-	"encoding/binary"
 	"encoding/json"
 	"errors"
 	"io"
@@ -41,16 +40,8 @@ type outMsg struct {
 }
 
 // appendTextFrame appends the header of a final, unmasked (server) text
-// frame of n payload bytes (RFC 6455 section 5.2); the payload follows.
-func appendTextFrame(b []byte, n int) []byte {
-	switch {
-	case n < 126:
-		return append(b, 0x81, byte(n))
-	case n <= 0xFFFF:
-		return append(b, 0x81, 126, byte(n>>8), byte(n))
-	}
-	return binary.BigEndian.AppendUint64(append(b, 0x81, 127), uint64(n))
-}
+// frame of n payload bytes; the payload follows.
+func appendTextFrame(b []byte, n int) []byte { return wire.AppendFrameHeader(b, wire.OpText, n, false) }
 
 // closeMsg asks the write pump to send a close frame and end the connection.
 type closeMsg struct {

@@ -11,6 +11,7 @@ import (
 	"time"
 
 	"github.com/gorilla/websocket"
+	"github.com/pulselog/pulse/wsapi/wire"
 )
 
 // TestTextFramesReadByTheLibrary writes frames built by appendTextFrame,
@@ -165,16 +166,7 @@ func TestMergedRepliesOnePerRequest(t *testing.T) {
 // section 5.2), with a fixed mask key: the test writes many frames in one
 // write, which gorilla's client cannot.
 func appendClientFrame(b, p []byte) []byte {
-	n := len(p)
-	b = append(b, 0x81)
-	switch {
-	case n < 126:
-		b = append(b, 0x80|byte(n))
-	case n <= 0xFFFF:
-		b = append(b, 0x80|126, byte(n>>8), byte(n))
-	default:
-		b = append(b, 0x80|127, 0, 0, 0, 0, byte(n>>24), byte(n>>16), byte(n>>8), byte(n))
-	}
+	b = wire.AppendFrameHeader(b, wire.OpText, len(p), true)
 	key := [4]byte{0x12, 0x34, 0x56, 0x78}
 	b = append(b, key[:]...)
 	for i, c := range p {

@@ -4,6 +4,8 @@ import (
 	"encoding/binary"
 	"math/bits"
 	"math/rand/v2"
+
+	"github.com/pulselog/pulse/wsapi/wire"
 )
 
 // The client writes its data frames itself (RFC 6455 section 5.2), into
@@ -19,17 +21,7 @@ const maxFrameHeader = 14
 // appendFrame appends a final (unfragmented) client frame of opcode op
 // (1 text, 2 binary) carrying payload, masked with a fresh key.
 func appendFrame(b []byte, op int, payload []byte) []byte {
-	n := len(payload)
-	b = append(b, 0x80|byte(op))
-	switch {
-	case n < 126:
-		b = append(b, 0x80|byte(n))
-	case n <= 0xFFFF:
-		b = append(b, 0x80|126, byte(n>>8), byte(n))
-	default:
-		b = append(b, 0x80|127)
-		b = binary.BigEndian.AppendUint64(b, uint64(n))
-	}
+	b = wire.AppendFrameHeader(b, byte(op), len(payload), true)
 	key := rand.Uint32()
 	b = binary.LittleEndian.AppendUint32(b, key)
 	start := len(b)
