@@ -3,11 +3,9 @@ package wsapi
 import (
 	"bytes"
 	"cmp"
-	"context"
 	"encoding/json"
 	"errors"
 	"fmt"
-	"net"
 	"os"
 	"path/filepath"
 	"reflect"
@@ -102,34 +100,9 @@ func flipFileByte(t *testing.T, path string, pos int64) {
 // offsets (with the gap of the corrupt batch), timestamps, keys, values,
 // headers, and the skipped count of the degraded read.
 func TestBinaryAndJSONPushesCarryTheSameRecords(t *testing.T) {
-	dir := t.TempDir()
-	serve := func() (*testServer, testEngine) {
-		e, err := reopenEngine(dir)
-		if err != nil {
-			t.Fatal(err)
-		}
-		l, err := net.Listen("tcp", "127.0.0.1:0")
-		if err != nil {
-			t.Fatal(err)
-		}
-		s := New(e, DefaultOptions())
-		go s.Serve(l)
-		return &testServer{Server: s, eng: e, dir: dir, addr: l.Addr().String()}, e
-	}
-	stop := func(ts *testServer, e testEngine) {
-		ctx, cancel := context.WithTimeout(context.Background(), hangGuard)
-		defer cancel()
-		if err := ts.Shutdown(ctx); err != nil {
-			t.Fatal(err)
-		}
-		if err := e.Close(); err != nil {
-			t.Fatal(err)
-		}
-	}
-
-	ts, e := serve()
+	srv := newRestartable(t)
 	ctx := testCtx(t)
-	c, err := wsclient.Dial(ctx, ts.addr, wsclient.DialOptions{})
+	c, err := wsclient.Dial(ctx, srv.addr, wsclient.DialOptions{})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -166,9 +139,9 @@ func TestBinaryAndJSONPushesCarryTheSameRecords(t *testing.T) {
 		}
 	}
 	c.Close()
-	stop(ts, e)
+	srv.stop()
 
-	part := crashlab.PartitionDir(dir, "mix", 0)
+	part := crashlab.PartitionDir(srv.dir, "mix", 0)
 	segs, err := crashlab.Layout(part)
 	if err != nil || len(segs) != 1 || len(segs[0].Batches) != 5 {
 		t.Fatalf("layout: %v, %+v", err, segs)
@@ -179,14 +152,13 @@ func TestBinaryAndJSONPushesCarryTheSameRecords(t *testing.T) {
 		t.Fatal(err)
 	}
 
-	ts, e = serve()
-	defer stop(ts, e)
-	info, err := e.Describe("mix")
+	srv.start(nil)
+	info, err := srv.eng.Describe("mix")
 	if err != nil || !info.Partitions[0].Degraded {
 		t.Fatalf("after the damage: %+v %v, want a degraded partition", info, err)
 	}
 	end := info.Partitions[0].HWM
-	jc, bc := dialClient(t, ts.addr), dialClient(t, ts.addr)
+	jc, bc := dialClient(t, srv.addr), dialClient(t, srv.addr)
 	js := receive(t, jc, "mix", false, end)
 	bs := receive(t, bc, "mix", true, end)
 	if js.skipped != 10 || bs.skipped != js.skipped || bs.next != js.next {
