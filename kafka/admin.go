@@ -212,14 +212,6 @@ func setTopicConfig(cfg *engine.TopicConfig, name, v string) (int16, string) {
 	return 0, ""
 }
 
-// flushMessages is the flush.messages value that means sync mode m.
-func flushMessages(m engine.SyncMode) string {
-	if m == engine.SyncEveryWrite {
-		return "1"
-	}
-	return "9223372036854775807" // Kafka's default: no fsync by message count
-}
-
 func (s *Server) deleteTopics(r *kmsg.DeleteTopicsRequest) *kmsg.DeleteTopicsResponse {
 	resp := r.ResponseKind().(*kmsg.DeleteTopicsResponse)
 	for _, name := range r.TopicNames {
@@ -269,7 +261,7 @@ func (s *Server) describeConfigs(r *kmsg.DescribeConfigsRequest) *kmsg.DescribeC
 				{"min.insync.replicas", "1"},
 				{"pulse.codec", c.Codec},
 				{"pulse.sync.mode", string(c.SyncMode)},
-				{"flush.messages", flushMessages(c.SyncMode)},
+				{"flush.messages", FlushMessages(c.SyncMode)},
 			}
 		case kmsg.ConfigResourceTypeBroker:
 			kv = [][2]string{

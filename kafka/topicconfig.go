@@ -21,4 +21,9 @@ func SetTopicConfig(cfg *engine.TopicConfig, name, value string) error {
 
 // FlushMessages is the flush.messages value that means sync mode m: 1 for
 // every-write, Kafka's default (no fsync by message count) for interval.
-func FlushMessages(m engine.SyncMode) string { return flushMessages(m) }
+func FlushMessages(m engine.SyncMode) string {
+	if m == engine.SyncEveryWrite {
+		return "1"
+	}
+	return "9223372036854775807" // Kafka's default: no fsync by message count
+}
