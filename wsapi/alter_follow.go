@@ -1,6 +1,11 @@
 package wsapi
 
-import "github.com/pulselog/pulse/wsapi/wire"
+import (
+	"context"
+	"sync"
+
+	"github.com/pulselog/pulse/wsapi/wire"
+)
 
 // partitionWatcher is the backend's PartitionsChangedC (*engine.Engine has
 // it): a channel closed when a topic gains partitions.
@@ -8,43 +13,60 @@ type partitionWatcher interface {
 	PartitionsChangedC(topic string) (<-chan struct{}, error)
 }
 
-// followGrowth makes a topic-wide subscription that started with have
-// partitions follow the ones alter_topic (or Kafka's CreatePartitions)
-// adds: each new partition is delivered from its log start (or the
-// consumer's cursor), so no record produced to it after the grow is
-// missed. A backend that cannot report growth keeps the partitions the
-// subscription started with.
-func (s *subscription) followGrowth(have int) {
-	w, ok := s.c.srv.b.(partitionWatcher)
+// watchGrowth follows the grows of topic for a stream of the whole topic
+// that started with have partitions, in a goroutine that wg counts: each
+// time the topic has partitions past the ones seen, grown gets their range
+// [from, to) and says whether to go on. It stops when ctx ends or the topic
+// goes (the partition readers report that). A backend that cannot report
+// growth keeps the partitions the stream started with.
+func (s *Server) watchGrowth(ctx context.Context, wg *sync.WaitGroup, topic string, have int, grown func(from, to int) bool) {
+	w, ok := s.b.(partitionWatcher)
 	if !ok {
 		return
 	}
-	s.wg.Add(1)
+	wg.Add(1)
 	go func() {
-		defer s.wg.Done()
+		defer wg.Done()
 		for {
-			ch, err := w.PartitionsChangedC(s.topic)
+			// Taken before Describe: a grow between the two closes it.
+			ch, err := w.PartitionsChangedC(topic)
 			if err != nil {
-				return // deleted: the partition goroutines report it
+				return // deleted: the partition readers report it
 			}
-			t, err := s.c.srv.b.Describe(s.topic)
+			t, err := s.b.Describe(topic)
 			if err != nil {
 				return
 			}
-			for p := have; p < len(t.Partitions); p++ {
-				starts, err := s.c.startOffsets(s.topic, &p, wire.From{Kind: wire.FromEarliest}, s.consumer, false)
-				if err != nil {
-					s.fail(p, err)
+			if n := len(t.Partitions); n > have {
+				if !grown(have, n) {
 					return
 				}
-				s.start(starts) // s.wg is above zero: this goroutine holds it
+				have = n
 			}
-			have = max(have, len(t.Partitions))
 			select {
 			case <-ch:
-			case <-s.ctx.Done():
+			case <-ctx.Done():
 				return
 			}
 		}
 	}()
+}
+
+// followGrowth makes a topic-wide subscription that started with have
+// partitions follow the ones alter_topic (or Kafka's CreatePartitions)
+// adds: each new partition is delivered from its log start (or the
+// consumer's cursor), so no record produced to it after the grow is
+// missed.
+func (s *subscription) followGrowth(have int) {
+	s.c.srv.watchGrowth(s.ctx, &s.wg, s.topic, have, func(from, to int) bool {
+		for p := from; p < to; p++ {
+			starts, err := s.c.startOffsets(s.topic, &p, wire.From{Kind: wire.FromEarliest}, s.consumer, false)
+			if err != nil {
+				s.fail(p, err)
+				return false
+			}
+			s.start(starts) // s.wg is above zero: the watching goroutine holds it
+		}
+		return true
+	})
 }

@@ -255,46 +255,22 @@ func (s *Server) events(w http.ResponseWriter, r *http.Request) {
 // gets a channel that never delivers.
 func (s *Server) followEventsGrowth(ctx context.Context, wg *sync.WaitGroup, topic string, have int) <-chan []wire.StartPos {
 	out := make(chan []wire.StartPos)
-	w, ok := s.b.(partitionWatcher)
-	if !ok {
-		return out
-	}
-	wg.Add(1)
-	go func() {
-		defer wg.Done()
-		for {
-			// Taken before Describe: a grow between the two closes it.
-			ch, err := w.PartitionsChangedC(topic)
+	s.watchGrowth(ctx, wg, topic, have, func(from, to int) bool {
+		var added []wire.StartPos
+		for p := from; p < to; p++ {
+			st, err := (&conn{srv: s}).startOffsets(topic, &p, wire.From{Kind: wire.FromEarliest}, "", false)
 			if err != nil {
-				return // deleted: the partition readers report it
+				return false
 			}
-			t, err := s.b.Describe(topic)
-			if err != nil {
-				return
-			}
-			var added []wire.StartPos
-			for p := have; p < len(t.Partitions); p++ {
-				st, err := (&conn{srv: s}).startOffsets(topic, &p, wire.From{Kind: wire.FromEarliest}, "", false)
-				if err != nil {
-					return
-				}
-				added = append(added, st...)
-			}
-			if len(added) > 0 {
-				select {
-				case out <- added:
-				case <-ctx.Done():
-					return
-				}
-				have = len(t.Partitions)
-			}
-			select {
-			case <-ch:
-			case <-ctx.Done():
-				return
-			}
+			added = append(added, st...)
 		}
-	}()
+		select {
+		case out <- added:
+			return true
+		case <-ctx.Done():
+			return false
+		}
+	})
 	return out
 }
 
