@@ -37,7 +37,7 @@ func (r *fetchResponse) AppendTo(dst []byte) []byte {
 		dst = binary.BigEndian.AppendUint16(dst, uint16(v.ErrorCode))
 		dst = binary.BigEndian.AppendUint32(dst, uint32(v.SessionID))
 	}
-	dst = appendArrayLen(dst, len(v.Topics), flex)
+	dst = appendLen(dst, len(v.Topics), flex)
 	for ti := range v.Topics {
 		t := &v.Topics[ti]
 		if flex {
@@ -46,7 +46,7 @@ func (r *fetchResponse) AppendTo(dst []byte) []byte {
 			dst = binary.BigEndian.AppendUint16(dst, uint16(len(t.Topic)))
 		}
 		dst = append(dst, t.Topic...)
-		dst = appendArrayLen(dst, len(t.Partitions), flex)
+		dst = appendLen(dst, len(t.Partitions), flex)
 		for pi := range t.Partitions {
 			p := &t.Partitions[pi]
 			dst = binary.BigEndian.AppendUint32(dst, uint32(p.Partition))
@@ -56,28 +56,19 @@ func (r *fetchResponse) AppendTo(dst []byte) []byte {
 			if version >= 5 {
 				dst = binary.BigEndian.AppendUint64(dst, uint64(p.LogStartOffset))
 			}
-			// Aborted transactions: null.
-			if flex {
-				dst = append(dst, 0)
-			} else {
-				dst = binary.BigEndian.AppendUint32(dst, ^uint32(0))
-			}
+			dst = appendNull(dst, flex) // aborted transactions
 			if version >= 11 {
 				dst = binary.BigEndian.AppendUint32(dst, uint32(p.PreferredReadReplica))
 			}
 			recs := r.recordsOf(ti, pi)
 			switch {
 			case recs == nil && p.RecordBatches == nil:
-				if flex {
-					dst = append(dst, 0)
-				} else {
-					dst = binary.BigEndian.AppendUint32(dst, ^uint32(0))
-				}
+				dst = appendNull(dst, flex)
 			case recs == nil:
-				dst = appendBytesLen(dst, len(p.RecordBatches), flex)
+				dst = appendLen(dst, len(p.RecordBatches), flex)
 				dst = append(dst, p.RecordBatches...)
 			default:
-				dst = appendBytesLen(dst, batchesLen(recs), flex)
+				dst = appendLen(dst, batchesLen(recs), flex)
 				dst = appendBatches(dst, recs)
 			}
 			if flex {
@@ -139,18 +130,22 @@ func (r *fetchResponse) materialize() {
 	r.records = nil
 }
 
-func appendArrayLen(dst []byte, n int, flex bool) []byte {
+// appendLen appends the length n of an array or a bytes field: n+1 as a
+// uvarint in the flexible versions, else an int32.
+func appendLen(dst []byte, n int, flex bool) []byte {
 	if flex {
 		return binary.AppendUvarint(dst, uint64(n)+1)
 	}
 	return binary.BigEndian.AppendUint32(dst, uint32(n))
 }
 
-func appendBytesLen(dst []byte, n int, flex bool) []byte {
+// appendNull appends a null array or bytes field (length -1; 0 in the
+// flexible versions).
+func appendNull(dst []byte, flex bool) []byte {
 	if flex {
-		return binary.AppendUvarint(dst, uint64(n)+1)
+		return append(dst, 0)
 	}
-	return binary.BigEndian.AppendUint32(dst, uint32(n))
+	return binary.BigEndian.AppendUint32(dst, ^uint32(0))
 }
 
 // batchesLen is the exact size of appendBatches(nil, recs).
