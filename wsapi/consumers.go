@@ -92,12 +92,6 @@ func (c *conn) opDeleteConsumer(req *request, msg []byte) {
 	}
 	cs, err := del.DeleteConsumer(req.Consumer, req.Topic, body.DryRun)
 	switch {
-	case errors.Is(err, engine.ErrConsumerNotFound):
-		c.reply(req.ID, nil, &wire.Error{Code: wire.CodeConsumerNotFound, Message: err.Error()})
-		return
-	case errors.Is(err, engine.ErrConsumerActive):
-		c.reply(req.ID, nil, &wire.Error{Code: wire.CodeConsumerActive, Message: err.Error()})
-		return
 	case errors.Is(err, engine.ErrInvalidConsumer):
 		c.reply(req.ID, nil, wire.Errorf(wire.CodeInvalidRequest, "consumer name: %v", err))
 		return

@@ -44,6 +44,10 @@ func toError(err error) *wire.Error {
 		code = wire.CodeRecordTooLarge
 	case errors.Is(err, engine.ErrTooManyTopics):
 		code = wire.CodeTooManyTopics
+	case errors.Is(err, engine.ErrConsumerNotFound):
+		code = wire.CodeConsumerNotFound
+	case errors.Is(err, engine.ErrConsumerActive):
+		code = wire.CodeConsumerActive
 	case errors.Is(err, context.Canceled), errors.Is(err, ErrServerClosed):
 		code = wire.CodeShuttingDown
 	}

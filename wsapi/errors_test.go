@@ -201,6 +201,8 @@ func TestToErrorMapping(t *testing.T) {
 	}{
 		{fmt.Errorf("p3: %w", engine.ErrPartitionOutOfRange), wire.CodePartitionOutOfRange},
 		{fmt.Errorf("x: %w", engine.ErrRecordTooLarge), wire.CodeRecordTooLarge},
+		{fmt.Errorf("c: %w", engine.ErrConsumerNotFound), wire.CodeConsumerNotFound},
+		{fmt.Errorf("c: %w", engine.ErrConsumerActive), wire.CodeConsumerActive},
 		{engine.ErrClosed, wire.CodeInternal},
 		{errors.New("disk on fire"), wire.CodeInternal},
 		{wire.Errorf(wire.CodeRateLimited, "slow down"), wire.CodeRateLimited},
