@@ -7,7 +7,6 @@ import (
 	"fmt"
 	"hash/crc32"
 	"io"
-	"slices"
 	"sync"
 
 	"github.com/klauspost/compress/gzip"
@@ -438,7 +437,6 @@ func appendBatch(dst []byte, recs []engine.Record) []byte {
 	dst = binary.BigEndian.AppendUint16(dst, ^uint16(0)) // epoch -1
 	dst = binary.BigEndian.AppendUint32(dst, ^uint32(0)) // base sequence -1
 	dst = binary.BigEndian.AppendUint32(dst, uint32(len(recs)))
-	dst = slices.Grow(dst, batchLen(recs))
 	for i := range recs {
 		r := &recs[i]
 		tsDelta, offDelta := r.Timestamp-first, r.Offset-base

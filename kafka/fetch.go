@@ -2,7 +2,6 @@ package kafka
 
 import (
 	"reflect"
-	"slices"
 	"time"
 
 	"github.com/twmb/franz-go/pkg/kmsg"
@@ -133,8 +132,9 @@ func (s *Server) fetchPartition(topic string, partition int32, from int64, budge
 
 // appendBatches encodes recs as batches v2, one per run of records with the
 // same commit time (a LogAppendTime batch gives all its records one time).
+// It grows dst as it goes: a caller that knows the size (batchesLen) grows
+// dst once first.
 func appendBatches(dst []byte, recs []engine.Record) []byte {
-	dst = slices.Grow(dst, batchesLen(recs)) // one allocation at most
 	for len(recs) > 0 {
 		n := 1
 		for n < len(recs) && recs[n].Timestamp == recs[0].Timestamp {

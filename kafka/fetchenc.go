@@ -2,6 +2,7 @@ package kafka
 
 import (
 	"encoding/binary"
+	"slices"
 
 	"github.com/twmb/franz-go/pkg/kmsg"
 
@@ -10,8 +11,8 @@ import (
 
 // fetchResponse is a Fetch response whose record batches are encoded
 // straight into the response frame from the records the engine returned:
-// one pass over the records, no buffer of their own that kmsg would then
-// copy. records[t][p] are the records of Topics[t].Partitions[p] (nil: that
+// sized (batchesLen), then encoded in one pass, with no buffer of their own
+// that kmsg would then copy. records[t][p] are the records of Topics[t].Partitions[p] (nil: that
 // partition's RecordBatches as they are). Everything else is kmsg's.
 type fetchResponse struct {
 	*kmsg.FetchResponse
@@ -68,8 +69,8 @@ func (r *fetchResponse) AppendTo(dst []byte) []byte {
 				dst = appendLen(dst, len(p.RecordBatches), flex)
 				dst = append(dst, p.RecordBatches...)
 			default:
-				dst = appendLen(dst, batchesLen(recs), flex)
-				dst = appendBatches(dst, recs)
+				n := batchesLen(recs)
+				dst = appendBatches(slices.Grow(appendLen(dst, n, flex), n), recs)
 			}
 			if flex {
 				dst = append(dst, 0) // no tagged fields
@@ -123,7 +124,7 @@ func (r *fetchResponse) materialize() {
 	for ti := range r.Topics {
 		for pi := range r.Topics[ti].Partitions {
 			if recs := r.recordsOf(ti, pi); recs != nil {
-				r.Topics[ti].Partitions[pi].RecordBatches = appendBatches(nil, recs)
+				r.Topics[ti].Partitions[pi].RecordBatches = appendBatches(make([]byte, 0, batchesLen(recs)), recs)
 			}
 		}
 	}
