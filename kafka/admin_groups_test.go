@@ -3,7 +3,6 @@ package kafka
 import (
 	"context"
 	"errors"
-	"net"
 	"testing"
 	"time"
 
@@ -12,7 +11,6 @@ import (
 	"github.com/twmb/franz-go/pkg/kgo"
 
 	"github.com/pulselog/pulse/engine"
-	"github.com/pulselog/pulse/wsapi"
 	"github.com/pulselog/pulse/wsapi/wire"
 	"github.com/pulselog/pulse/wsapi/wsclient"
 )
@@ -177,14 +175,8 @@ func TestDeleteGroups(t *testing.T) {
 	}
 	// The websocket API on the same engine shows the member and refuses
 	// delete_consumer with consumer_active.
-	l, err := net.Listen("tcp", "127.0.0.1:0")
-	if err != nil {
-		t.Fatal(err)
-	}
-	ws := wsapi.New(p.eng, wsapi.DefaultOptions())
-	go ws.Serve(l)
-	t.Cleanup(func() { ws.Close() })
-	wc, err := wsclient.Dial(ctx, l.Addr().String(), wsclient.DialOptions{})
+	wsAddr := serveWebsocket(t, p.eng)
+	wc, err := wsclient.Dial(ctx, wsAddr, wsclient.DialOptions{})
 	if err != nil {
 		t.Fatal(err)
 	}

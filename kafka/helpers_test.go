@@ -8,6 +8,7 @@ import (
 	"testing"
 
 	"github.com/pulselog/pulse/engine"
+	"github.com/pulselog/pulse/wsapi"
 )
 
 // pulse is a Pulse engine with the Kafka listener on an ephemeral port.
@@ -88,4 +89,18 @@ func sameRecs(t testing.TB, got, want []rec) {
 			t.Fatalf("record %d: got %v, want %v", i, got[i], want[i])
 		}
 	}
+}
+
+// serveWebsocket serves the websocket API on eng on an ephemeral port
+// until the test ends and returns its address.
+func serveWebsocket(t testing.TB, eng *engine.Engine) string {
+	t.Helper()
+	l, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	ws := wsapi.New(eng, wsapi.DefaultOptions())
+	go ws.Serve(l)
+	t.Cleanup(func() { ws.Close() })
+	return l.Addr().String()
 }

@@ -3,14 +3,12 @@ package kafka
 import (
 	"context"
 	"fmt"
-	"net"
 	"testing"
 	"time"
 
 	"github.com/twmb/franz-go/pkg/kadm"
 	"github.com/twmb/franz-go/pkg/kgo"
 
-	"github.com/pulselog/pulse/wsapi"
 	"github.com/pulselog/pulse/wsapi/wsclient"
 )
 
@@ -21,13 +19,7 @@ import (
 // checks what Kafka consumers see.)
 func TestWebsocketAndKafkaAreOne(t *testing.T) {
 	p := startPulse(t, "", DefaultOptions())
-	l, err := net.Listen("tcp", "127.0.0.1:0")
-	if err != nil {
-		t.Fatal(err)
-	}
-	ws := wsapi.New(p.eng, wsapi.DefaultOptions())
-	go ws.Serve(l)
-	t.Cleanup(func() { ws.Close() })
+	wsAddr := serveWebsocket(t, p.eng)
 	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
 	defer cancel()
 
@@ -47,7 +39,7 @@ func TestWebsocketAndKafkaAreOne(t *testing.T) {
 		t.Fatal(err)
 	}
 
-	wc, err := wsclient.Dial(ctx, l.Addr().String(), wsclient.DialOptions{})
+	wc, err := wsclient.Dial(ctx, wsAddr, wsclient.DialOptions{})
 	if err != nil {
 		t.Fatal(err)
 	}
