@@ -6,10 +6,7 @@ import (
 	"fmt"
 	"hash/crc32"
 	"math/rand/v2"
-	"net/http"
-	"net/http/httptest"
 	"strconv"
-	"strings"
 	"testing"
 	"time"
 
@@ -22,13 +19,7 @@ import (
 // gorilla/websocket and answers each with its type, length and CRC: every
 // frame must arrive whole, in order, and unchanged.
 func TestFramesReadByTheLibrary(t *testing.T) {
-	up := websocket.Upgrader{}
-	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
-		ws, err := up.Upgrade(w, r, nil)
-		if err != nil {
-			return
-		}
-		defer ws.Close()
+	url := serveWS(t, func(ws *websocket.Conn) {
 		ws.SetReadLimit(1 << 20)
 		for {
 			typ, msg, err := ws.ReadMessage()
@@ -42,11 +33,10 @@ func TestFramesReadByTheLibrary(t *testing.T) {
 				return
 			}
 		}
-	}))
-	defer srv.Close()
+	})
 	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
 	defer cancel()
-	c, err := Dial(ctx, "ws"+strings.TrimPrefix(srv.URL, "http")+"/", DialOptions{})
+	c, err := Dial(ctx, url, DialOptions{})
 	if err != nil {
 		t.Fatal(err)
 	}

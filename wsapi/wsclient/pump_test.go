@@ -21,7 +21,7 @@ import (
 // connection's stream as its offset; received records every request's
 // (id, value) in the order read.
 type ackServer struct {
-	*httptest.Server
+	url      string
 	mu       sync.Mutex
 	received [][2]string
 	closed   chan struct{} // closed when the server saw the client's close
@@ -32,13 +32,7 @@ type ackServer struct {
 
 func newAckServer(t *testing.T, stopAfter int) *ackServer {
 	s := &ackServer{closed: make(chan struct{}), stopAfter: stopAfter}
-	up := websocket.Upgrader{}
-	s.Server = httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
-		ws, err := up.Upgrade(w, r, nil)
-		if err != nil {
-			return
-		}
-		defer ws.Close()
+	s.url = serveWS(t, func(ws *websocket.Conn) {
 		for n := 0; ; n++ {
 			_, msg, err := ws.ReadMessage()
 			if err != nil {
@@ -67,13 +61,30 @@ func newAckServer(t *testing.T, stopAfter int) *ackServer {
 				return
 			}
 		}
-	}))
-	t.Cleanup(s.Close)
+	})
 	return s
 }
 
+// serveWS serves each websocket connection made to it with handle (the
+// connection is closed when handle returns) until the test ends, and
+// returns the URL a Client dials.
+func serveWS(t *testing.T, handle func(ws *websocket.Conn)) string {
+	t.Helper()
+	up := websocket.Upgrader{}
+	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		ws, err := up.Upgrade(w, r, nil)
+		if err != nil {
+			return
+		}
+		defer ws.Close()
+		handle(ws)
+	}))
+	t.Cleanup(srv.Close)
+	return "ws" + strings.TrimPrefix(srv.URL, "http") + "/"
+}
+
 func (s *ackServer) dial(t *testing.T) *Client {
-	c, err := Dial(context.Background(), "ws"+strings.TrimPrefix(s.URL, "http")+"/", DialOptions{})
+	c, err := Dial(context.Background(), s.url, DialOptions{})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -204,13 +215,7 @@ func TestLostConnectionEndsEveryPending(t *testing.T) {
 // it; and a request whose connection ends gets the connection's error.
 func TestPendingWaitPollAndCancel(t *testing.T) {
 	release := make(chan struct{})
-	up := websocket.Upgrader{}
-	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
-		ws, err := up.Upgrade(w, r, nil)
-		if err != nil {
-			return
-		}
-		defer ws.Close()
+	url := serveWS(t, func(ws *websocket.Conn) {
 		for {
 			_, msg, err := ws.ReadMessage()
 			if err != nil {
@@ -225,9 +230,8 @@ func TestPendingWaitPollAndCancel(t *testing.T) {
 			}
 			ws.WriteMessage(websocket.TextMessage, fmt.Appendf(nil, `{"id":%d,"partition":0,"offset":%d,"timestamp":1}`, req.ID, req.ID*10))
 		}
-	}))
-	defer srv.Close()
-	c, err := Dial(context.Background(), "ws"+strings.TrimPrefix(srv.URL, "http")+"/", DialOptions{})
+	})
+	c, err := Dial(context.Background(), url, DialOptions{})
 	if err != nil {
 		t.Fatal(err)
 	}
