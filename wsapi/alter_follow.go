@@ -60,7 +60,7 @@ func (s *Server) watchGrowth(ctx context.Context, wg *sync.WaitGroup, topic stri
 func (s *subscription) followGrowth(have int) {
 	s.c.srv.watchGrowth(s.ctx, &s.wg, s.topic, have, func(from, to int) bool {
 		for p := from; p < to; p++ {
-			starts, err := s.c.startOffsets(s.topic, &p, wire.From{Kind: wire.FromEarliest}, s.consumer, false)
+			starts, err := s.c.srv.startOffsets(s.topic, &p, wire.From{Kind: wire.FromEarliest}, s.consumer, false)
 			if err != nil {
 				s.fail(p, err)
 				return false

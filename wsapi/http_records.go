@@ -368,7 +368,7 @@ func (s *Server) getRecords(w http.ResponseWriter, r *http.Request) {
 		writeError(w, 0, e)
 		return
 	}
-	starts, err := (&conn{srv: s}).startOffsets(topic, rq.partition, rq.from, "", false)
+	starts, err := s.startOffsets(topic, rq.partition, rq.from, "", false)
 	if err != nil {
 		writeError(w, 0, toError(err))
 		return

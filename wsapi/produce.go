@@ -330,7 +330,7 @@ func (c *conn) produce(topic string, partition int, recs []engine.Record) ([]eng
 	if err == nil || !errors.Is(err, engine.ErrTopicNotFound) || !c.srv.opts.AutoCreate {
 		return acks, err
 	}
-	if err := c.autoCreate(topic, partition); err != nil {
+	if err := c.srv.autoCreate(topic, partition); err != nil {
 		return nil, err
 	}
 	return c.srv.b.Produce(c.srv.ctx, topic, partition, recs)
@@ -340,11 +340,11 @@ func (c *conn) produce(topic string, partition int, recs []engine.Record) ([]eng
 // a subscribe that names a topic that does not exist yet, when AutoCreate is
 // on (a topic created meanwhile is fine). A partition the default
 // configuration does not have (partition -1: any) creates nothing.
-func (c *conn) autoCreate(topic string, partition int) error {
-	if !c.srv.opts.AutoCreate {
+func (s *Server) autoCreate(topic string, partition int) error {
+	if !s.opts.AutoCreate {
 		return fmt.Errorf("%w: %s (the server does not create topics on first use)", engine.ErrTopicNotFound, topic)
 	}
-	return engine.AutoCreate(c.srv.b, topic, partition)
+	return engine.AutoCreate(s.b, topic, partition)
 }
 
 // answer queues the reply to job j (appendAnswer).

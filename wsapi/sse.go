@@ -117,7 +117,7 @@ func (s *Server) events(w http.ResponseWriter, r *http.Request) {
 			return
 		}
 	}
-	starts, err := (&conn{srv: s}).startOffsets(topic, rq.partition, rq.from, "", false)
+	starts, err := s.startOffsets(topic, rq.partition, rq.from, "", false)
 	missing := errors.Is(err, engine.ErrTopicNotFound)
 	if err != nil && !missing {
 		writeError(w, 0, toError(err))
@@ -172,7 +172,7 @@ func (s *Server) events(w http.ResponseWriter, r *http.Request) {
 			// The id lists every partition of the stream it came from:
 			// one it lacks was added by a grow after it, and all of its
 			// records are new to the client.
-			first, err := (&conn{srv: s}).startOffsets(topic, &st.Partition, wire.From{Kind: wire.FromEarliest}, "", false)
+			first, err := s.startOffsets(topic, &st.Partition, wire.From{Kind: wire.FromEarliest}, "", false)
 			if err != nil {
 				s.writeEvents(rc, w, appendEventError(nil, st.Partition, err))
 				return
@@ -258,7 +258,7 @@ func (s *Server) followEventsGrowth(ctx context.Context, wg *sync.WaitGroup, top
 	s.watchGrowth(ctx, wg, topic, have, func(from, to int) bool {
 		var added []wire.StartPos
 		for p := from; p < to; p++ {
-			st, err := (&conn{srv: s}).startOffsets(topic, &p, wire.From{Kind: wire.FromEarliest}, "", false)
+			st, err := s.startOffsets(topic, &p, wire.From{Kind: wire.FromEarliest}, "", false)
 			if err != nil {
 				return false
 			}
@@ -308,7 +308,7 @@ func (s *Server) awaitTopic(ctx context.Context, topic string, only *int) ([]wir
 		case <-s.stopC:
 			return nil, ErrServerClosed
 		}
-		starts, err := (&conn{srv: s}).startOffsets(topic, only, wire.From{Kind: wire.FromEarliest}, "", false)
+		starts, err := s.startOffsets(topic, only, wire.From{Kind: wire.FromEarliest}, "", false)
 		if !errors.Is(err, engine.ErrTopicNotFound) {
 			return starts, err
 		}

@@ -57,7 +57,7 @@ func (c *conn) opSubscribe(req *request) {
 		c.reply(req.ID, nil, toError(err))
 		return
 	}
-	starts, err := c.startOffsets(req.Topic, req.Partition, from, req.Consumer, true)
+	starts, err := c.srv.startOffsets(req.Topic, req.Partition, from, req.Consumer, true)
 	if err != nil {
 		c.reply(req.ID, nil, toError(err))
 		return
@@ -117,7 +117,7 @@ func (c *conn) startPlainTail(r *http.Request, topic string) {
 			return
 		}
 	}
-	starts, err := c.startOffsets(topic, part, from, consumer, true)
+	starts, err := c.srv.startOffsets(topic, part, from, consumer, true)
 	if err != nil {
 		c.refuse(toError(err))
 		return
@@ -138,18 +138,18 @@ func (c *conn) startPlainTail(r *http.Request, topic string) {
 // does not exist yet is created as a produce creates it (AutoCreate), so
 // that a consumer can subscribe before the first record is produced, as
 // with Kafka.
-func (c *conn) startOffsets(topic string, partition *int, from wire.From, consumer string, create bool) ([]wire.StartPos, error) {
-	b := c.srv.b
+func (s *Server) startOffsets(topic string, partition *int, from wire.From, consumer string, create bool) ([]wire.StartPos, error) {
+	b := s.b
 	if partition != nil && *partition < 0 {
 		return nil, wire.Errorf(wire.CodePartitionOutOfRange, "partition %d of topic %q is negative", *partition, topic)
 	}
 	t, err := b.Describe(topic)
-	if errors.Is(err, engine.ErrTopicNotFound) && create && c.srv.opts.AutoCreate {
+	if errors.Is(err, engine.ErrTopicNotFound) && create && s.opts.AutoCreate {
 		p := -1
 		if partition != nil {
 			p = *partition
 		}
-		if err = c.autoCreate(topic, p); err == nil {
+		if err = s.autoCreate(topic, p); err == nil {
 			t, err = b.Describe(topic)
 		}
 	}
