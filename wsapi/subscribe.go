@@ -31,9 +31,6 @@ type subscription struct {
 	ctx    context.Context
 	cancel context.CancelFunc
 	wg     sync.WaitGroup // partition goroutines
-
-	joinMu sync.Mutex
-	joined map[int]bool // partitions counted in the push cache (join)
 }
 
 func (c *conn) opSubscribe(req *request) {
@@ -82,7 +79,7 @@ func (c *conn) opSubscribe(req *request) {
 	f = append(f, ']')
 	s.join(starts)          // shares the push cache before the reply: see join
 	c.reply(req.ID, f, nil) // queued before any push of s
-	s.start(starts)
+	s.launch(starts)
 	if req.Partition == nil {
 		s.followGrowth(len(starts))
 	}
@@ -257,31 +254,29 @@ func (c *conn) opUnsubscribe(req *request) {
 	c.reply(req.ID, nil, nil)
 }
 
-// join counts s, for the partitions of starts, among the subscriptions
-// delivering them (pushCache.join), once per partition; the delivery
-// goroutine leaves when it ends. A subscribe joins before it replies, so
-// that a client that subscribed knows later subscribers share its pushes.
+// join counts s among the subscriptions delivering the partitions of
+// starts (pushCache.join); each delivery goroutine leaves when it ends. A
+// subscribe joins before it replies, so that a client that subscribed
+// knows later subscribers share its pushes.
 func (s *subscription) join(starts []wire.StartPos) {
 	if s.plain {
 		return
 	}
-	s.joinMu.Lock()
-	defer s.joinMu.Unlock()
 	for _, st := range starts {
-		if s.joined == nil {
-			s.joined = map[int]bool{}
-		}
-		if !s.joined[st.Partition] {
-			s.joined[st.Partition] = true
-			s.c.srv.pushes.join(s.topic, st.Partition)
-		}
+		s.c.srv.pushes.join(s.topic, st.Partition)
 	}
 }
 
-// start starts one delivery goroutine per partition, labelled for CPU
-// profiles with the push format (go tool pprof -tagfocus push=binary).
+// start joins and launches the partitions of starts.
 func (s *subscription) start(starts []wire.StartPos) {
 	s.join(starts)
+	s.launch(starts)
+}
+
+// launch starts one delivery goroutine per partition of starts, joined
+// already, labelled for CPU profiles with the push format (go tool pprof
+// -tagfocus push=binary).
+func (s *subscription) launch(starts []wire.StartPos) {
 	format := wire.FormatJSON
 	if s.binary {
 		format = wire.FormatBinary
@@ -313,7 +308,7 @@ func (s *subscription) pushReserve() int64 {
 func (s *subscription) run(p int, next int64) {
 	defer s.wg.Done()
 	if !s.plain {
-		defer s.c.srv.pushes.leave(s.topic, p) // joined in start
+		defer s.c.srv.pushes.leave(s.topic, p) // joined in join
 	}
 	b, o := s.c.srv.b, s.c.srv.opts
 	want := s.pushReserve()
