@@ -218,24 +218,37 @@ type wsSteps struct {
 
 func (s *wsSteps) batch() error {
 	fmt.Fprintf(s.progress(), "bench ws: produce, batches of 100, %d connections\n", wsBenchConns)
-	topic, err := s.newTopic("batch", "interval")
+	topic, err := s.produce100("batch", "ws_produce_batch100", s.recs, nil)
 	if err != nil {
 		return err
 	}
-	mark := s.cpu()
-	elapsed, err := wsProduceRun(s.ctx, s.cf, []string{topic}, wsBenchConns, s.recs, nil, 100, wsBenchWindow)
-	if err != nil {
-		return err
-	}
-	s.perRecord("ws_produce_batch100", mark, len(s.recs))
-	stored, err := storedBytes(s.ctx, s.admin, topic)
-	if err != nil {
-		return err
-	}
-	s.res["ws_produce_batch100_rps"] = float64(len(s.recs)) / elapsed.Seconds()
-	s.res["ws_produce_batch100_mbps"] = mbps(stored, elapsed)
 	s.written = topic
 	return nil
+}
+
+// produce100 produces recs (JSON requests) or else bin (binary frames), 100
+// records a request over wsBenchConns connections, to a new topic named
+// after step, and records the run's figures as name_rps and name_mbps. It
+// returns the topic.
+func (s *wsSteps) produce100(step, name string, recs []wire.RecordIn, bin []engine.Record) (string, error) {
+	topic, err := s.newTopic(step, "interval")
+	if err != nil {
+		return "", err
+	}
+	n := max(len(recs), len(bin))
+	mark := s.cpu()
+	elapsed, err := wsProduceRun(s.ctx, s.cf, []string{topic}, wsBenchConns, recs, bin, 100, wsBenchWindow)
+	if err != nil {
+		return "", err
+	}
+	s.perRecord(name, mark, n)
+	stored, err := storedBytes(s.ctx, s.admin, topic)
+	if err != nil {
+		return "", err
+	}
+	s.res[name+"_rps"] = float64(n) / elapsed.Seconds()
+	s.res[name+"_mbps"] = mbps(stored, elapsed)
+	return topic, nil
 }
 
 // consume reads the batch step's topic back from earliest over one
@@ -279,23 +292,8 @@ func (s *wsSteps) consume() error {
 // JSON on either side.
 func (s *wsSteps) binary() error {
 	fmt.Fprintf(s.progress(), "bench ws: produce, binary frames of 100, %d connections\n", wsBenchConns)
-	topic, err := s.newTopic("binary", "interval")
-	if err != nil {
-		return err
-	}
-	mark := s.cpu()
-	elapsed, err := wsProduceRun(s.ctx, s.cf, []string{topic}, wsBenchConns, nil, s.bin, 100, wsBenchWindow)
-	if err != nil {
-		return err
-	}
-	s.perRecord("ws_produce_binary100", mark, len(s.bin))
-	stored, err := storedBytes(s.ctx, s.admin, topic)
-	if err != nil {
-		return err
-	}
-	s.res["ws_produce_binary100_rps"] = float64(len(s.bin)) / elapsed.Seconds()
-	s.res["ws_produce_binary100_mbps"] = mbps(stored, elapsed)
-	return nil
+	_, err := s.produce100("binary", "ws_produce_binary100", nil, s.bin)
+	return err
 }
 
 func (s *wsSteps) single() error {
