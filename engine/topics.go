@@ -14,6 +14,7 @@ import (
 	"github.com/pulselog/pulse/engine/codec"
 	"github.com/pulselog/pulse/engine/plog"
 	"github.com/pulselog/pulse/internal/fsutil"
+	"github.com/pulselog/pulse/internal/layout"
 	"github.com/pulselog/pulse/meta"
 )
 
@@ -190,7 +191,7 @@ func (e *Engine) makeTopic(t *topic) error {
 			return fmt.Errorf("topic %s: %w", name, err)
 		}
 	}
-	if err := fsutil.SyncDir(filepath.Join(e.opts.Dir, topicsDir)); err != nil {
+	if err := fsutil.SyncDir(filepath.Join(e.opts.Dir, layout.TopicsDir)); err != nil {
 		return fmt.Errorf("topic %s: %w", name, err)
 	}
 	raw, err := json.Marshal(cfg)
@@ -299,11 +300,11 @@ func (e *Engine) DeleteTopic(name string) error {
 
 // finishDelete removes a topic's files and then its meta.db record.
 func (e *Engine) finishDelete(name string) error {
-	dir := filepath.Join(e.opts.Dir, topicsDir, name)
+	dir := layout.TopicDir(e.opts.Dir, name)
 	if err := os.RemoveAll(dir); err != nil {
 		return fmt.Errorf("topic %s: remove files: %w", name, err)
 	}
-	if err := fsutil.SyncDir(filepath.Join(e.opts.Dir, topicsDir)); err != nil {
+	if err := fsutil.SyncDir(filepath.Join(e.opts.Dir, layout.TopicsDir)); err != nil {
 		return fmt.Errorf("topic %s: %w", name, err)
 	}
 	if err := e.meta.DeleteTopic(name); err != nil {
@@ -563,7 +564,7 @@ func (e *Engine) prepareGrow(name string, from, to int) error {
 			return fmt.Errorf("topic %s partition %d: %w", name, p, err)
 		}
 	}
-	if err := fsutil.SyncDir(filepath.Join(e.opts.Dir, topicsDir, name)); err != nil {
+	if err := fsutil.SyncDir(layout.TopicDir(e.opts.Dir, name)); err != nil {
 		return fmt.Errorf("topic %s: %w", name, err)
 	}
 	return nil
