@@ -118,7 +118,7 @@ type batcher struct {
 }
 
 func (b *batcher) add(r *codec.Record) error {
-	n := recordSize(r)
+	n := codec.EncodedSize(r)
 	if len(b.recs) > 0 {
 		first := &b.recs[0]
 		if len(b.recs) >= b.maxRecords || b.bytes+n > b.maxBytes ||

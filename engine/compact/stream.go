@@ -49,6 +49,3 @@ func (s *stream) next() (codec.Batch, int64, error) {
 }
 
 func (s *stream) close() error { return s.f.Close() }
-
-// recordSize is the encoded size of r inside a batch's records section.
-func recordSize(r *codec.Record) int { return codec.EncodedSize(r) }
