@@ -195,7 +195,7 @@ func (c *compactor) rewrite(path string, size, base int64) (out segmentOutcome, 
 		return out, err
 	}
 	defer func() {
-		c.buf, c.recs = s.buf, s.recs
+		c.buf, c.recs = s.buffers()
 		s.close()
 	}()
 	w, err := newSegWriter(c.dir, base, c.codec, c.index)
