@@ -495,8 +495,9 @@ func (e *Engine) PartitionsChangedC(topic string) (<-chan struct{}, error) {
 }
 
 // openNewPartitions opens partitions from..cfg.Partitions-1 of topic name,
-// several at once (as load does): each is independent, and the caller holds
-// e.mu while they open. On error the ones opened are closed again.
+// several at once (as load does): each is independent, and the topic is
+// altering, so nothing else opens them (e.mu is not held: this is I/O). On
+// error the ones opened are closed again.
 func (e *Engine) openNewPartitions(name string, from int, cfg TopicConfig) ([]*plog.Log, error) {
 	logs := make([]*plog.Log, cfg.Partitions-from)
 	errs := make([]error, len(logs))
@@ -528,7 +529,7 @@ func applyLive(l *plog.Log, cfg TopicConfig) error {
 	if err := l.SetSegmentMaxBytes(cfg.SegmentMaxBytes); err != nil {
 		return err
 	}
-	return l.SetSyncMode(plog.SyncMode(cfg.SyncMode))
+	return l.SetSyncMode(cfg.SyncMode)
 }
 
 // checkGrowLocked refuses adding n partitions to topic name past
