@@ -34,7 +34,7 @@ var wsBenchFanouts = []int{1, 8, 64}
 // wsBencher holds what the steps of one websocket benchmark share.
 type wsBencher struct {
 	ctx    context.Context
-	cf     *clientFlags
+	dial   dialer
 	admin  *wsclient.Client
 	suffix string
 	topics []string
@@ -56,13 +56,12 @@ func (b *wsBencher) progress() io.Writer { return b.out }
 // and getrusage of this process, device writes from /proc/PID/io. It
 // creates its own topics (named ws-bench-*) and deletes them afterwards.
 func runWSBench(ctx context.Context, o wsBenchOptions, progress io.Writer) (benchResult, benchNotes, error) {
-	cf := &clientFlags{dial: o.dial}
-	admin, err := cf.dial(ctx)
+	admin, err := o.dial(ctx)
 	if err != nil {
 		return nil, nil, err
 	}
 	defer admin.Close()
-	b := &wsBencher{ctx: ctx, cf: cf, admin: admin, suffix: strconv.FormatInt(time.Now().UnixNano(), 36),
+	b := &wsBencher{ctx: ctx, dial: o.dial, admin: admin, suffix: strconv.FormatInt(time.Now().UnixNano(), 36),
 		res: benchResult{}, notes: benchNotes{}, pid: o.serverPID}
 	if b.pid == 0 {
 		b.pid, b.pidErr = listenerPID(o.addr)
@@ -237,7 +236,7 @@ func (s *wsSteps) produce100(step, name string, recs []wire.RecordIn, bin []engi
 	}
 	n := max(len(recs), len(bin))
 	mark := s.cpu()
-	elapsed, err := wsProduceRun(s.ctx, s.cf, []string{topic}, wsBenchConns, recs, bin, 100, wsBenchWindow)
+	elapsed, err := wsProduceRun(s.ctx, s.dial, []string{topic}, wsBenchConns, recs, bin, 100, wsBenchWindow)
 	if err != nil {
 		return "", err
 	}
@@ -260,7 +259,7 @@ func (s *wsSteps) consume() error {
 		if err != nil {
 			return err
 		}
-		if _, err := wsProduceRun(s.ctx, s.cf, []string{topic}, wsBenchConns, nil, s.bin, 100, wsBenchWindow); err != nil {
+		if _, err := wsProduceRun(s.ctx, s.dial, []string{topic}, wsBenchConns, nil, s.bin, 100, wsBenchWindow); err != nil {
 			return err
 		}
 		s.written = topic
@@ -277,7 +276,7 @@ func (s *wsSteps) consume() error {
 		var err error
 		// The client's read loop inherits the label (tagfocus push=binary).
 		pprof.Do(s.ctx, pprof.Labels("bench", "consume", "push", strings.ToLower(what)), func(ctx context.Context) {
-			elapsed, err = wsConsumeRun(ctx, s.cf, s.written, len(s.recs), binary)
+			elapsed, err = wsConsumeRun(ctx, s.dial, s.written, len(s.recs), binary)
 		})
 		if err != nil {
 			return err
@@ -303,7 +302,7 @@ func (s *wsSteps) single() error {
 		return err
 	}
 	mark := s.cpu()
-	elapsed, err := wsProduceRun(s.ctx, s.cf, []string{topic}, 1, s.recs[:s.records], nil, 1, wsBenchSingleWindow)
+	elapsed, err := wsProduceRun(s.ctx, s.dial, []string{topic}, 1, s.recs[:s.records], nil, 1, wsBenchSingleWindow)
 	if err != nil {
 		return err
 	}
@@ -322,7 +321,7 @@ func (s *wsSteps) manyTopics() error {
 			return err
 		}
 		mark := s.cpu()
-		elapsed, err := wsProduceRun(s.ctx, s.cf, ts, wsBenchConns, s.recs[:s.records], nil, 100, wsBenchWindow)
+		elapsed, err := wsProduceRun(s.ctx, s.dial, ts, wsBenchConns, s.recs[:s.records], nil, 100, wsBenchWindow)
 		if err != nil {
 			return err
 		}
@@ -342,7 +341,7 @@ func (s *wsSteps) fanout() error {
 			return err
 		}
 		var mark cpuMark
-		elapsed, produced, err := wsFanoutRun(s.ctx, s.cf, topic, n, s.recs[:s.few], func() { mark = s.cpu() })
+		elapsed, produced, err := wsFanoutRun(s.ctx, s.dial, topic, n, s.recs[:s.few], func() { mark = s.cpu() })
 		if err != nil {
 			return err
 		}
@@ -375,7 +374,7 @@ func (s *wsSteps) e2e() error {
 		if ioErr == nil {
 			_, write0, ioErr = processIO(s.pid)
 		}
-		lat, payload, err := wsE2ERun(s.ctx, s.cf, topic, s.few)
+		lat, payload, err := wsE2ERun(s.ctx, s.dial, topic, s.few)
 		if err != nil {
 			return err
 		}
@@ -413,10 +412,10 @@ func storedBytes(ctx context.Context, admin *wsclient.Client, topic string) (int
 // single-record request form), window requests in flight per connection,
 // the requests spread over topics in turn, and returns the time until the
 // last ack.
-func wsProduceRun(ctx context.Context, cf *clientFlags, topics []string, conns int, recs []wire.RecordIn, bin []engine.Record, per, window int) (time.Duration, error) {
+func wsProduceRun(ctx context.Context, dial dialer, topics []string, conns int, recs []wire.RecordIn, bin []engine.Record, per, window int) (time.Duration, error) {
 	clients := make([]*wsclient.Client, conns)
 	for i := range clients {
-		c, err := cf.dial(ctx)
+		c, err := dial(ctx)
 		if err != nil {
 			return 0, err
 		}
@@ -473,8 +472,8 @@ func wsProduceRun(ctx context.Context, cf *clientFlags, topics []string, conns i
 // wsConsumeRun subscribes to topic from earliest on a new connection (with
 // binary pushes when binary) and returns the time until n records have
 // arrived.
-func wsConsumeRun(ctx context.Context, cf *clientFlags, topic string, n int, binary bool) (time.Duration, error) {
-	c, err := cf.dial(ctx)
+func wsConsumeRun(ctx context.Context, dial dialer, topic string, n int, binary bool) (time.Duration, error) {
+	c, err := dial(ctx)
 	if err != nil {
 		return 0, err
 	}
@@ -514,10 +513,10 @@ func drain(ctx context.Context, sub *wsclient.Subscription, n int) error {
 // first produce until every subscriber has received every record, and until
 // the producer had every ack. started is called just before the first
 // produce.
-func wsFanoutRun(ctx context.Context, cf *clientFlags, topic string, subs int, recs []wire.RecordIn, started func()) (elapsed, produced time.Duration, err error) {
+func wsFanoutRun(ctx context.Context, dial dialer, topic string, subs int, recs []wire.RecordIn, started func()) (elapsed, produced time.Duration, err error) {
 	var ss []*wsclient.Subscription
 	for range subs {
-		c, err := cf.dial(ctx)
+		c, err := dial(ctx)
 		if err != nil {
 			return 0, 0, err
 		}
@@ -541,7 +540,7 @@ func wsFanoutRun(ctx context.Context, cf *clientFlags, topic string, subs int, r
 	}
 	started()
 	start := time.Now()
-	if produced, err = wsProduceRun(ctx, cf, []string{topic}, 1, recs, nil, 100, wsBenchWindow); err != nil {
+	if produced, err = wsProduceRun(ctx, dial, []string{topic}, 1, recs, nil, 100, wsBenchWindow); err != nil {
 		return 0, 0, err
 	}
 	wg.Wait()
@@ -554,13 +553,13 @@ func wsFanoutRun(ctx context.Context, cf *clientFlags, topic string, subs int, r
 // carrying its send time, to a topic tailed on another connection, and
 // returns the produce-to-delivery latencies in microseconds and the bytes
 // of the values produced.
-func wsE2ERun(ctx context.Context, cf *clientFlags, topic string, n int) ([]float64, int64, error) {
-	prod, err := cf.dial(ctx)
+func wsE2ERun(ctx context.Context, dial dialer, topic string, n int) ([]float64, int64, error) {
+	prod, err := dial(ctx)
 	if err != nil {
 		return nil, 0, err
 	}
 	defer prod.Close()
-	tailc, err := cf.dial(ctx)
+	tailc, err := dial(ctx)
 	if err != nil {
 		return nil, 0, err
 	}
