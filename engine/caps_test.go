@@ -3,8 +3,9 @@ package engine
 import (
 	"errors"
 	"os"
-	"path/filepath"
 	"testing"
+
+	"github.com/pulselog/pulse/internal/layout"
 )
 
 // TestTopicAndPartitionCaps: past MaxTopics or MaxPartitions CreateTopic
@@ -29,7 +30,7 @@ func TestTopicAndPartitionCaps(t *testing.T) {
 			t.Fatalf("create %s (%d partitions): %v, want ok=%v or ErrTooManyTopics", c.name, c.parts, err, c.ok)
 		}
 		if !c.ok {
-			if _, serr := os.Stat(filepath.Join(dir, topicsDir, c.name, "p00001")); !errors.Is(serr, os.ErrNotExist) {
+			if _, serr := os.Stat(layout.PartitionDir(dir, c.name, 1)); !errors.Is(serr, os.ErrNotExist) {
 				t.Fatalf("refused topic %s left a directory (%v)", c.name, serr)
 			}
 		}

@@ -74,11 +74,7 @@ func (e *Engine) Consumers(topic string) ([]ConsumerInfo, error) {
 	}
 	out := make([]ConsumerInfo, 0, len(cs))
 	for _, c := range cs {
-		ci := ConsumerInfo{Consumer: c.Consumer, Topic: c.Topic, Partition: c.Partition, Offset: c.Offset}
-		if c.Partition < len(t.parts) {
-			ci.Lag = max(0, t.parts[c.Partition].HWM()-c.Offset)
-		}
-		out = append(out, ci)
+		out = append(out, consumerInfo(t, c))
 	}
 	sort.Slice(out, func(i, j int) bool {
 		if out[i].Consumer != out[j].Consumer {
@@ -170,28 +166,30 @@ func (e *Engine) DeleteConsumer(consumer, topic string, dryRun bool) ([]Consumer
 	}
 	var infos []ConsumerInfo
 	if dryRun {
-		var topics []string
-		if topic != "" {
-			topics = []string{topic}
-		} else {
-			ts, err := e.Topics()
+		// One read of the cursors (sorted by topic, consumer and partition),
+		// those of topics being served.
+		e.mu.RLock()
+		closed := e.closed
+		e.mu.RUnlock()
+		if closed {
+			return nil, ErrClosed
+		}
+		cs, err := e.meta.ListCursors(topic)
+		if err != nil {
+			return nil, fmt.Errorf("consumer %s: %w", consumer, mapMetaErr(err))
+		}
+		for _, c := range cs {
+			if c.Consumer != consumer {
+				continue
+			}
+			t, err := e.topic(c.Topic)
+			if errors.Is(err, ErrTopicNotFound) {
+				continue
+			}
 			if err != nil {
 				return nil, err
 			}
-			for _, t := range ts {
-				topics = append(topics, t.Name)
-			}
-		}
-		for _, t := range topics {
-			cs, err := e.Consumers(t)
-			if err != nil && !errors.Is(err, ErrTopicNotFound) {
-				return nil, err
-			}
-			for _, c := range cs {
-				if c.Consumer == consumer {
-					infos = append(infos, c)
-				}
-			}
+			infos = append(infos, consumerInfo(t, c))
 		}
 		if len(infos) == 0 {
 			return nil, fmt.Errorf("%w: %q has no cursor%s", ErrConsumerNotFound, consumer, onTopic(topic))
@@ -203,13 +201,20 @@ func (e *Engine) DeleteConsumer(consumer, topic string, dryRun bool) ([]Consumer
 		return nil, fmt.Errorf("consumer %s: %w", consumer, mapMetaErr(err))
 	}
 	for _, c := range gone {
-		ci := ConsumerInfo{Consumer: c.Consumer, Topic: c.Topic, Partition: c.Partition, Offset: c.Offset}
-		if l, err := e.partition(c.Topic, c.Partition); err == nil {
-			ci.Lag = max(0, l.HWM()-c.Offset)
-		}
-		infos = append(infos, ci)
+		t, _ := e.topic(c.Topic)
+		infos = append(infos, consumerInfo(t, c))
 	}
 	return infos, nil
+}
+
+// consumerInfo is cursor c with its lag on t, 0 when t is nil or has no
+// such partition.
+func consumerInfo(t *topic, c meta.Cursor) ConsumerInfo {
+	ci := ConsumerInfo{Consumer: c.Consumer, Topic: c.Topic, Partition: c.Partition, Offset: c.Offset}
+	if t != nil && c.Partition < len(t.parts) {
+		ci.Lag = max(0, t.parts[c.Partition].HWM()-c.Offset)
+	}
+	return ci
 }
 
 // DeleteCursors deletes consumer's cursors on the given partitions (nil:

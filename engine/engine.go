@@ -102,7 +102,7 @@ func Open(opts Options) (*Engine, error) {
 	if opts.Dir == "" {
 		return nil, errors.New("engine: no data directory given")
 	}
-	if err := os.MkdirAll(filepath.Join(opts.Dir, topicsDir), 0o755); err != nil {
+	if err := os.MkdirAll(filepath.Join(opts.Dir, layout.TopicsDir), 0o755); err != nil {
 		return nil, fmt.Errorf("data directory %s: %w", opts.Dir, err)
 	}
 	lock, err := fsutil.Lock(opts.Dir)
@@ -136,8 +136,6 @@ func Open(opts Options) (*Engine, error) {
 	e.startMaintenance()
 	return e, nil
 }
-
-const topicsDir = "topics"
 
 // withDefaults fills what the facade itself uses; the partition logs fill
 // their own zero fields from plog.DefaultOptions, which DefaultOptions copies.
@@ -206,7 +204,7 @@ func (e *Engine) load() error {
 		if m.Kind == meta.OrphanTopicDir && e.holdsNoData(m.Topic) {
 			// A create interrupted before its meta.db commit leaves
 			// empty partition directories and nothing else.
-			if err := os.RemoveAll(filepath.Join(e.opts.Dir, topicsDir, m.Topic)); err != nil {
+			if err := os.RemoveAll(layout.TopicDir(e.opts.Dir, m.Topic)); err != nil {
 				return fmt.Errorf("topic directory %s: %w", m.Topic, err)
 			}
 			e.problems = append(e.problems, fmt.Sprintf("topic directory %s: removed, empty, left by an interrupted create", m.Topic))
@@ -323,7 +321,7 @@ func (e *Engine) scanDisk() (map[string][]int, error) {
 // topic names only) and the partition numbers of their pNNNNN directories.
 // It only reads.
 func ScanTopicDirs(dataDir string) (map[string][]int, error) {
-	root := filepath.Join(dataDir, topicsDir)
+	root := filepath.Join(dataDir, layout.TopicsDir)
 	ents, err := os.ReadDir(root)
 	if err != nil {
 		return nil, fmt.Errorf("data directory %s: %w", dataDir, err)
@@ -339,7 +337,7 @@ func ScanTopicDirs(dataDir string) (map[string][]int, error) {
 			return nil, fmt.Errorf("topic directory %s: %w", te.Name(), err)
 		}
 		for _, pe := range pents {
-			if p, ok := parsePartitionDir(pe.Name()); ok && pe.IsDir() {
+			if p, ok := layout.ParsePartitionName(pe.Name()); ok && pe.IsDir() {
 				parts = append(parts, p)
 			}
 		}
@@ -352,7 +350,7 @@ func ScanTopicDirs(dataDir string) (map[string][]int, error) {
 // but empty directories.
 func (e *Engine) holdsNoData(name string) bool {
 	empty := true
-	filepath.WalkDir(filepath.Join(e.opts.Dir, topicsDir, name), func(_ string, d os.DirEntry, err error) error {
+	filepath.WalkDir(layout.TopicDir(e.opts.Dir, name), func(_ string, d os.DirEntry, err error) error {
 		if err != nil || !d.IsDir() {
 			empty = false
 			return filepath.SkipAll
@@ -361,8 +359,6 @@ func (e *Engine) holdsNoData(name string) bool {
 	})
 	return empty
 }
-
-func parsePartitionDir(name string) (int, bool) { return layout.ParsePartitionName(name) }
 
 // openPartition creates (if needed) and recovers one partition directory.
 func (e *Engine) openPartition(topicName string, p int, cfg TopicConfig) (*plog.Log, error) {

@@ -14,6 +14,7 @@ import (
 	"github.com/pulselog/pulse/engine/codec"
 	"github.com/pulselog/pulse/engine/plog"
 	"github.com/pulselog/pulse/internal/fsutil"
+	"github.com/pulselog/pulse/internal/layout"
 	"github.com/pulselog/pulse/meta"
 )
 
@@ -190,7 +191,7 @@ func (e *Engine) makeTopic(t *topic) error {
 			return fmt.Errorf("topic %s: %w", name, err)
 		}
 	}
-	if err := fsutil.SyncDir(filepath.Join(e.opts.Dir, topicsDir)); err != nil {
+	if err := fsutil.SyncDir(filepath.Join(e.opts.Dir, layout.TopicsDir)); err != nil {
 		return fmt.Errorf("topic %s: %w", name, err)
 	}
 	raw, err := json.Marshal(cfg)
@@ -299,11 +300,11 @@ func (e *Engine) DeleteTopic(name string) error {
 
 // finishDelete removes a topic's files and then its meta.db record.
 func (e *Engine) finishDelete(name string) error {
-	dir := filepath.Join(e.opts.Dir, topicsDir, name)
+	dir := layout.TopicDir(e.opts.Dir, name)
 	if err := os.RemoveAll(dir); err != nil {
 		return fmt.Errorf("topic %s: remove files: %w", name, err)
 	}
-	if err := fsutil.SyncDir(filepath.Join(e.opts.Dir, topicsDir)); err != nil {
+	if err := fsutil.SyncDir(filepath.Join(e.opts.Dir, layout.TopicsDir)); err != nil {
 		return fmt.Errorf("topic %s: %w", name, err)
 	}
 	if err := e.meta.DeleteTopic(name); err != nil {
@@ -494,8 +495,9 @@ func (e *Engine) PartitionsChangedC(topic string) (<-chan struct{}, error) {
 }
 
 // openNewPartitions opens partitions from..cfg.Partitions-1 of topic name,
-// several at once (as load does): each is independent, and the caller holds
-// e.mu while they open. On error the ones opened are closed again.
+// several at once (as load does): each is independent, and the topic is
+// altering, so nothing else opens them (e.mu is not held: this is I/O). On
+// error the ones opened are closed again.
 func (e *Engine) openNewPartitions(name string, from int, cfg TopicConfig) ([]*plog.Log, error) {
 	logs := make([]*plog.Log, cfg.Partitions-from)
 	errs := make([]error, len(logs))
@@ -527,7 +529,7 @@ func applyLive(l *plog.Log, cfg TopicConfig) error {
 	if err := l.SetSegmentMaxBytes(cfg.SegmentMaxBytes); err != nil {
 		return err
 	}
-	return l.SetSyncMode(plog.SyncMode(cfg.SyncMode))
+	return l.SetSyncMode(cfg.SyncMode)
 }
 
 // checkGrowLocked refuses adding n partitions to topic name past
@@ -563,7 +565,7 @@ func (e *Engine) prepareGrow(name string, from, to int) error {
 			return fmt.Errorf("topic %s partition %d: %w", name, p, err)
 		}
 	}
-	if err := fsutil.SyncDir(filepath.Join(e.opts.Dir, topicsDir, name)); err != nil {
+	if err := fsutil.SyncDir(layout.TopicDir(e.opts.Dir, name)); err != nil {
 		return fmt.Errorf("topic %s: %w", name, err)
 	}
 	return nil

@@ -67,27 +67,8 @@ func checkOneVerdict(t *testing.T, data []byte) {
 	if len(data) > 64<<10 {
 		return
 	}
-	dir := t.TempDir()
-	e, err := Open(DefaultOptions(dir))
-	if err != nil {
-		t.Fatal(err)
-	}
-	if err := e.CreateTopic("t", DefaultTopicConfig()); err != nil {
-		t.Fatal(err)
-	}
-	if err := e.Close(); err != nil {
-		t.Fatal(err)
-	}
-	part := layout.PartitionDir(dir, "t", 0)
+	dir, part := dirWithSegment(t, data)
 	path := filepath.Join(part, layout.LogFile(0))
-	if err := os.WriteFile(path, data, 0o644); err != nil {
-		t.Fatal(err)
-	}
-	for _, name := range []string{layout.IndexFile(0), layout.SnapshotFile} {
-		if err := os.Remove(filepath.Join(part, name)); err != nil && !os.IsNotExist(err) {
-			t.Fatal(err)
-		}
-	}
 	if err := recovery.WriteHWM(part, 0); err != nil {
 		t.Fatal(err)
 	}
@@ -118,7 +99,7 @@ func checkOneVerdict(t *testing.T, data []byte) {
 		t.Fatal(err)
 	}
 
-	e, err = Open(DefaultOptions(dir))
+	e, err := Open(DefaultOptions(dir))
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -252,31 +233,12 @@ func TestReadSkipsBatchWithGoodCRCAndMalformedRecords(t *testing.T) {
 	}
 	checkOneVerdict(t, data)
 
-	dir := t.TempDir()
-	e, err := Open(DefaultOptions(dir))
-	if err != nil {
-		t.Fatal(err)
-	}
-	if err := e.CreateTopic("t", DefaultTopicConfig()); err != nil {
-		t.Fatal(err)
-	}
-	if err := e.Close(); err != nil {
-		t.Fatal(err)
-	}
-	part := layout.PartitionDir(dir, "t", 0)
-	if err := os.WriteFile(filepath.Join(part, layout.LogFile(0)), data, 0o644); err != nil {
-		t.Fatal(err)
-	}
-	for _, name := range []string{layout.IndexFile(0), layout.SnapshotFile} {
-		if err := os.Remove(filepath.Join(part, name)); err != nil && !os.IsNotExist(err) {
-			t.Fatal(err)
-		}
-	}
+	dir, part := dirWithSegment(t, data)
 	// All nine offsets were acknowledged.
 	if err := recovery.WriteHWM(part, 9); err != nil {
 		t.Fatal(err)
 	}
-	e, err = Open(DefaultOptions(dir))
+	e, err := Open(DefaultOptions(dir))
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -310,6 +272,34 @@ func TestReadSkipsBatchWithGoodCRCAndMalformedRecords(t *testing.T) {
 	if p := info.Partitions[0]; !p.Degraded || p.SkippedRecords != 3 || p.HWM != 9 {
 		t.Fatalf("partition after the read: degraded %v, %d skipped, hwm %d; want degraded, 3, 9", p.Degraded, p.SkippedRecords, p.HWM)
 	}
+}
+
+// dirWithSegment is a data dir whose topic "t" has one partition whose only
+// segment holds data, with neither index nor snapshot: it returns the data
+// dir and the partition's directory.
+func dirWithSegment(t *testing.T, data []byte) (dir, part string) {
+	t.Helper()
+	dir = t.TempDir()
+	e, err := Open(DefaultOptions(dir))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := e.CreateTopic("t", DefaultTopicConfig()); err != nil {
+		t.Fatal(err)
+	}
+	if err := e.Close(); err != nil {
+		t.Fatal(err)
+	}
+	part = layout.PartitionDir(dir, "t", 0)
+	if err := os.WriteFile(filepath.Join(part, layout.LogFile(0)), data, 0o644); err != nil {
+		t.Fatal(err)
+	}
+	for _, name := range []string{layout.IndexFile(0), layout.SnapshotFile} {
+		if err := os.Remove(filepath.Join(part, name)); err != nil && !os.IsNotExist(err) {
+			t.Fatal(err)
+		}
+	}
+	return dir, part
 }
 
 func verdictRecords(base int64, n int) []codec.Record {

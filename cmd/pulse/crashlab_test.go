@@ -13,6 +13,7 @@ import (
 
 	"github.com/pulselog/pulse/engine"
 	"github.com/pulselog/pulse/engine/crashlab"
+	"github.com/pulselog/pulse/internal/layout"
 )
 
 // runCmd runs the pulse command line with args and returns its output.
@@ -29,7 +30,7 @@ func runCrashlabCmd(t *testing.T, args ...string) (string, error) {
 
 func TestCrashlabCommandTornTail(t *testing.T) {
 	data := t.TempDir()
-	dir, _ := partitionPath(data, "orders", 0)
+	dir := layout.PartitionDir(data, "orders", 0)
 	fillPartition(t, dir, 200)
 	before := checksums(t, data)
 
@@ -72,7 +73,7 @@ func TestCrashlabCommandTornTail(t *testing.T) {
 
 func TestCrashlabCommandJSON(t *testing.T) {
 	data := t.TempDir()
-	dir, _ := partitionPath(data, "orders", 2)
+	dir := layout.PartitionDir(data, "orders", 2)
 	fillPartition(t, dir, 100)
 	out, err := runCrashlabCmd(t, "--data", data, "--topic", "orders", "--partition", "2", "--fault", "index:delete", "--json", "--scratch", t.TempDir())
 	if err != nil {
@@ -92,7 +93,7 @@ func TestCrashlabCommandJSON(t *testing.T) {
 
 func TestCrashlabCommandBadInput(t *testing.T) {
 	data := t.TempDir()
-	dir, _ := partitionPath(data, "orders", 0)
+	dir := layout.PartitionDir(data, "orders", 0)
 	fillPartition(t, dir, 10)
 	before := checksums(t, data)
 	for _, c := range []struct {
@@ -140,7 +141,7 @@ func TestTerminalCrashLab(t *testing.T) {
 	if err := e.Close(); err != nil {
 		t.Fatal(err)
 	}
-	part, _ := partitionPath(data, "orders", 0)
+	part := layout.PartitionDir(data, "orders", 0)
 	before := checksums(t, part)
 
 	x := tmux{t: t, sock: filepath.Join(tmp, "tmux.sock")}

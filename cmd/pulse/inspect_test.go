@@ -14,6 +14,7 @@ import (
 	"github.com/pulselog/pulse/engine/codec"
 	"github.com/pulselog/pulse/engine/plog"
 	"github.com/pulselog/pulse/engine/recovery"
+	"github.com/pulselog/pulse/engine/segment"
 )
 
 // fillPartition writes n records to a partition directory through the
@@ -78,7 +79,7 @@ func damagedDataDir(t *testing.T) string {
 	fillPartition(t, p1, 300)
 	fillPartition(t, l0, 50)
 
-	bases, err := segmentFiles(p1)
+	bases, err := segment.List(p1)
 	if err != nil || len(bases) < 3 {
 		t.Fatalf("orders/p1 has segments %v (%v); the test wants several", bases, err)
 	}

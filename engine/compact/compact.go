@@ -303,7 +303,7 @@ func (c *compactor) buildMap(pass *plog.Pass, sealed []plog.SegmentInfo, res *Re
 			return err
 		}
 		n, err := c.d.addStream(s, seg)
-		c.buf, c.recs = s.buf, s.recs
+		c.buf, c.recs = s.buffers()
 		s.close()
 		res.BytesScanned += n
 		return err

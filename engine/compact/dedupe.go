@@ -75,7 +75,7 @@ func (d *dedupe) addStream(s *stream, seg int32) (int64, error) {
 }
 
 func (d *dedupe) add(r *codec.Record, seg int32) error {
-	size := recordSize(r)
+	size := codec.EncodedSize(r)
 	if int(seg) < d.sealed {
 		st := &d.stats[seg]
 		st.records++

@@ -118,7 +118,7 @@ type batcher struct {
 }
 
 func (b *batcher) add(r *codec.Record) error {
-	n := recordSize(r)
+	n := codec.EncodedSize(r)
 	if len(b.recs) > 0 {
 		first := &b.recs[0]
 		if len(b.recs) >= b.maxRecords || b.bytes+n > b.maxBytes ||
@@ -195,7 +195,7 @@ func (c *compactor) rewrite(path string, size, base int64) (out segmentOutcome, 
 		return out, err
 	}
 	defer func() {
-		c.buf, c.recs = s.buf, s.recs
+		c.buf, c.recs = s.buffers()
 		s.close()
 	}()
 	w, err := newSegWriter(c.dir, base, c.codec, c.index)

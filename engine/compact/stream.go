@@ -16,8 +16,6 @@ type stream struct {
 	path string
 	f    *os.File
 	rd   *segment.Reader
-	buf  []byte
-	recs []codec.Record
 }
 
 // openStream reads the first limit bytes of the segment file at path.
@@ -27,14 +25,13 @@ func openStream(path string, limit int64, buf []byte, recs []codec.Record) (*str
 		return nil, fmt.Errorf("segment %s: %w", path, err)
 	}
 	rd := segment.NewReader(f, limit, segment.ReaderOptions{Level: segment.LevelDecode, Buf: buf, Records: recs})
-	return &stream{path: path, f: f, rd: rd, buf: buf, recs: recs}, nil
+	return &stream{path: path, f: f, rd: rd}, nil
 }
 
 // next decodes the next batch. It returns io.EOF at limit. The records are
 // valid until the next call.
 func (s *stream) next() (codec.Batch, int64, error) {
 	fr, ok := s.rd.Next()
-	s.buf, s.recs = s.rd.Buf(), s.rd.Records()
 	if !ok {
 		return codec.Batch{}, s.rd.Position(), io.EOF
 	}
@@ -48,7 +45,8 @@ func (s *stream) next() (codec.Batch, int64, error) {
 	return fr.Batch, fr.Position, nil
 }
 
-func (s *stream) close() error { return s.f.Close() }
+// buffers returns the read buffer and record slice the stream decoded
+// into, for the next stream to reuse.
+func (s *stream) buffers() ([]byte, []codec.Record) { return s.rd.Buf(), s.rd.Records() }
 
-// recordSize is the encoded size of r inside a batch's records section.
-func recordSize(r *codec.Record) int { return codec.EncodedSize(r) }
+func (s *stream) close() error { return s.f.Close() }

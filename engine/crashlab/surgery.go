@@ -125,7 +125,7 @@ func apply(dir string, f Fault, healthy *recovery.Report, seed uint64) (string, 
 	case SnapshotDelete, HWMDelete:
 		name := recovery.SnapshotFile
 		if f.Kind == HWMDelete {
-			name = hwmFile
+			name = recovery.HWMFile
 		}
 		if err := os.Remove(filepath.Join(dir, name)); err != nil {
 			if errors.Is(err, fs.ErrNotExist) {
@@ -141,7 +141,7 @@ func apply(dir string, f Fault, healthy *recovery.Report, seed uint64) (string, 
 		return fmt.Sprintf("overwrote %s with %d random bytes", recovery.SnapshotFile, recovery.SnapshotLen), nil
 	case HWMCorrupt:
 		bad := []byte{0xff, 0xff, 0xff, 0xff, 0xff, 0xff, 0xff, 0xff} // -1: not an offset
-		if err := os.WriteFile(filepath.Join(dir, hwmFile), bad, 0o644); err != nil {
+		if err := os.WriteFile(filepath.Join(dir, recovery.HWMFile), bad, 0o644); err != nil {
 			return "", err
 		}
 		return "overwrote hwm with ff ff ff ff ff ff ff ff (-1)", nil
@@ -162,9 +162,6 @@ func apply(dir string, f Fault, healthy *recovery.Report, seed uint64) (string, 
 	}
 	return "", fmt.Errorf("%w: kind %q", ErrBadFault, f.Kind)
 }
-
-// hwmFile is the name of a partition's persisted high-watermark.
-const hwmFile = "hwm"
 
 // unacknowledge makes a cut of the active segment what a crash leaves: the
 // batch the cut falls in (and everything after it) was being written, so it

@@ -624,7 +624,7 @@ func (l *Log) AppendProducer(ctx context.Context, recs []codec.Record, producer 
 	if producer.ID != 0 {
 		size := 0
 		for i := range recs {
-			size += recordSize(&recs[i])
+			size += codec.EncodedSize(&recs[i])
 		}
 		if size > codec.MaxBatchBytes {
 			return 0, 0, fmt.Errorf("%w: %d records of %d bytes encoded, one batch holds at most %d", ErrRecordTooLarge, len(recs), size, codec.MaxBatchBytes)
@@ -651,7 +651,7 @@ func (l *Log) AppendProducer(ctx context.Context, recs []codec.Record, producer 
 func (l *Log) enqueue(recs []codec.Record, strict bool, producer codec.ProducerStamp) (*appendReq, error) {
 	size := 0
 	for i := range recs {
-		n := recordSize(&recs[i])
+		n := codec.EncodedSize(&recs[i])
 		if n > l.opts.MaxRecordBytes {
 			return nil, fmt.Errorf("%w: record %d is %d bytes encoded, the limit is %d", ErrRecordTooLarge, i, n, l.opts.MaxRecordBytes)
 		}

@@ -110,7 +110,7 @@ func (l *Log) Read(from int64, maxRecords, maxBytes int) (ReadResult, error) {
 				if rec.Offset >= hwm {
 					break
 				}
-				n := recordSize(rec)
+				n := codec.EncodedSize(rec)
 				if len(res.Records) >= maxRecords || (len(res.Records) > 0 && bytes+n > maxBytes) {
 					full = true
 					break
@@ -222,7 +222,7 @@ func (l *Log) keepBatch(st *segState, fr *segment.Frame) *decodedBatch {
 		size += len(fr.Bytes)
 	} else {
 		for i := range recs {
-			size += recordSize(&recs[i])
+			size += codec.EncodedSize(&recs[i])
 		}
 	}
 	b := &decodedBatch{records: recs, next: fr.Position + fr.Size, last: recs[len(recs)-1].Offset, size: size}
@@ -305,6 +305,3 @@ func scanHeaders(seg segmentReader, from, limit int64, fn func(pos int64, h code
 		}
 	}
 }
-
-// recordSize is the encoded size of r inside a batch's records section.
-func recordSize(r *codec.Record) int { return codec.EncodedSize(r) }

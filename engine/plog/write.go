@@ -222,7 +222,7 @@ func (w *batchWriter) cut(d *drainJob) {
 	total, count := 0, 0
 	for _, r := range d.reqs {
 		for i := range r.recs {
-			total += recordSize(&r.recs[i])
+			total += codec.EncodedSize(&r.recs[i])
 		}
 		count += len(r.recs)
 	}
@@ -243,7 +243,7 @@ func (w *batchWriter) cut(d *drainJob) {
 	bytes := 0
 	for _, r := range d.reqs {
 		for i := range r.recs {
-			n := recordSize(&r.recs[i])
+			n := codec.EncodedSize(&r.recs[i])
 			// An idempotent producer's append is one batch of its own,
 			// whatever its size, so that its stamp names it exactly.
 			apart := i == 0 && job != nil && (r.producer.ID != 0 || job.stamp.ID != 0)

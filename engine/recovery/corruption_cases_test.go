@@ -511,17 +511,6 @@ func TestStaleSnapshotReplaced(t *testing.T) {
 	f := defaultFixture(t)
 	s2 := f.active()
 	opts := Options{IndexIntervalBytes: testInterval}
-	open := func(dir string) *Result {
-		t.Helper()
-		res, err := Run(dir, opts)
-		if err != nil {
-			t.Fatal(err)
-		}
-		for _, s := range res.Segments {
-			s.Close()
-		}
-		return res
-	}
 
 	// Torn tail past the persisted HWM under a snapshot recovery cannot use.
 	dir := t.TempDir()
@@ -530,14 +519,14 @@ func TestStaleSnapshotReplaced(t *testing.T) {
 	m[HWMFile], _ = EncodeHWM(245)
 	m[SnapshotFile] = []byte("garbage")
 	writeFiles(t, dir, m)
-	if res := open(dir); res.Report.Path != PathFullScan || res.LEO != 245 {
+	if res := runClosed(t, dir, opts); res.Report.Path != PathFullScan || res.LEO != 245 {
 		t.Fatalf("first open:\n%s", strings.Join(res.Report.Lines(), "\n"))
 	}
 	snap, err := ReadSnapshot(dir)
 	if err != nil || snap != (Snapshot{LEO: 245, ActiveBase: 200, ActiveSize: s2.starts[len(s2.starts)-1], ActiveNext: 245}) {
 		t.Fatalf("snapshot %+v (%v)", snap, err)
 	}
-	if res := open(dir); res.Report.Path != PathSnapshot || res.Report.NeedsWork() || res.LEO != 245 {
+	if res := runClosed(t, dir, opts); res.Report.Path != PathSnapshot || res.Report.NeedsWork() || res.LEO != 245 {
 		t.Fatalf("second open:\n%s", strings.Join(res.Report.Lines(), "\n"))
 	}
 
@@ -548,7 +537,7 @@ func TestStaleSnapshotReplaced(t *testing.T) {
 	m[s2.name()+".log"][s2.starts[3]+30] ^= 1
 	writeFiles(t, dir, m)
 	for i := 0; i < 2; i++ {
-		if res := open(dir); res.Report.Path != PathFullScan || len(res.Report.Corrupt) != 1 {
+		if res := runClosed(t, dir, opts); res.Report.Path != PathFullScan || len(res.Report.Corrupt) != 1 {
 			t.Fatalf("open %d:\n%s", i, strings.Join(res.Report.Lines(), "\n"))
 		}
 		if _, err := ReadSnapshot(dir); !errors.Is(err, fs.ErrNotExist) {

@@ -235,7 +235,8 @@ func (r *runner) walkTail(s *segState, last indexEntry, end int64) (int64, bool,
 	return next, sparse, ""
 }
 
-// readHeader reads and parses the batch header at pos, which must end by end.
+// readHeader reads and parses the batch header at pos; the header, and the
+// batch it heads, must end by end.
 func readHeader(s *segState, hb []byte, pos, end int64) (codec.BatchHeader, string) {
 	if pos < 0 || pos+codec.HeaderLen > end {
 		return codec.BatchHeader{}, fmt.Sprintf("batch header at position %d overruns %d", pos, end)
@@ -243,12 +244,6 @@ func readHeader(s *segState, hb []byte, pos, end int64) (codec.BatchHeader, stri
 	if _, err := s.seg.ReadAt(hb, pos); err != nil {
 		return codec.BatchHeader{}, fmt.Sprintf("read header at position %d: %v", pos, err)
 	}
-	return parseHeaderAt(hb, pos, end)
-}
-
-// parseHeaderAt parses the header bytes hb of the batch at pos, which must
-// end by end.
-func parseHeaderAt(hb []byte, pos, end int64) (codec.BatchHeader, string) {
 	h, err := codec.ParseHeader(hb)
 	if err != nil {
 		return h, fmt.Sprintf("header at position %d: %v", pos, err)

@@ -70,15 +70,7 @@ func TestFastPathNoticesSealedDamage(t *testing.T) {
 				}
 				m[ManifestFile] = man
 				c.damage(m)
-				dir := t.TempDir()
-				writeFiles(t, dir, m)
-				res, err := Run(dir, opts)
-				if err != nil {
-					t.Fatal(err)
-				}
-				for _, s := range res.Segments {
-					s.Close()
-				}
+				res, _ := runImage(t, m, opts)
 				return res
 			}
 			fast, full := run(true), run(false)
@@ -132,15 +124,7 @@ func TestFastPathLeavesMidSegmentHeaders(t *testing.T) {
 	for _, snapshot := range []bool{true, false} {
 		m := f.files(t, snapshot)
 		m[log1][s1.starts[mid]+12] ^= 0x01 // the base offset of an indexed batch
-		dir := t.TempDir()
-		writeFiles(t, dir, m)
-		res, err := Run(dir, opts)
-		if err != nil {
-			t.Fatal(err)
-		}
-		for _, s := range res.Segments {
-			s.Close()
-		}
+		res, dir := runImage(t, m, opts)
 		rep := &res.Report
 		if snapshot && (rep.Path != PathSnapshot || rep.NeedsWork()) {
 			t.Fatalf("with a snapshot: want a clean open, the damage left to reads and verify\n%s", strings.Join(rep.Lines(), "\n"))
@@ -186,15 +170,7 @@ func TestSealedSegmentCutAtABatchBoundary(t *testing.T) {
 	for _, snapshot := range []bool{true, false} {
 		m := f.files(t, snapshot)
 		m[s0.name()+".log"] = m[s0.name()+".log"][:s0.starts[cut]] // the batches after it gone
-		dir := t.TempDir()
-		writeFiles(t, dir, m)
-		res, err := Run(dir, opts)
-		if err != nil {
-			t.Fatal(err)
-		}
-		for _, s := range res.Segments {
-			s.Close()
-		}
+		res, dir := runImage(t, m, opts)
 		rep := &res.Report
 		lines := strings.Join(rep.Lines(), "\n")
 		if len(rep.Gaps) != 1 || rep.Gaps[0].FirstOffset != s0.bases[cut] || rep.Gaps[0].EndOffset != 30 || !rep.Degraded {

@@ -161,6 +161,29 @@ func writeFiles(t testing.TB, dir string, m map[string][]byte) {
 	}
 }
 
+// runClosed runs recovery on dir with opts and closes the segments it
+// opened, for tests of what it reports and leaves on disk.
+func runClosed(t testing.TB, dir string, opts Options) *Result {
+	t.Helper()
+	res, err := Run(dir, opts)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, s := range res.Segments {
+		s.Close()
+	}
+	return res
+}
+
+// runImage writes the file images m into a new directory and runs
+// recovery on it (runClosed); it returns the result and the directory.
+func runImage(t testing.TB, m map[string][]byte, opts Options) (*Result, string) {
+	t.Helper()
+	dir := t.TempDir()
+	writeFiles(t, dir, m)
+	return runClosed(t, dir, opts), dir
+}
+
 // dirImage returns every file of dir with its bytes.
 func dirImage(t testing.TB, dir string) map[string][]byte {
 	t.Helper()

@@ -111,14 +111,13 @@ func (f *Frame) OK() bool { return f.Err == nil }
 // through one reused window, so a walk costs about one read per 4 MiB (or,
 // with Exact, two reads per batch: its header, then the batch).
 type Reader struct {
-	w      *window
-	opts   ReaderOptions
-	pos    int64
-	next   int64 // lowest acceptable base offset at pos
-	limit  int64
-	done   bool
-	recs   []codec.Record
-	readAt io.ReaderAt
+	w     *window
+	opts  ReaderOptions
+	pos   int64
+	next  int64 // lowest acceptable base offset at pos
+	limit int64
+	done  bool
+	recs  []codec.Record
 }
 
 // NewReader reads the segment bytes of r, a file of size bytes.
@@ -136,7 +135,7 @@ func NewReader(r io.ReaderAt, size int64, opts ReaderOptions) *Reader {
 	if limit <= 0 {
 		limit = MaxOffset
 	}
-	return &Reader{w: w, opts: opts, pos: opts.Start, next: opts.Next, limit: limit, recs: opts.Records, readAt: r}
+	return &Reader{w: w, opts: opts, pos: opts.Start, next: opts.Next, limit: limit, recs: opts.Records}
 }
 
 // Position is where the next frame starts.

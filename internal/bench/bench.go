@@ -150,11 +150,9 @@ type wsBenchOptions struct {
 	steps     map[string]bool                                     // steps to run (of wsBenchSteps); nil: all
 }
 
-// clientFlags is how the websocket benchmark reaches the pulse under test:
-// what cmd/pulse's client flags make of --ws, as a dial function.
-type clientFlags struct {
-	dial func(ctx context.Context) (*wsclient.Client, error)
-}
+// dialer connects to the pulse under test: what cmd/pulse's client flags
+// make of --ws.
+type dialer func(ctx context.Context) (*wsclient.Client, error)
 
 // settle removes what earlier steps left in dir and waits for the kernel to
 // write back every dirty page, so that no step's fsyncs queue behind the

@@ -13,6 +13,7 @@ import (
 	"time"
 
 	"github.com/pulselog/pulse/engine"
+	"github.com/pulselog/pulse/engine/compact"
 )
 
 // Compaction figures of `pulse bench`:
@@ -33,7 +34,6 @@ const (
 	compactBenchMB  = 1024
 	compactBenchEnv = "PULSE_BENCH_COMPACT_MB"
 	compactHotKeys  = 20_000
-	compactKeyCap   = 1 << 18 // compact.DefaultOptions().MaxKeys
 )
 
 func benchCompaction(ctx context.Context, dir string, res benchResult) error {
@@ -65,7 +65,7 @@ func benchCompaction(ctx context.Context, dir string, res benchResult) error {
 	res["compaction_heap_idle_mib"] = heapMiB() // live heap once the pass is over
 	res["compaction_partition_mb"] = float64(size) / 1e6
 	res["compaction_keys_seen"] = float64(run.Keys)
-	if records := size >> 10; records > compactKeyCap && run.Outcome != "aborted: key cap" {
+	if records := size >> 10; records > int64(compact.DefaultOptions().MaxKeys) && run.Outcome != "aborted: key cap" {
 		return fmt.Errorf("compaction of about %d distinct keys ended %q, want the key cap", records, run.Outcome)
 	}
 

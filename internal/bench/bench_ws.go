@@ -34,7 +34,7 @@ var wsBenchFanouts = []int{1, 8, 64}
 // wsBencher holds what the steps of one websocket benchmark share.
 type wsBencher struct {
 	ctx    context.Context
-	cf     *clientFlags
+	dial   dialer
 	admin  *wsclient.Client
 	suffix string
 	topics []string
@@ -56,13 +56,12 @@ func (b *wsBencher) progress() io.Writer { return b.out }
 // and getrusage of this process, device writes from /proc/PID/io. It
 // creates its own topics (named ws-bench-*) and deletes them afterwards.
 func runWSBench(ctx context.Context, o wsBenchOptions, progress io.Writer) (benchResult, benchNotes, error) {
-	cf := &clientFlags{dial: o.dial}
-	admin, err := cf.dial(ctx)
+	admin, err := o.dial(ctx)
 	if err != nil {
 		return nil, nil, err
 	}
 	defer admin.Close()
-	b := &wsBencher{ctx: ctx, cf: cf, admin: admin, suffix: strconv.FormatInt(time.Now().UnixNano(), 36),
+	b := &wsBencher{ctx: ctx, dial: o.dial, admin: admin, suffix: strconv.FormatInt(time.Now().UnixNano(), 36),
 		res: benchResult{}, notes: benchNotes{}, pid: o.serverPID}
 	if b.pid == 0 {
 		b.pid, b.pidErr = listenerPID(o.addr)
@@ -218,24 +217,37 @@ type wsSteps struct {
 
 func (s *wsSteps) batch() error {
 	fmt.Fprintf(s.progress(), "bench ws: produce, batches of 100, %d connections\n", wsBenchConns)
-	topic, err := s.newTopic("batch", "interval")
+	topic, err := s.produce100("batch", "ws_produce_batch100", s.recs, nil)
 	if err != nil {
 		return err
 	}
-	mark := s.cpu()
-	elapsed, err := wsProduceRun(s.ctx, s.cf, []string{topic}, wsBenchConns, s.recs, nil, 100, wsBenchWindow)
-	if err != nil {
-		return err
-	}
-	s.perRecord("ws_produce_batch100", mark, len(s.recs))
-	stored, err := storedBytes(s.ctx, s.admin, topic)
-	if err != nil {
-		return err
-	}
-	s.res["ws_produce_batch100_rps"] = float64(len(s.recs)) / elapsed.Seconds()
-	s.res["ws_produce_batch100_mbps"] = mbps(stored, elapsed)
 	s.written = topic
 	return nil
+}
+
+// produce100 produces recs (JSON requests) or else bin (binary frames), 100
+// records a request over wsBenchConns connections, to a new topic named
+// after step, and records the run's figures as name_rps and name_mbps. It
+// returns the topic.
+func (s *wsSteps) produce100(step, name string, recs []wire.RecordIn, bin []engine.Record) (string, error) {
+	topic, err := s.newTopic(step, "interval")
+	if err != nil {
+		return "", err
+	}
+	n := max(len(recs), len(bin))
+	mark := s.cpu()
+	elapsed, err := wsProduceRun(s.ctx, s.dial, []string{topic}, wsBenchConns, recs, bin, 100, wsBenchWindow)
+	if err != nil {
+		return "", err
+	}
+	s.perRecord(name, mark, n)
+	stored, err := storedBytes(s.ctx, s.admin, topic)
+	if err != nil {
+		return "", err
+	}
+	s.res[name+"_rps"] = float64(n) / elapsed.Seconds()
+	s.res[name+"_mbps"] = mbps(stored, elapsed)
+	return topic, nil
 }
 
 // consume reads the batch step's topic back from earliest over one
@@ -247,7 +259,7 @@ func (s *wsSteps) consume() error {
 		if err != nil {
 			return err
 		}
-		if _, err := wsProduceRun(s.ctx, s.cf, []string{topic}, wsBenchConns, nil, s.bin, 100, wsBenchWindow); err != nil {
+		if _, err := wsProduceRun(s.ctx, s.dial, []string{topic}, wsBenchConns, nil, s.bin, 100, wsBenchWindow); err != nil {
 			return err
 		}
 		s.written = topic
@@ -264,7 +276,7 @@ func (s *wsSteps) consume() error {
 		var err error
 		// The client's read loop inherits the label (tagfocus push=binary).
 		pprof.Do(s.ctx, pprof.Labels("bench", "consume", "push", strings.ToLower(what)), func(ctx context.Context) {
-			elapsed, err = wsConsumeRun(ctx, s.cf, s.written, len(s.recs), binary)
+			elapsed, err = wsConsumeRun(ctx, s.dial, s.written, len(s.recs), binary)
 		})
 		if err != nil {
 			return err
@@ -279,23 +291,8 @@ func (s *wsSteps) consume() error {
 // JSON on either side.
 func (s *wsSteps) binary() error {
 	fmt.Fprintf(s.progress(), "bench ws: produce, binary frames of 100, %d connections\n", wsBenchConns)
-	topic, err := s.newTopic("binary", "interval")
-	if err != nil {
-		return err
-	}
-	mark := s.cpu()
-	elapsed, err := wsProduceRun(s.ctx, s.cf, []string{topic}, wsBenchConns, nil, s.bin, 100, wsBenchWindow)
-	if err != nil {
-		return err
-	}
-	s.perRecord("ws_produce_binary100", mark, len(s.bin))
-	stored, err := storedBytes(s.ctx, s.admin, topic)
-	if err != nil {
-		return err
-	}
-	s.res["ws_produce_binary100_rps"] = float64(len(s.bin)) / elapsed.Seconds()
-	s.res["ws_produce_binary100_mbps"] = mbps(stored, elapsed)
-	return nil
+	_, err := s.produce100("binary", "ws_produce_binary100", nil, s.bin)
+	return err
 }
 
 func (s *wsSteps) single() error {
@@ -305,7 +302,7 @@ func (s *wsSteps) single() error {
 		return err
 	}
 	mark := s.cpu()
-	elapsed, err := wsProduceRun(s.ctx, s.cf, []string{topic}, 1, s.recs[:s.records], nil, 1, wsBenchSingleWindow)
+	elapsed, err := wsProduceRun(s.ctx, s.dial, []string{topic}, 1, s.recs[:s.records], nil, 1, wsBenchSingleWindow)
 	if err != nil {
 		return err
 	}
@@ -324,7 +321,7 @@ func (s *wsSteps) manyTopics() error {
 			return err
 		}
 		mark := s.cpu()
-		elapsed, err := wsProduceRun(s.ctx, s.cf, ts, wsBenchConns, s.recs[:s.records], nil, 100, wsBenchWindow)
+		elapsed, err := wsProduceRun(s.ctx, s.dial, ts, wsBenchConns, s.recs[:s.records], nil, 100, wsBenchWindow)
 		if err != nil {
 			return err
 		}
@@ -344,7 +341,7 @@ func (s *wsSteps) fanout() error {
 			return err
 		}
 		var mark cpuMark
-		elapsed, produced, err := wsFanoutRun(s.ctx, s.cf, topic, n, s.recs[:s.few], func() { mark = s.cpu() })
+		elapsed, produced, err := wsFanoutRun(s.ctx, s.dial, topic, n, s.recs[:s.few], func() { mark = s.cpu() })
 		if err != nil {
 			return err
 		}
@@ -377,7 +374,7 @@ func (s *wsSteps) e2e() error {
 		if ioErr == nil {
 			_, write0, ioErr = processIO(s.pid)
 		}
-		lat, payload, err := wsE2ERun(s.ctx, s.cf, topic, s.few)
+		lat, payload, err := wsE2ERun(s.ctx, s.dial, topic, s.few)
 		if err != nil {
 			return err
 		}
@@ -415,10 +412,10 @@ func storedBytes(ctx context.Context, admin *wsclient.Client, topic string) (int
 // single-record request form), window requests in flight per connection,
 // the requests spread over topics in turn, and returns the time until the
 // last ack.
-func wsProduceRun(ctx context.Context, cf *clientFlags, topics []string, conns int, recs []wire.RecordIn, bin []engine.Record, per, window int) (time.Duration, error) {
+func wsProduceRun(ctx context.Context, dial dialer, topics []string, conns int, recs []wire.RecordIn, bin []engine.Record, per, window int) (time.Duration, error) {
 	clients := make([]*wsclient.Client, conns)
 	for i := range clients {
-		c, err := cf.dial(ctx)
+		c, err := dial(ctx)
 		if err != nil {
 			return 0, err
 		}
@@ -475,8 +472,8 @@ func wsProduceRun(ctx context.Context, cf *clientFlags, topics []string, conns i
 // wsConsumeRun subscribes to topic from earliest on a new connection (with
 // binary pushes when binary) and returns the time until n records have
 // arrived.
-func wsConsumeRun(ctx context.Context, cf *clientFlags, topic string, n int, binary bool) (time.Duration, error) {
-	c, err := cf.dial(ctx)
+func wsConsumeRun(ctx context.Context, dial dialer, topic string, n int, binary bool) (time.Duration, error) {
+	c, err := dial(ctx)
 	if err != nil {
 		return 0, err
 	}
@@ -516,10 +513,10 @@ func drain(ctx context.Context, sub *wsclient.Subscription, n int) error {
 // first produce until every subscriber has received every record, and until
 // the producer had every ack. started is called just before the first
 // produce.
-func wsFanoutRun(ctx context.Context, cf *clientFlags, topic string, subs int, recs []wire.RecordIn, started func()) (elapsed, produced time.Duration, err error) {
+func wsFanoutRun(ctx context.Context, dial dialer, topic string, subs int, recs []wire.RecordIn, started func()) (elapsed, produced time.Duration, err error) {
 	var ss []*wsclient.Subscription
 	for range subs {
-		c, err := cf.dial(ctx)
+		c, err := dial(ctx)
 		if err != nil {
 			return 0, 0, err
 		}
@@ -543,7 +540,7 @@ func wsFanoutRun(ctx context.Context, cf *clientFlags, topic string, subs int, r
 	}
 	started()
 	start := time.Now()
-	if produced, err = wsProduceRun(ctx, cf, []string{topic}, 1, recs, nil, 100, wsBenchWindow); err != nil {
+	if produced, err = wsProduceRun(ctx, dial, []string{topic}, 1, recs, nil, 100, wsBenchWindow); err != nil {
 		return 0, 0, err
 	}
 	wg.Wait()
@@ -556,13 +553,13 @@ func wsFanoutRun(ctx context.Context, cf *clientFlags, topic string, subs int, r
 // carrying its send time, to a topic tailed on another connection, and
 // returns the produce-to-delivery latencies in microseconds and the bytes
 // of the values produced.
-func wsE2ERun(ctx context.Context, cf *clientFlags, topic string, n int) ([]float64, int64, error) {
-	prod, err := cf.dial(ctx)
+func wsE2ERun(ctx context.Context, dial dialer, topic string, n int) ([]float64, int64, error) {
+	prod, err := dial(ctx)
 	if err != nil {
 		return nil, 0, err
 	}
 	defer prod.Close()
-	tailc, err := cf.dial(ctx)
+	tailc, err := dial(ctx)
 	if err != nil {
 		return nil, 0, err
 	}

@@ -12,6 +12,7 @@ import (
 	"strings"
 
 	"github.com/pulselog/pulse/engine"
+	"github.com/pulselog/pulse/internal/layout"
 	"github.com/pulselog/pulse/meta"
 )
 
@@ -39,7 +40,7 @@ func MetaCheck(w io.Writer, dir string) error {
 			}
 			sort.Strings(names)
 			return fmt.Errorf("%s is missing, but %s holds %d topic directories (%s): their records are unreachable until pulse opens the data dir and rebuilds meta.db from them",
-				meta.Path(dir), filepath.Join(dir, "topics"), len(names), strings.Join(names, ", "))
+				meta.Path(dir), filepath.Join(dir, layout.TopicsDir), len(names), strings.Join(names, ", "))
 		}
 		return err
 	}

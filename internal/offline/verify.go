@@ -55,7 +55,7 @@ func Verify(w, progress io.Writer, root string, asJSON bool) error {
 	var jobs []job
 	var total int64
 	for _, p := range parts {
-		bases, err := segmentFiles(p.dir)
+		bases, err := segment.List(p.dir)
 		if err != nil {
 			return err
 		}
@@ -232,7 +232,7 @@ func looksLikePartition(dir string) bool {
 			return true
 		}
 	}
-	bases, err := segmentFiles(dir)
+	bases, err := segment.List(dir)
 	if err != nil {
 		return false
 	}
@@ -276,10 +276,7 @@ func topicPartitions(dir, topic string) ([]partitionDir, error) {
 	return ps, nil
 }
 
-// segmentFiles lists the segment files of a partition directory by base.
-func segmentFiles(dir string) ([]int64, error) { return segment.List(dir) }
-
 func holdsSegments(dir string) bool {
-	b, err := segmentFiles(dir)
+	b, err := segment.List(dir)
 	return err == nil && len(b) > 0
 }
