@@ -256,9 +256,12 @@ func (e *Engine) CommitCursorsMetadata(cs []Cursor, metadata []string) error {
 	return nil
 }
 
-// CursorMetadata returns consumer's stored position on a partition with its
-// commit metadata string; ok is false when it never committed one.
+// CursorMetadata is Cursor with the commit metadata string stored with the
+// position.
 func (e *Engine) CursorMetadata(consumer, topic string, partition int) (offset int64, metadata string, ok bool, err error) {
+	if _, err := e.partition(topic, partition); err != nil {
+		return 0, "", false, err
+	}
 	offset, metadata, ok, err = e.meta.CursorMetadata(consumer, topic, partition)
 	if err != nil {
 		return 0, "", false, fmt.Errorf("cursor %s/%s/%d: %w", consumer, topic, partition, mapMetaErr(err))

@@ -104,7 +104,7 @@ func (s *Server) offsetFetch(r *kmsg.OffsetFetchRequest) *kmsg.OffsetFetchRespon
 			rp := kmsg.NewOffsetFetchResponseTopicPartition()
 			rp.Partition = p
 			rp.Offset, rp.LeaderEpoch = -1, -1
-			off, ok, err := s.eng.Cursor(r.Group, t.Topic, int(p))
+			off, md, ok, err := s.eng.CursorMetadata(r.Group, t.Topic, int(p))
 			switch {
 			case errors.Is(err, engine.ErrTopicNotFound), errors.Is(err, engine.ErrPartitionOutOfRange):
 				// Kafka answers -1 for partitions it has no offset for.
@@ -113,16 +113,7 @@ func (s *Server) offsetFetch(r *kmsg.OffsetFetchRequest) *kmsg.OffsetFetchRespon
 			case err != nil:
 				rp.ErrorCode = engineErrorCode(err)
 			case ok:
-				rp.Offset = off
-				// The offset again, with its metadata, from one read.
-				off, md, ok, err := s.eng.CursorMetadata(r.Group, t.Topic, int(p))
-				switch {
-				case err != nil:
-					rp.ErrorCode = errUnknownServerError
-					s.opts.Logger.Error("kafka: offset fetch", "group", r.Group, "err", err)
-				case ok:
-					rp.Offset, rp.Metadata = off, kmsg.StringPtr(md)
-				}
+				rp.Offset, rp.Metadata = off, kmsg.StringPtr(md)
 			}
 			rt.Partitions = append(rt.Partitions, rp)
 		}
