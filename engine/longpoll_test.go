@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"context"
 	"errors"
+	"fmt"
 	"testing"
 )
 
@@ -13,13 +14,15 @@ func TestLongPollWaitsForTheNextCommit(t *testing.T) {
 	if err := e.CreateTopic("t", TopicConfig{Codec: "none"}); err != nil {
 		t.Fatal(err)
 	}
+	src := &pollSpy{Engine: e, empty: make(chan struct{}, 1)}
 	got := make(chan ReadResult, 1)
 	errc := make(chan error, 1)
 	go func() {
-		res, err := LongPoll(context.Background(), e, "t", 0, 0, 10, 1<<20)
+		res, err := LongPoll(context.Background(), src, "t", 0, 0, 10, 1<<20)
 		got <- res
 		errc <- err
 	}()
+	<-src.empty // the poll read nothing: it parks, and the produce below must wake it
 	if _, err := e.Produce(context.Background(), "t", 0, []Record{{Value: []byte("first")}}); err != nil {
 		t.Fatal(err)
 	}
@@ -87,14 +90,46 @@ func TestLongPollRetentionReset(t *testing.T) {
 	if got, ok := RetentionReset(e, "logs", 0, 0); !ok || got != start {
 		t.Fatalf("RetentionReset from 0: %d, %v; want the log start %d", got, ok, start)
 	}
-	res, err := LongPoll(context.Background(), e, "logs", 0, 0, 1, 1<<20)
-	if err != nil {
-		t.Fatal(err)
-	}
-	if len(res.Records) == 0 || res.Records[0].Offset != start {
-		t.Fatalf("long poll from 0 after retention: first offset %v, want the log start %d", res.Records, start)
+	for _, src := range []PollSource{e, &pollSpy{Engine: e, refuseBelowStart: true}} {
+		res, err := LongPoll(context.Background(), src, "logs", 0, 0, 1, 1<<20)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if len(res.Records) == 0 || res.Records[0].Offset != start {
+			t.Fatalf("long poll from 0 after retention: first offset %v, want the log start %d", res.Records, start)
+		}
 	}
 	if _, ok := RetentionReset(e, "logs", 0, start); ok {
 		t.Fatal("RetentionReset moved a reader already at the log start")
 	}
+}
+
+// pollSpy is the engine as a LongPoll source that reports each read that
+// came back empty (on empty, when set), and, with refuseBelowStart, refuses
+// a read below the log start with ErrOffsetOutOfRange, as a Kafka cluster
+// does where the engine starts at the log start.
+type pollSpy struct {
+	*Engine
+	empty            chan struct{}
+	refuseBelowStart bool
+}
+
+func (s *pollSpy) Read(topic string, p int, from int64, maxRecords, maxBytes int) (ReadResult, error) {
+	if s.refuseBelowStart {
+		info, err := s.Describe(topic)
+		if err != nil {
+			return ReadResult{}, err
+		}
+		if from < info.Partitions[p].LogStart {
+			return ReadResult{}, fmt.Errorf("%w: offset %d is below the log start", ErrOffsetOutOfRange, from)
+		}
+	}
+	res, err := s.Engine.Read(topic, p, from, maxRecords, maxBytes)
+	if err == nil && len(res.Records) == 0 && s.empty != nil {
+		select {
+		case s.empty <- struct{}{}:
+		default:
+		}
+	}
+	return res, err
 }
