@@ -29,7 +29,9 @@ import (
 //     records update one of 20k hot keys and half have keys of their own
 //     (dedupe pass and rewrite included).
 //
-// PULSE_BENCH_COMPACT_MB sets the size (in MiB) for quick runs.
+// PULSE_BENCH_COMPACT_MB sets the size (in MiB) for quick runs; segments
+// are a sixteenth of it (64 MiB at the default) and the hot keys scale with
+// it (20k at the default).
 const (
 	compactBenchMB  = 1024
 	compactBenchEnv = "PULSE_BENCH_COMPACT_MB"
@@ -53,8 +55,13 @@ func benchCompaction(ctx context.Context, dir string, res benchResult) error {
 	}
 	defer e.Close()
 
+	// Segments of a sixteenth of the step's size: the engine's default
+	// 64 MiB at the default 1024 MiB, and segments sealed to compact in
+	// smaller runs too.
+	segment := max(engine.MinSegmentMaxBytes, size/16)
+
 	// Memory: 1M distinct keys, more than the cap.
-	if err := fillCompactTopic(ctx, e, "distinct", size, 0); err != nil {
+	if err := fillCompactTopic(ctx, e, "distinct", size, segment, 0); err != nil {
 		return err
 	}
 	run, peak, err := measureCompaction(e, "distinct")
@@ -70,7 +77,9 @@ func benchCompaction(ctx context.Context, dir string, res benchResult) error {
 	}
 
 	// Throughput: repeating keys, every sealed segment rewritten.
-	if err := fillCompactTopic(ctx, e, "repeating", size/4, compactHotKeys); err != nil {
+	// As many hot keys per record as at the default size.
+	hot := max(1, int(compactHotKeys*size/(compactBenchMB<<20)))
+	if err := fillCompactTopic(ctx, e, "repeating", size/4, segment, hot); err != nil {
 		return err
 	}
 	run, peak, err = measureCompaction(e, "repeating")
@@ -91,8 +100,8 @@ func benchCompaction(ctx context.Context, dir string, res benchResult) error {
 // shuffled order; otherwise half the records take one of hot keys at random
 // and the other half a key of their own, so a compaction both drops and
 // keeps records in every segment.
-func fillCompactTopic(ctx context.Context, e *engine.Engine, topic string, size int64, hot int) error {
-	if err := e.CreateTopic(topic, engine.TopicConfig{Codec: "none", SyncMode: engine.SyncInterval, Cleanup: engine.CleanupCompact}); err != nil {
+func fillCompactTopic(ctx context.Context, e *engine.Engine, topic string, size, segment int64, hot int) error {
+	if err := e.CreateTopic(topic, engine.TopicConfig{Codec: "none", SyncMode: engine.SyncInterval, Cleanup: engine.CleanupCompact, SegmentMaxBytes: segment}); err != nil {
 		return err
 	}
 	rng := rand.New(rand.NewPCG(uint64(hot), 17))

@@ -114,3 +114,24 @@ func TestEveryWriteBench(t *testing.T) {
 		t.Errorf("ack p99 %v below p50 %v", res["ack_p99_us"], res["ack_p50_us"])
 	}
 }
+
+// The compaction step at a small size (PULSE_BENCH_COMPACT_MB): both of its
+// passes run and every figure is a positive finite number.
+func TestCompactionBench(t *testing.T) {
+	t.Setenv(compactBenchEnv, "32")
+	res := benchResult{}
+	if err := benchCompaction(context.Background(), t.TempDir(), res); err != nil {
+		t.Fatal(err)
+	}
+	t.Log(res)
+	for _, k := range []string{"compaction_peak_mib", "compaction_heap_idle_mib", "compaction_partition_mb", "compaction_keys_seen",
+		"compaction_mbps", "compaction_repeating_peak_mib", "compaction_reclaimed_ratio"} {
+		v, ok := res[k]
+		if !ok || !(v > 0) || math.IsInf(v, 0) {
+			t.Errorf("%s = %v (present %v), want a positive finite number", k, v, ok)
+		}
+	}
+	if r := res["compaction_reclaimed_ratio"]; r >= 1 {
+		t.Errorf("compaction_reclaimed_ratio = %v: the pass dropped everything", r)
+	}
+}
