@@ -149,7 +149,7 @@ func (e *Engine) ProduceIdempotent(ctx context.Context, topicName string, partit
 	if producer.ID == 0 {
 		return e.Produce(ctx, topicName, max(partition, 0), recs)
 	}
-	l, err := e.partition(topicName, partition)
+	t, l, err := e.topicPartition(topicName, partition)
 	if err != nil {
 		return nil, err
 	}
@@ -158,7 +158,7 @@ func (e *Engine) ProduceIdempotent(ctx context.Context, topicName string, partit
 	}
 	base, ts, err := l.AppendProducer(ctx, recs, producer)
 	if err != nil {
-		return nil, fmt.Errorf("topic %s partition %d: %w", topicName, partition, mapLogErr(err))
+		return nil, fmt.Errorf("topic %s partition %d: %w", topicName, partition, e.mapPartitionErr(t, err))
 	}
 	acks := make([]Ack, len(recs))
 	for i := range acks {
@@ -171,12 +171,12 @@ func (e *Engine) ProduceIdempotent(ctx context.Context, topicName string, partit
 // idempotent producer in the partition's last two segments, oldest first:
 // see plog.Log.ProducerBatches.
 func (e *Engine) ProducerBatches(topic string, partition int, fn func(ProducerBatch)) error {
-	l, err := e.partition(topic, partition)
+	t, l, err := e.topicPartition(topic, partition)
 	if err != nil {
 		return err
 	}
 	if err := l.ProducerBatches(fn); err != nil {
-		return fmt.Errorf("topic %s partition %d: %w", topic, partition, err)
+		return fmt.Errorf("topic %s partition %d: %w", topic, partition, e.mapPartitionErr(t, err))
 	}
 	return nil
 }

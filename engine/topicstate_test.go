@@ -101,9 +101,10 @@ func TestTopicBeingCreatedIsNotVisibleHalfMade(t *testing.T) {
 	}
 }
 
-// A produce or read of a topic being deleted fails with ErrTopicNotFound,
-// never with "engine is closed", and a create of the same name waits for
-// the delete and then makes an empty topic.
+// A produce (plain or idempotent), read or producer scan of a topic being
+// deleted fails with ErrTopicNotFound, never with "engine is closed", and a
+// create of the same name waits for the delete and then makes an empty
+// topic.
 func TestProduceToTopicBeingDeletedGetsClearError(t *testing.T) {
 	e := openEngine(t, t.TempDir())
 	defer e.Close()
@@ -115,7 +116,9 @@ func TestProduceToTopicBeingDeletedGetsClearError(t *testing.T) {
 		var wg sync.WaitGroup
 		var mu sync.Mutex
 		var bad []error
-		for w := range 4 {
+		var running sync.WaitGroup // each worker's first call succeeded
+		running.Add(8)
+		for w := range 8 {
 			wg.Add(1)
 			go func() {
 				defer wg.Done()
@@ -126,10 +129,24 @@ func TestProduceToTopicBeingDeletedGetsClearError(t *testing.T) {
 					default:
 					}
 					var err error
-					if w%2 == 0 {
+					switch w % 4 {
+					case 0:
 						_, err = e.Produce(context.Background(), "orders", -1, []Record{{Key: fmt.Appendf(nil, "k%d", i), Value: []byte("v")}})
-					} else {
+					case 1:
 						_, err = e.Read("orders", i%8, 0, 10, 1<<16)
+					case 2: // the Kafka listener's idempotent produce
+						stamp := ProducerStamp{ID: uint32(1 + w), BaseSequence: int32(i)}
+						_, err = e.ProduceIdempotent(context.Background(), "orders", i%8, []Record{{Value: []byte("v")}}, stamp)
+					case 3:
+						err = e.ProducerBatches("orders", i%8, func(ProducerBatch) {})
+					}
+					if i == 0 {
+						if err != nil {
+							mu.Lock()
+							bad = append(bad, fmt.Errorf("worker %d before the delete: %w", w, err))
+							mu.Unlock()
+						}
+						running.Done()
 					}
 					if err != nil && !errors.Is(err, ErrTopicNotFound) {
 						mu.Lock()
@@ -139,13 +156,14 @@ func TestProduceToTopicBeingDeletedGetsClearError(t *testing.T) {
 				}
 			}()
 		}
+		running.Wait()
 		if err := e.DeleteTopic("orders"); err != nil {
 			t.Fatalf("round %d: delete: %v", round, err)
 		}
 		close(stop)
 		wg.Wait()
 		for _, err := range bad {
-			t.Errorf("round %d: produce or read during delete: %v, want nil or ErrTopicNotFound", round, err)
+			t.Errorf("round %d: produce, read or producer scan during delete: %v, want nil or ErrTopicNotFound", round, err)
 		}
 		if _, err := e.Describe("orders"); !errors.Is(err, ErrTopicNotFound) {
 			t.Fatalf("round %d: after delete: %v, want ErrTopicNotFound", round, err)

@@ -2,6 +2,7 @@ package plog
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"sync"
 	"testing"
@@ -123,5 +124,21 @@ func testProducerStamps(t *testing.T, c codec.Codec, pad int) {
 	}
 	if l.HWM() != hwm || l.LEO() != hwm {
 		t.Fatalf("HWM %d, LEO %d after a refused append, want %d", l.HWM(), l.LEO(), hwm)
+	}
+}
+
+// A producer scan of a closed log fails with ErrClosed, as an append does:
+// the engine tells a topic deleted under the Kafka listener's scan by it.
+func TestProducerBatchesOfClosedLogIsErrClosed(t *testing.T) {
+	l := openLog(t, t.TempDir(), testOptions())
+	if _, _, err := l.AppendProducer(context.Background(), []codec.Record{{Value: []byte("v")}}, codec.ProducerStamp{ID: 7}); err != nil {
+		t.Fatal(err)
+	}
+	if err := l.Close(); err != nil {
+		t.Fatal(err)
+	}
+	err := l.ProducerBatches(func(ProducerBatch) { t.Error("a batch of a closed log") })
+	if !errors.Is(err, ErrClosed) {
+		t.Fatalf("ProducerBatches after Close: %v, want ErrClosed", err)
 	}
 }
