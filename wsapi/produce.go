@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"net/http"
 	"strconv"
+	"sync"
 	"unicode/utf8"
 
 	"github.com/gorilla/websocket"
@@ -40,6 +41,11 @@ type produceJob struct {
 	// one record (the single-record request), saving two allocations.
 	unit0 [1]produceUnit
 	rec0  [1]engine.Record
+	// acks, stored and err are the job's share of the results of the
+	// merged engine call it was part of (runProduce).
+	acks   []engine.Ack
+	stored []bool
+	err    error
 }
 
 // produceUnit is a run of records for one partition (-1: engine's choice).
@@ -159,11 +165,17 @@ func (c *conn) handleBinary(msg []byte) {
 	c.submit(&produceJob{id: id, topic: req.Topic, units: []produceUnit{{partition: p, recs: recs}}, bytes: size})
 }
 
-// produceWorker answers produce jobs in the order they were accepted. Jobs
-// already waiting for the same topic and partition are merged into one
-// engine call (one batch, one fsync), which keeps per-connection order and
-// lets a pipelining client reach batch throughput. After drain closed the
-// queue and every job is answered, it closes the connection with 1001.
+// produceWorker answers requests in the order they were accepted. It takes
+// every produce job already queued (up to mergeMaxRecords records and
+// mergeMaxBytes bytes together) and runs them as one burst (runProduce):
+// jobs for one topic and partition become one engine call (one batch, one
+// fsync), and the calls for different partitions run concurrently, since
+// each partition has a writer of its own. A request other than a produce
+// (job.run) and a produce spanning several partitions are barriers: they
+// run alone, after everything accepted before them was stored and
+// answered, and before anything accepted after them starts. After drain
+// closed the queue and every job is answered, it closes the connection
+// with 1001.
 func (c *conn) produceWorker() {
 	var next *produceJob
 	for {
@@ -196,7 +208,7 @@ func (c *conn) produceWorker() {
 					if !ok {
 						break merge
 					}
-					if j.run != nil || j.topic != job.topic || len(j.units) != 1 || j.units[0].partition != job.units[0].partition {
+					if j.run != nil || len(j.units) != 1 {
 						next = j
 						break merge
 					}
@@ -212,11 +224,77 @@ func (c *conn) produceWorker() {
 	}
 }
 
-// runProduce makes the engine calls of batch and answers every job. A
-// merged call that fails is never run again job by job: its records may be
-// partly stored (an *engine.PartialError says which), and running them again
-// would store them twice. Each job is answered with exactly what of it was
-// stored.
+// produceCall is one engine call of a burst: jobs of one run each, for one
+// topic and partition, in acceptance order. Its results are the call's:
+// one ack and one stored flag per record, job after job.
+type produceCall struct {
+	topic     string
+	partition int
+	jobs      []*produceJob
+	acks      []engine.Ack
+	stored    []bool
+	err       error
+}
+
+// produceLane is a sequence of calls one goroutine makes in order.
+type produceLane struct {
+	calls []*produceCall
+}
+
+// laneKey names a lane: a topic and partition, or (partition -1) every
+// job of a topic when one of them lets the engine pick partitions.
+type laneKey struct {
+	topic     string
+	partition int
+}
+
+// planBurst splits batch (jobs of one run each) into lanes that may run
+// concurrently without reordering any partition's records. Jobs naming the
+// same topic and partition form one call. A topic with a job that lets the
+// engine pick (partition -1) gets one lane for all its jobs, in acceptance
+// order, merging only consecutive jobs for the same partition: the engine
+// may put a -1 record on any partition, so none of them may overtake
+// another.
+func planBurst(batch []*produceJob) []*produceLane {
+	var anyPicks map[string]bool
+	for _, j := range batch {
+		if j.units[0].partition < 0 {
+			if anyPicks == nil {
+				anyPicks = map[string]bool{}
+			}
+			anyPicks[j.topic] = true
+		}
+	}
+	lanes := make([]*produceLane, 0, 4)
+	byKey := make(map[laneKey]*produceLane, 4)
+	for _, j := range batch {
+		p := j.units[0].partition
+		k := laneKey{j.topic, p}
+		if anyPicks[j.topic] {
+			k.partition = -1
+		}
+		l := byKey[k]
+		if l == nil {
+			l = &produceLane{}
+			byKey[k] = l
+			lanes = append(lanes, l)
+		}
+		if n := len(l.calls); n > 0 && l.calls[n-1].partition == p {
+			l.calls[n-1].jobs = append(l.calls[n-1].jobs, j)
+			continue
+		}
+		l.calls = append(l.calls, &produceCall{topic: j.topic, partition: p, jobs: []*produceJob{j}})
+	}
+	return lanes
+}
+
+// runProduce makes the engine calls of batch and answers every job, in
+// acceptance order. A batch of one job runs alone (runJob: it may span
+// partitions). Otherwise the lanes of planBurst run concurrently, and the
+// replies leave once all are done. A merged call that fails is never run
+// again job by job: its records may be partly stored (an
+// *engine.PartialError says which), and running them again would store
+// them twice. Each job is answered with exactly what of it was stored.
 func (c *conn) runProduce(batch []*produceJob) {
 	defer c.inflight.Add(-int64(len(batch)))
 	if len(batch) == 1 {
@@ -224,16 +302,64 @@ func (c *conn) runProduce(batch []*produceJob) {
 		c.answer(batch[0], acks, stored, err)
 		return
 	}
-	n := 0
-	for _, j := range batch {
-		n += len(j.units[0].recs)
+	lanes := planBurst(batch)
+	var wg sync.WaitGroup
+	for _, l := range lanes[1:] {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			for _, pc := range l.calls {
+				c.runCall(pc)
+			}
+		}()
 	}
-	recs := make([]engine.Record, 0, n)
-	for _, j := range batch {
-		recs = append(recs, j.units[0].recs...)
+	for _, pc := range lanes[0].calls {
+		c.runCall(pc)
 	}
-	acks, err := c.produce(batch[0].topic, batch[0].units[0].partition, recs)
-	stored := storedBy(err, acks, len(recs))
+	wg.Wait()
+
+	// Each job's share of its call's results.
+	records := 0
+	for _, l := range lanes {
+		for _, pc := range l.calls {
+			acks, stored := pc.acks, pc.stored
+			for _, j := range pc.jobs {
+				k := len(j.units[0].recs)
+				records += k
+				j.acks, j.stored, j.err = nil, stored[:k], pc.err
+				if len(acks) >= k {
+					j.acks, acks = acks[:k], acks[k:]
+				}
+				stored = stored[k:]
+			}
+		}
+	}
+	// The replies leave as one queued message of one frame each: the
+	// write pump takes them at once, whatever the send queue's length.
+	frames := make([]byte, 0, len(batch)*(80+len(batch[0].id))+records*56)
+	var reply []byte
+	for _, j := range batch {
+		reply = appendAnswer(reply[:0], j, j.acks, j.stored, j.err)
+		frames = append(appendTextFrame(frames, len(reply)), reply...)
+	}
+	c.enqueueFrames(frames)
+}
+
+// runCall makes the engine call of pc and records its results.
+func (c *conn) runCall(pc *produceCall) {
+	recs := pc.jobs[0].units[0].recs
+	if len(pc.jobs) > 1 {
+		n := 0
+		for _, j := range pc.jobs {
+			n += len(j.units[0].recs)
+		}
+		recs = make([]engine.Record, 0, n)
+		for _, j := range pc.jobs {
+			recs = append(recs, j.units[0].recs...)
+		}
+	}
+	acks, err := c.produce(pc.topic, pc.partition, recs)
+	pc.stored = storedBy(err, acks, len(recs))
 	var pe *engine.PartialError
 	switch {
 	case errors.As(err, &pe) && len(pe.Acks) == len(recs):
@@ -242,21 +368,7 @@ func (c *conn) runProduce(batch []*produceJob) {
 		err = wire.Errorf(wire.CodeInternal, "engine returned %d acks for %d records", len(acks), len(recs))
 		acks = nil
 	}
-	// The replies leave as one queued message of one frame each: the
-	// write pump takes them at once, whatever the send queue's length.
-	frames := make([]byte, 0, len(batch)*(80+len(batch[0].id))+len(recs)*56)
-	var reply []byte
-	for _, j := range batch {
-		k := len(j.units[0].recs)
-		var ja []engine.Ack
-		if len(acks) >= k {
-			ja, acks = acks[:k], acks[k:]
-		}
-		reply = appendAnswer(reply[:0], j, ja, stored[:k], err)
-		frames = append(appendTextFrame(frames, len(reply)), reply...)
-		stored = stored[k:]
-	}
-	c.enqueueFrames(frames)
+	pc.acks, pc.err = acks, err
 }
 
 // storedBy says which of n records an engine call that returned err stored:

@@ -185,37 +185,46 @@ func skipWS(b []byte, i int) int {
 // without recursion; nesting deeper than maxDepth fails. It is one state
 // machine (a value, what follows a value, an object key), with the common
 // case of compact JSON (no whitespace) and short strings tested first: it
-// runs on every JSON record value on both sides of a produce.
+// runs on every JSON record value on both sides of a produce. Record
+// values are dense with short tokens (`{"sku":"SKU-01234","qty":3},`), so
+// the first byte of a value picks its kind from a table, and strings are
+// scanned with one table lookup a byte (strPlain) before the word-at-a-time
+// scan takes over.
 func skipValue(b []byte, i int, maxDepth int) (int, bool) {
 	var stack [maxFastDepth]byte // the open containers, '{' or '['
 	depth := 0
 	var c byte
-	var ok bool
+	var ok, isKey bool
 value: // a value starts at i
 	if i >= len(b) {
 		return i, false
 	}
-	if c = b[i]; c <= ' ' {
-		if i = skipWS(b, i); i >= len(b) {
+	c = b[i]
+	switch valueKind[c] {
+	case kindString:
+		isKey = false
+		goto str
+	case kindNumber:
+		if c != '-' && c != '0' {
+			// The usual integer, read here; anything else is skipNum's.
+			j := i + 1
+			for j < len(b) && b[j]-'0' < 10 {
+				j++
+			}
+			if j == len(b) || (b[j] != '.' && b[j]|0x20 != 'e') {
+				i = j
+				break
+			}
+		}
+		if i, ok = skipNum(b, i); !ok {
 			return i, false
 		}
-		c = b[i]
-	}
-	switch {
-	case c == '"':
-		if i, ok = shortStr(b, i); !ok {
-			return i, false
-		}
-	case c == '{' || c == '[':
-		end := byte('}')
-		if c == '[' {
-			end = ']'
-		}
+	case kindOpen:
 		i++
 		if i < len(b) && b[i] <= ' ' {
 			i = skipWS(b, i)
 		}
-		if i < len(b) && b[i] == end {
+		if i < len(b) && b[i] == c+2 { // '{'+2 is '}', '['+2 is ']'
 			i++
 			break // an empty container is a whole value
 		}
@@ -228,19 +237,20 @@ value: // a value starts at i
 			goto key
 		}
 		goto value
-	case c == '-' || (c >= '0' && c <= '9'):
-		if i, ok = skipNum(b, i); !ok {
+	case kindSpace:
+		if i = skipWS(b, i); i >= len(b) {
 			return i, false
 		}
-	case c == 't':
+		goto value
+	case kindTrue:
 		if i, ok = skipLit(b, i, "true"); !ok {
 			return i, false
 		}
-	case c == 'f':
+	case kindFalse:
 		if i, ok = skipLit(b, i, "false"); !ok {
 			return i, false
 		}
-	case c == 'n':
+	case kindNull:
 		if i, ok = skipLit(b, i, "null"); !ok {
 			return i, false
 		}
@@ -251,20 +261,24 @@ after: // after a value: close containers, or go on to the next element
 	if depth == 0 {
 		return i, true
 	}
-	if i < len(b) && b[i] <= ' ' {
-		i = skipWS(b, i)
-	}
 	if i >= len(b) {
 		return i, false
 	}
-	switch c = b[i]; {
+	c = b[i]
+	if c <= ' ' {
+		if i = skipWS(b, i); i >= len(b) {
+			return i, false
+		}
+		c = b[i]
+	}
+	switch {
 	case c == ',':
 		i++
 		if stack[depth-1] == '{' {
 			goto key
 		}
 		goto value
-	case (c == '}' && stack[depth-1] == '{') || (c == ']' && stack[depth-1] == '['):
+	case c == stack[depth-1]+2:
 		i++
 		depth--
 		goto after
@@ -274,8 +288,33 @@ key: // `"key" :` (with whitespace), then a value
 	if i < len(b) && b[i] <= ' ' {
 		i = skipWS(b, i)
 	}
-	if i, ok = shortStr(b, i); !ok {
+	if i >= len(b) || b[i] != '"' {
 		return i, false
+	}
+	isKey = true
+str: // the string at b[i] (a quote), then the key's colon or what follows a value
+	{
+		j := i + 1
+		if j < len(b) {
+			ahead := b[j:min(len(b), j+plainAhead)]
+			k := 0
+			for k < len(ahead) && strPlain[ahead[k]] {
+				k++
+			}
+			j += k
+		}
+		if j < len(b) && b[j] == '"' {
+			i = j + 1
+		} else if i, ok = skipStrFrom(b, i, j); !ok {
+			return i, false
+		}
+	}
+	if !isKey {
+		goto after
+	}
+	if i < len(b) && b[i] == ':' {
+		i++
+		goto value
 	}
 	if i < len(b) && b[i] <= ' ' {
 		i = skipWS(b, i)
@@ -287,26 +326,43 @@ key: // `"key" :` (with whitespace), then a value
 	goto value
 }
 
-// shortStr is skipStr, reading the first plainAhead bytes of the string
-// one at a time first: most keys and values of records are short, shorter
-// than the setup of skipStr's word-at-a-time scan.
-func shortStr(b []byte, i int) (int, bool) {
-	if i >= len(b) || b[i] != '"' {
-		return i, false
-	}
-	end := min(len(b), i+1+plainAhead)
-	for j := i + 1; j < end; j++ {
-		switch c := b[j]; {
-		case c == '"':
-			return j + 1, true
-		case c < 0x20 || c == '\\':
-			return skipStr(b, i)
-		}
-	}
-	return skipStr(b, i)
-}
+// The kinds of value a first byte starts (valueKind).
+const (
+	kindInvalid = iota
+	kindString
+	kindNumber
+	kindOpen // '{' or '['
+	kindSpace
+	kindTrue
+	kindFalse
+	kindNull
+)
 
-// plainAhead is how many bytes of a string shortStr reads one at a time.
+// valueKind is the kind of value each byte starts.
+var valueKind = func() (t [256]uint8) {
+	t['"'] = kindString
+	t['-'] = kindNumber
+	for c := '0'; c <= '9'; c++ {
+		t[c] = kindNumber
+	}
+	t['{'], t['['] = kindOpen, kindOpen
+	t[' '], t['\t'], t['\n'], t['\r'] = kindSpace, kindSpace, kindSpace, kindSpace
+	t['t'], t['f'], t['n'] = kindTrue, kindFalse, kindNull
+	return t
+}()
+
+// strPlain flags the bytes a string holds as they are: not a quote, a
+// backslash or a control character.
+var strPlain = func() (t [256]bool) {
+	for c := 0x20; c < 256; c++ {
+		t[c] = c != '"' && c != '\\'
+	}
+	return t
+}()
+
+// plainAhead is how many bytes of a string skipValue reads one at a time
+// (with strPlain) before skipStrFrom's word-at-a-time scan: most keys and
+// values of records are short, shorter than that scan's setup.
 const plainAhead = 16
 
 func skipLit(b []byte, i int, lit string) (int, bool) {
@@ -324,7 +380,12 @@ func skipStr(b []byte, i int) (int, bool) {
 	if i >= len(b) || b[i] != '"' {
 		return i, false
 	}
-	j := i + 1
+	return skipStrFrom(b, i, i+1)
+}
+
+// skipStrFrom is skipStr of the string at b[i:] whose bytes before j are
+// known to be plain.
+func skipStrFrom(b []byte, i, j int) (int, bool) {
 	for {
 		j = plainRun(b, j)
 		if j >= len(b) {

@@ -47,6 +47,9 @@ func TestValidJSONStructures(t *testing.T) {
 		`[1,]`, `{"a":1,}`, `{"a" 1}`, `[}`, `{]`, `[[]]`, `{"a":{}}`, ` [ 1 , 2 ] `, `{"a":[{"b":[]}]}`,
 		`-`, `-01`, `1.`, `1e`, `1e+`, `1.5e-3`, `tru`, `nulll`, `[true,false,null]`, `{"a":1}{}`, `{,}`,
 		`[1 2]`, `{"a":1 "b":2}`, `{"a"}`, `{1:2}`, `""`, `"\u12"`, `"\uzzzz"`, `[-]`, `0`, ` `, ``,
+		// integers read inline, and what follows them
+		`12`, `[12,3]`, `{"a":12}`, `[12.]`, `[12.5]`, `[12e]`, `[12E5]`, `[12e+5]`, `[120]`, `[1x]`, `[9-]`,
+		`[12 ]`, `{"a":12 ,"b":3}`, `[1]]`, `{"a":"b" : 1}`, `{"a" :1}`, `{"a": [ ] , "b" : { } }`,
 	}
 	for _, n := range []int{1, 62, 63, 64, 65, 100} {
 		docs = append(docs, strings.Repeat("[", n)+strings.Repeat("]", n), strings.Repeat(`{"a":`, n)+"1"+strings.Repeat("}", n),
