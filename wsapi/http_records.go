@@ -268,7 +268,7 @@ func (s *Server) postRecords(w http.ResponseWriter, r *http.Request) {
 	}
 	// The engine calls of a websocket produce: auto-create, and every
 	// partition checked before anything is stored (produce.go).
-	acks, stored, err := (&conn{srv: s}).runJob(job)
+	acks, stored, err := s.runJob(job)
 	f, e, partly := produceReply(job, acks, stored, err)
 	if e != nil {
 		writeError(w, 0, e)

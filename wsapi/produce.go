@@ -298,7 +298,7 @@ func planBurst(batch []*produceJob) []*produceLane {
 func (c *conn) runProduce(batch []*produceJob) {
 	defer c.inflight.Add(-int64(len(batch)))
 	if len(batch) == 1 {
-		acks, stored, err := c.runJob(batch[0])
+		acks, stored, err := c.srv.runJob(batch[0])
 		c.answer(batch[0], acks, stored, err)
 		return
 	}
@@ -358,7 +358,7 @@ func (c *conn) runCall(pc *produceCall) {
 			recs = append(recs, j.units[0].recs...)
 		}
 	}
-	acks, err := c.produce(pc.topic, pc.partition, recs)
+	acks, err := c.srv.produce(pc.topic, pc.partition, recs)
 	pc.stored = storedBy(err, acks, len(recs))
 	var pe *engine.PartialError
 	switch {
@@ -391,10 +391,10 @@ func storedBy(err error, acks []engine.Ack, n int) []bool {
 // when the job spans several so that none is stored when one is bad. When a
 // call fails after earlier ones stored their records, stored says which
 // records of the job were stored (acks holds theirs) and err is the failure.
-func (c *conn) runJob(j *produceJob) (acks []engine.Ack, stored []bool, err error) {
+func (s *Server) runJob(j *produceJob) (acks []engine.Ack, stored []bool, err error) {
 	n := j.records()
 	if len(j.units) > 1 {
-		parts, err := engine.ProducePartitions(c.srv.b, j.topic)
+		parts, err := engine.ProducePartitions(s.b, j.topic)
 		if err != nil {
 			return nil, make([]bool, n), err
 		}
@@ -414,7 +414,7 @@ func (c *conn) runJob(j *produceJob) (acks []engine.Ack, stored []bool, err erro
 			stored = append(stored, make([]bool, len(u.recs))...)
 			continue
 		}
-		a, err := c.produce(j.topic, u.partition, u.recs)
+		a, err := s.produce(j.topic, u.partition, u.recs)
 		st := storedBy(err, a, len(u.recs))
 		var pe *engine.PartialError
 		switch {
@@ -437,15 +437,15 @@ func (c *conn) runJob(j *produceJob) (acks []engine.Ack, stored []bool, err erro
 
 // produce is one engine call, creating the topic on first produce when
 // AutoCreate is on.
-func (c *conn) produce(topic string, partition int, recs []engine.Record) ([]engine.Ack, error) {
-	acks, err := c.srv.b.Produce(c.srv.ctx, topic, partition, recs)
-	if err == nil || !errors.Is(err, engine.ErrTopicNotFound) || !c.srv.opts.AutoCreate {
+func (s *Server) produce(topic string, partition int, recs []engine.Record) ([]engine.Ack, error) {
+	acks, err := s.b.Produce(s.ctx, topic, partition, recs)
+	if err == nil || !errors.Is(err, engine.ErrTopicNotFound) || !s.opts.AutoCreate {
 		return acks, err
 	}
-	if err := c.srv.autoCreate(topic, partition); err != nil {
+	if err := s.autoCreate(topic, partition); err != nil {
 		return nil, err
 	}
-	return c.srv.b.Produce(c.srv.ctx, topic, partition, recs)
+	return s.b.Produce(s.ctx, topic, partition, recs)
 }
 
 // autoCreate creates topic with engine.DefaultTopicConfig for a produce or
