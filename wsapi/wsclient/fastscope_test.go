@@ -2,7 +2,6 @@ package wsclient
 
 import (
 	"encoding/json"
-	"fmt"
 	"reflect"
 	"strconv"
 	"testing"
@@ -35,13 +34,25 @@ func ackReply(t *testing.T, id int64, acks []engine.Ack, single bool) []byte {
 }
 
 // push is a push frame of sub for partition p holding recs, in the form
-// docs/websocket.md gives (subscribe.go writes it).
+// docs/websocket.md gives, written by the writers subscribe.go uses
+// (wire.AppendJSONPushHead, AppendRecordJSONLen, AppendJSONPushTail).
 func push(sub int64, p int, next, skipped int64, recs []engine.Record) []byte {
-	b := fmt.Appendf(nil, `{"sub":%d,"partition":%d,"next":%d`, sub, p, next)
-	if skipped > 0 {
-		b = fmt.Appendf(b, `,"skipped":%d`, skipped)
+	b := wire.AppendJSONPushHead(nil, sub, p, next, skipped)
+	lens := make([]int32, len(recs))
+	for i := range recs {
+		if i > 0 {
+			b = append(b, ',')
+		}
+		var n int
+		b, n = wire.AppendRecordJSONLen(b, p, &recs[i])
+		lens[i] = int32(n)
 	}
-	b = append(b, `,"records":[`...)
+	return wire.AppendJSONPushTail(b, lens)
+}
+
+// oldPush is push as a server before value_lens wrote it.
+func oldPush(sub int64, p int, next, skipped int64, recs []engine.Record) []byte {
+	b := wire.AppendJSONPushHead(nil, sub, p, next, skipped)
 	for i := range recs {
 		if i > 0 {
 			b = append(b, ',')
@@ -57,7 +68,11 @@ func genPush(g *wiretest.Gen) ([]byte, []engine.Record) {
 	for i := range recs {
 		recs[i] = g.Record()
 	}
-	return push(1+g.Num(1<<30), int(g.Num(64)), g.Num(1<<50), g.Num(3), recs), recs
+	sub, p, next, skipped := 1+g.Num(1<<30), int(g.Num(64)), g.Num(1<<50), g.Num(3)
+	if g.Num(4) == 0 {
+		return oldPush(sub, p, next, skipped, recs), recs
+	}
+	return push(sub, p, next, skipped, recs), recs
 }
 
 // sameRecord fails unless got reads back what want wrote.
