@@ -5,7 +5,8 @@ package wire
 // between its brackets: the server checked them. It checks what is cheap:
 // the n bytes lie within b, an object starts with '{' and ends with '}', an
 // array with '[' and ']', and the byte after them ends a value in a record
-// (',' or '}'). A value of any other kind (a string, number, true, false,
+// (',' or '}', or whitespace: a value stored as bytes is embedded with the
+// whitespace around it, which value_lens does not count). A value of any other kind (a string, number, true, false,
 // null) is short or already scanned elsewhere: it is read by Value, and
 // must be n bytes long.
 func (p *Parser) ValueOfLen(n int) ([]byte, bool) {
@@ -13,7 +14,7 @@ func (p *Parser) ValueOfLen(n int) ([]byte, bool) {
 	if n < 2 || end >= len(p.b) || end < start {
 		return p.valueOfLen(n)
 	}
-	if c := p.b[end]; c != ',' && c != '}' {
+	if c := p.b[end]; c != ',' && c != '}' && !isWS(c) {
 		return nil, false
 	}
 	switch p.b[start] {

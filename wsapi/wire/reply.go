@@ -85,9 +85,10 @@ func AppendRecordJSON(dst []byte, p int, rec *engine.Record) []byte {
 }
 
 // AppendRecordJSONLen is AppendRecordJSON, also returning the length in
-// bytes of the JSON value of the record's "value" field, 0 when it has
-// none (a tombstone, or value_b64): what a JSON push's value_lens says of
-// the record (AppendJSONPushTail).
+// bytes of the JSON value of the record's "value" field without the
+// whitespace around it (a value stored as bytes is embedded as it is,
+// whitespace included), 0 when it has none (a tombstone, or value_b64):
+// what a JSON push's value_lens says of the record (AppendJSONPushTail).
 func AppendRecordJSONLen(dst []byte, p int, rec *engine.Record) ([]byte, int) {
 	dst = append(dst, `{"partition":`...)
 	dst = strconv.AppendInt(dst, int64(p), 10)
@@ -113,7 +114,7 @@ func AppendRecordJSONLen(dst []byte, p int, rec *engine.Record) ([]byte, int) {
 		rec.Attributes&engine.AttrTextValue == 0 && len(rec.Value) > 0 && ValidJSON(rec.Value):
 		dst = append(dst, `,"value":`...)
 		dst = append(dst, rec.Value...)
-		vlen = len(rec.Value)
+		vlen = len(trimWS(rec.Value))
 	case utf8.Valid(rec.Value):
 		dst = append(dst, `,"value":`...)
 		n := len(dst)
@@ -158,3 +159,16 @@ func appendHeaders(dst []byte, hs []engine.Header, text bool, open string) []byt
 	}
 	return dst
 }
+
+// trimWS returns b without the JSON whitespace at its ends.
+func trimWS(b []byte) []byte {
+	for len(b) > 0 && isWS(b[0]) {
+		b = b[1:]
+	}
+	for len(b) > 0 && isWS(b[len(b)-1]) {
+		b = b[:len(b)-1]
+	}
+	return b
+}
+
+func isWS(c byte) bool { return c == ' ' || c == '\t' || c == '\n' || c == '\r' }

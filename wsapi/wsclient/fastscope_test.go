@@ -177,3 +177,37 @@ func checkFastRecordScope(t *testing.T, in []byte) {
 	}
 	sameRecord(t, raw, fast, p, rec)
 }
+
+// TestFastPushTakesValuesByLength shows what value_lens changes: an object
+// value is taken as the announced bytes without checking inside them (the
+// server checked them), where a push without value_lens checks it; and
+// lengths that do not fit the push send it to the full check
+// (fastReply), which reads what the bytes say.
+func TestFastPushTakesValuesByLength(t *testing.T) {
+	const rec = `{"partition":0,"offset":1,"timestamp":2,"value":{"a":}}`
+	head := `{"sub":1,"partition":0,"next":2,"records":[` + rec + `]`
+	var env envelope
+	recs, ok := fastPush([]byte(head+`,"value_lens":[6]}`), &env)
+	if !ok || len(recs) != 1 || string(recs[0].Value) != `{"a":}` || string(recs[0].Raw) != rec {
+		t.Fatalf("push with value_lens: %v %+v", ok, recs)
+	}
+	if _, ok := fastPush([]byte(head+`}`), &envelope{}); ok {
+		t.Fatal("a push without value_lens was not checked in full")
+	}
+	good := `{"sub":1,"partition":0,"next":3,"records":[{"partition":0,"offset":1,"timestamp":2,"value":{"a":1}},` +
+		`{"partition":0,"offset":2,"timestamp":2,"tombstone":true}]`
+	for _, lens := range []string{`[8,0]`, `[6,0]`, `[7]`, `[7,0,0]`, `[7,1]`, `[0,0]`, `[100,0]`, `[07,0]`} {
+		msg := []byte(good + `,"value_lens":` + lens + `}`)
+		if _, ok := fastPush(msg, &envelope{}); ok {
+			t.Errorf("fastPush accepted value_lens %s that do not fit %s", lens, msg)
+		}
+		var env envelope
+		if json.Valid(msg) && (!fastReply(msg, &env) || len(env.Records) != 2) {
+			t.Fatalf("fastReply refused %s", msg)
+		}
+	}
+	recs, ok = fastPush([]byte(good+`,"value_lens":[7,0]}`), &envelope{})
+	if !ok || len(recs) != 2 || string(recs[0].Value) != `{"a":1}` || recs[1].Offset != 2 || recs[1].Value != nil {
+		t.Fatalf("the true lengths: %v %+v", ok, recs)
+	}
+}
