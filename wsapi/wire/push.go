@@ -339,12 +339,15 @@ func (l *ValueLens) Next() (n int, ok bool) {
 	for j < len(l.b) && l.b[j] != ',' {
 		j++
 	}
-	d := l.b[l.i:j]
+	d := l.b[l.i:j] // digits only (FindValueLens)
 	if len(d) == 0 || len(d) > 10 || d[0] == '0' && len(d) > 1 {
 		return 0, false
 	}
-	v, err := strconv.ParseInt(string(d), 10, 32)
-	if err != nil {
+	v := 0
+	for _, c := range d {
+		v = v*10 + int(c-'0')
+	}
+	if v > math.MaxInt32 {
 		return 0, false
 	}
 	if j < len(l.b) {
@@ -354,5 +357,5 @@ func (l *ValueLens) Next() (n int, ok bool) {
 		}
 	}
 	l.i = j
-	return int(v), true
+	return v, true
 }
