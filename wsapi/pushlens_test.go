@@ -57,30 +57,10 @@ func TestJSONPushValueLens(t *testing.T) {
 		if err != nil {
 			t.Fatal(err)
 		}
-		var m struct {
-			Sub       int64             `json:"sub"`
-			Records   []json.RawMessage `json:"records"`
-			ValueLens []int             `json:"value_lens"`
+		if typ != websocket.TextMessage {
+			t.Fatalf("message %q of type %d", msg, typ)
 		}
-		if err := json.Unmarshal(msg, &m); err != nil || typ != websocket.TextMessage {
-			t.Fatalf("message %q (type %d): %v", msg, typ, err)
-		}
-		if m.Sub == 0 || m.Records == nil {
-			continue // the subscribe reply
-		}
-		if len(m.ValueLens) != len(m.Records) {
-			t.Fatalf("push with %d records and %d value_lens: %s", len(m.Records), len(m.ValueLens), msg)
-		}
-		for i, r := range m.Records {
-			var f map[string]json.RawMessage
-			if err := json.Unmarshal(r, &f); err != nil {
-				t.Fatal(err)
-			}
-			if want := len(f["value"]); m.ValueLens[i] != want {
-				t.Errorf("record %s: value_lens says %d, its value is %d bytes", r, m.ValueLens[i], want)
-			}
-		}
-		records = append(records, m.Records...)
+		records = append(records, checkValueLens(t, msg)...)
 	}
 
 	sub, err := c.Subscribe(ctx, wsclient.SubscribeOptions{Topic: "lens", Partition: -1, From: "earliest"})
@@ -110,4 +90,36 @@ func TestJSONPushValueLens(t *testing.T) {
 			t.Errorf("record %d: the Go client read %+v, DecodeRecord %+v", i, got[i], want)
 		}
 	}
+}
+
+// checkValueLens parses msg with encoding/json and, when it is a push,
+// fails unless its value_lens has one entry per record, the length of the
+// record's "value" JSON as sent (0 without one). It returns the push's
+// records (none for another message).
+func checkValueLens(t *testing.T, msg []byte) []json.RawMessage {
+	t.Helper()
+	var m struct {
+		Sub       int64             `json:"sub"`
+		Records   []json.RawMessage `json:"records"`
+		ValueLens []int             `json:"value_lens"`
+	}
+	if err := json.Unmarshal(msg, &m); err != nil {
+		t.Fatalf("message %q: %v", msg, err)
+	}
+	if m.Sub == 0 || m.Records == nil {
+		return nil // a reply, or an error push
+	}
+	if len(m.ValueLens) != len(m.Records) {
+		t.Fatalf("push with %d records and %d value_lens: %s", len(m.Records), len(m.ValueLens), msg)
+	}
+	for i, r := range m.Records {
+		var f map[string]json.RawMessage
+		if err := json.Unmarshal(r, &f); err != nil {
+			t.Fatal(err)
+		}
+		if want := len(f["value"]); m.ValueLens[i] != want {
+			t.Errorf("record %s: value_lens says %d, its value is %d bytes", r, m.ValueLens[i], want)
+		}
+	}
+	return m.Records
 }
