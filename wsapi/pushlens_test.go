@@ -1,7 +1,11 @@
 package wsapi
 
 import (
+	"context"
 	"encoding/json"
+	"errors"
+	"fmt"
+	"net"
 	"reflect"
 	"testing"
 	"time"
@@ -122,4 +126,58 @@ func checkValueLens(t *testing.T, msg []byte) []json.RawMessage {
 		}
 	}
 	return m.Records
+}
+
+// TestShutdownDuringSubscribes shuts the server down while subscribes
+// (of whole topics, which also watch for new partitions) are on their
+// way: Shutdown ends every subscription, including one whose goroutines a
+// subscribe was starting as it did, and the push cache is left with no
+// partition joined. (Run with -race: starting a subscription's goroutines
+// must not race with stopping it.)
+func TestShutdownDuringSubscribes(t *testing.T) {
+	e, _ := openEngine(t)
+	for round := range 20 {
+		l, err := net.Listen("tcp", "127.0.0.1:0")
+		if err != nil {
+			t.Fatal(err)
+		}
+		s := New(e, DefaultOptions())
+		done := make(chan error, 1)
+		go func() { done <- s.Serve(l) }()
+		ws, _, err := websocket.DefaultDialer.Dial("ws://"+l.Addr().String()+"/v1/ws", nil)
+		if err != nil {
+			t.Fatal(err)
+		}
+		for i := range 8 {
+			req := fmt.Sprintf(`{"op":"subscribe","id":%d,"topic":"shut%d","from":"earliest"}`, i+1, i%2)
+			if err := ws.WriteMessage(websocket.TextMessage, []byte(req)); err != nil {
+				t.Fatal(err)
+			}
+		}
+		// Wait for the first reply, so that the others are being served.
+		ws.SetReadDeadline(time.Now().Add(hangGuard))
+		if _, _, err := ws.ReadMessage(); err != nil {
+			t.Fatal(err)
+		}
+		go func() { // reads the rest, answering the server's close frame
+			for {
+				if _, _, err := ws.ReadMessage(); err != nil {
+					return
+				}
+			}
+		}()
+		ctx, cancel := context.WithTimeout(context.Background(), hangGuard)
+		s.Shutdown(ctx)
+		cancel()
+		if err := <-done; !errors.Is(err, ErrServerClosed) {
+			t.Fatalf("round %d: Serve returned %v", round, err)
+		}
+		ws.Close()
+		s.pushes.mu.Lock()
+		left := len(s.pushes.subs)
+		s.pushes.mu.Unlock()
+		if left != 0 {
+			t.Fatalf("round %d: %d partitions still joined to the push cache after Shutdown", round, left)
+		}
+	}
 }

@@ -30,7 +30,11 @@ type subscription struct {
 
 	ctx    context.Context
 	cancel context.CancelFunc
-	wg     sync.WaitGroup // partition goroutines
+	wg     sync.WaitGroup // partition goroutines, and the one watching for new partitions
+	// mu guards stopped, set by stop: goroutines are added to wg (hold)
+	// only before it is set, so that none is added once stop waits.
+	mu      sync.Mutex
+	stopped bool
 }
 
 func (c *conn) opSubscribe(req *request) {
@@ -275,8 +279,18 @@ func (s *subscription) start(starts []wire.StartPos) {
 
 // launch starts one delivery goroutine per partition of starts, joined
 // already, labelled for CPU profiles with the push format (go tool pprof
-// -tagfocus push=binary).
+// -tagfocus push=binary). A subscription stopped already (its connection
+// ended while it was being made) starts none, and leaves the partitions.
 func (s *subscription) launch(starts []wire.StartPos) {
+	if !s.hold() {
+		if !s.plain {
+			for _, st := range starts {
+				s.c.srv.pushes.leave(s.topic, st.Partition)
+			}
+		}
+		return
+	}
+	defer s.wg.Done()
 	format := wire.FormatJSON
 	if s.binary {
 		format = wire.FormatBinary
@@ -287,7 +301,23 @@ func (s *subscription) launch(starts []wire.StartPos) {
 	}
 }
 
+// hold adds one to s.wg unless s is stopped, and reports whether it did:
+// while held, the caller may add goroutines to s.wg (its count is above
+// zero, so stop's Wait is not racing a first Add).
+func (s *subscription) hold() bool {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	if s.stopped {
+		return false
+	}
+	s.wg.Add(1)
+	return true
+}
+
 func (s *subscription) stop() {
+	s.mu.Lock()
+	s.stopped = true
+	s.mu.Unlock()
 	s.cancel()
 	s.wg.Wait()
 }
