@@ -465,7 +465,7 @@ func (s *subscription) deliverPush(p int, res *engine.ReadResult, limit int) (in
 // holds in this format (another subscription pushed them) are copied from
 // it; the others are encoded by enc (later: a record precedes it in the
 // push), which also returns the record's value length for a JSON push's
-// value_lens (wire.AppendValueLens), straight into the buffer and, when
+// value_lens (wire.AppendJSONPushTail), straight into the buffer and, when
 // other subscriptions deliver the partition too, the run is cached for
 // them. It returns the buffer, the records in it, their value lengths
 // (JSON pushes only), and whether the pushCache now holds the buffer (it
