@@ -58,6 +58,10 @@ func (s *Server) watchGrowth(ctx context.Context, wg *sync.WaitGroup, topic stri
 // consumer's cursor), so no record produced to it after the grow is
 // missed.
 func (s *subscription) followGrowth(have int) {
+	if !s.hold() {
+		return // stopped already
+	}
+	defer s.wg.Done()
 	s.c.srv.watchGrowth(s.ctx, &s.wg, s.topic, have, func(from, to int) bool {
 		for p := from; p < to; p++ {
 			starts, err := s.c.srv.startOffsets(s.topic, &p, wire.From{Kind: wire.FromEarliest}, s.consumer, false)

@@ -149,12 +149,16 @@ func (c *conn) reserve(ctx context.Context, want int64) bool {
 	var timer *time.Timer
 	for {
 		c.roomMu.Lock()
+		// Counted as waiting before queued is read: a taken that
+		// decrements queued after this read then sees the count and
+		// wakes us (taken's comment).
+		c.waiting.Add(1)
 		if h := c.queued.Load(); h == 0 || h+want <= c.srv.opts.SendBytes {
 			c.queued.Add(want)
+			c.waiting.Add(-1)
 			c.roomMu.Unlock()
 			return true
 		}
-		c.waiting.Add(1)
 		room := c.roomC
 		c.roomMu.Unlock()
 		if timer == nil {

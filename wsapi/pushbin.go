@@ -56,8 +56,8 @@ func (s *subscription) deliverBinaryPush(p int, res *engine.ReadResult, limit in
 		}
 	}
 	first, firstTS := recs[0].Offset, recs[0].Timestamp
-	b, n, cached := s.pushRecords(p, recs, true, binPushHeadRoom, est, limit, func(b []byte, r *engine.Record, _ bool) []byte {
-		return wire.AppendPushRecord(b, first, firstTS, r)
+	b, n, _, cached := s.pushRecords(p, recs, true, binPushHeadRoom, est, limit, func(b []byte, r *engine.Record, _ bool) ([]byte, int) {
+		return wire.AppendPushRecord(b, first, firstTS, r), 0
 	})
 	next := res.Next
 	if n < len(recs) {

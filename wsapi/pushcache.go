@@ -57,11 +57,13 @@ type pushKey struct {
 
 // encodedRun is the encoding of consecutive records: data[ends[i-1]:ends[i]]
 // is record i (ends[-1] = 0), in JSON its object preceded by a comma for
-// i > 0, in a binary push its bytes (wire.AppendPushRecord, deltas from
-// recs[0]). Immutable once cached.
+// i > 0 and lens[i] its value_lens entry, in a binary push its bytes
+// (wire.AppendPushRecord, deltas from recs[0]; lens nil). Immutable once
+// cached.
 type encodedRun struct {
 	recs []engine.Record
 	ends []int
+	lens []int32
 	data []byte
 }
 

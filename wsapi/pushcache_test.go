@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"reflect"
 	"testing"
+	"time"
 
 	"github.com/pulselog/pulse/engine"
 )
@@ -28,7 +29,19 @@ func subscribeAll(t *testing.T, addr, topic string, end int64) []any {
 	}
 	var got []any
 	for {
-		m := c.waitFor(func(m map[string]any) bool { return m["sub"] != nil })
+		c.ws.SetReadDeadline(time.Now().Add(hangGuard))
+		_, b, err := c.ws.ReadMessage()
+		if err != nil {
+			t.Fatalf("read: %v", err)
+		}
+		var m map[string]any
+		if err := json.Unmarshal(b, &m); err != nil {
+			t.Fatalf("server sent non-JSON %q: %v", b, err)
+		}
+		if m["sub"] == nil {
+			continue
+		}
+		checkValueLens(t, b)
 		recs, _ := m["records"].([]any)
 		got = append(got, recs...)
 		if num(t, m, "next") >= end {

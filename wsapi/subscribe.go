@@ -30,7 +30,11 @@ type subscription struct {
 
 	ctx    context.Context
 	cancel context.CancelFunc
-	wg     sync.WaitGroup // partition goroutines
+	wg     sync.WaitGroup // partition goroutines, and the one watching for new partitions
+	// mu guards stopped, set by stop: goroutines are added to wg (hold)
+	// only before it is set, so that none is added once stop waits.
+	mu      sync.Mutex
+	stopped bool
 }
 
 func (c *conn) opSubscribe(req *request) {
@@ -275,8 +279,18 @@ func (s *subscription) start(starts []wire.StartPos) {
 
 // launch starts one delivery goroutine per partition of starts, joined
 // already, labelled for CPU profiles with the push format (go tool pprof
-// -tagfocus push=binary).
+// -tagfocus push=binary). A subscription stopped already (its connection
+// ended while it was being made) starts none, and leaves the partitions.
 func (s *subscription) launch(starts []wire.StartPos) {
+	if !s.hold() {
+		if !s.plain {
+			for _, st := range starts {
+				s.c.srv.pushes.leave(s.topic, st.Partition)
+			}
+		}
+		return
+	}
+	defer s.wg.Done()
 	format := wire.FormatJSON
 	if s.binary {
 		format = wire.FormatBinary
@@ -287,7 +301,23 @@ func (s *subscription) launch(starts []wire.StartPos) {
 	}
 }
 
+// hold adds one to s.wg unless s is stopped, and reports whether it did:
+// while held, the caller may add goroutines to s.wg (its count is above
+// zero, so stop's Wait is not racing a first Add).
+func (s *subscription) hold() bool {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	if s.stopped {
+		return false
+	}
+	s.wg.Add(1)
+	return true
+}
+
 func (s *subscription) stop() {
+	s.mu.Lock()
+	s.stopped = true
+	s.mu.Unlock()
 	s.cancel()
 	s.wg.Wait()
 }
@@ -394,13 +424,13 @@ func (s *subscription) deliver(p int, res *engine.ReadResult, reserved int64) (i
 	return s.deliverPush(p, res, int(reserved))
 }
 
-// pushHeadRoom is room for a push's envelope before its records:
-// `{"sub":`, `,"partition":`, `,"next":`, `,"skipped":` each with up to 20
-// digits, and `,"records":[`.
-const pushHeadRoom = 7 + 13 + 8 + 11 + 12 + 4*20
+// pushHeadRoom is room for a push's envelope before its records
+// (wire.AppendJSONPushHead).
+const pushHeadRoom = wire.MaxJSONPushHeadLen
 
-// deliverPush queues one push {"sub","partition","next","records"} of
-// res's records, cut at about limit bytes of records JSON (pushRecords).
+// deliverPush queues one JSON push of res's records
+// (wire.AppendJSONPushHead, the records, wire.AppendJSONPushTail), cut at
+// about limit bytes of records JSON (pushRecords).
 func (s *subscription) deliverPush(p int, res *engine.ReadResult, limit int) (int64, bool) {
 	recs := res.Records
 	est := pushHeadRoom + 2
@@ -408,33 +438,23 @@ func (s *subscription) deliverPush(p int, res *engine.ReadResult, limit int) (in
 		if est-pushHeadRoom >= limit {
 			break
 		}
-		est += len(recs[i].Key) + len(recs[i].Value) + 96
+		est += len(recs[i].Key) + len(recs[i].Value) + 96 + 8 // 8: its value_lens entry
 	}
-	b, n, cached := s.pushRecords(p, recs, false, pushHeadRoom, est, limit, func(b []byte, r *engine.Record, later bool) []byte {
+	b, n, lens, cached := s.pushRecords(p, recs, false, pushHeadRoom, est, limit, func(b []byte, r *engine.Record, later bool) ([]byte, int) {
 		if later {
 			b = append(b, ',')
 		}
-		return wire.AppendRecordJSON(b, p, r)
+		return wire.AppendRecordJSONLen(b, p, r)
 	})
 	next := res.Next
 	if n < len(recs) {
 		next = recs[n].Offset
 	}
 	var hb [pushHeadRoom]byte
-	h := append(hb[:0], `{"sub":`...)
-	h = strconv.AppendInt(h, s.id, 10)
-	h = append(h, `,"partition":`...)
-	h = strconv.AppendInt(h, int64(p), 10)
-	h = append(h, `,"next":`...)
-	h = strconv.AppendInt(h, next, 10)
-	if res.Skipped > 0 {
-		h = append(h, `,"skipped":`...)
-		h = strconv.AppendInt(h, res.Skipped, 10)
-	}
-	h = append(h, `,"records":[`...)
+	h := wire.AppendJSONPushHead(hb[:0], s.id, p, next, res.Skipped)
 	start := pushHeadRoom - len(h)
 	copy(b[start:], h)
-	b = append(b[start:], "]}"...)
+	b = wire.AppendJSONPushTail(b[start:], lens)
 	s.c.settle(int64(limit), int64(len(b)))
 	return next, s.c.enqueueReserved(s.ctx, outMsg{b: b, pooled: !cached})
 }
@@ -444,22 +464,31 @@ func (s *subscription) deliverPush(p int, res *engine.ReadResult, limit int) (in
 // limit bytes of records, at least one. Records the server's pushCache
 // holds in this format (another subscription pushed them) are copied from
 // it; the others are encoded by enc (later: a record precedes it in the
-// push) straight into the buffer and, when other subscriptions deliver the
-// partition too, the run is cached for them. It returns the buffer, the
-// records in it, and whether the pushCache now holds the buffer (it must
-// then not be recycled).
-func (s *subscription) pushRecords(p int, recs []engine.Record, binary bool, headRoom, est, limit int, enc func(b []byte, r *engine.Record, later bool) []byte) ([]byte, int, bool) {
+// push), which also returns the record's value length for a JSON push's
+// value_lens (wire.AppendJSONPushTail), straight into the buffer and, when
+// other subscriptions deliver the partition too, the run is cached for
+// them. It returns the buffer, the records in it, their value lengths
+// (JSON pushes only), and whether the pushCache now holds the buffer (it
+// must then not be recycled).
+func (s *subscription) pushRecords(p int, recs []engine.Record, binary bool, headRoom, est, limit int, enc func(b []byte, r *engine.Record, later bool) ([]byte, int)) ([]byte, int, []int32, bool) {
 	pc := s.c.srv.pushes
 	shared, cached, k := pc.lookup(s.topic, p, binary, recs)
 	b := getPushBuf(est)[:headRoom]
 	n := 0         // records in the push
 	var ends []int // record ends, for the cache
+	var lens []int32
+	if !binary {
+		lens = make([]int32, 0, len(recs))
+	}
 	if k > 0 {
 		n = 1
 		for n < k && cached.ends[n-1] < limit {
 			n++
 		}
 		b = append(b, cached.data[:cached.ends[n-1]]...)
+		if !binary {
+			lens = append(lens, cached.lens[:n]...)
+		}
 	}
 	fromCache := n
 	if n < len(recs) && (n == 0 || len(b)-headRoom < limit) {
@@ -473,7 +502,11 @@ func (s *subscription) pushRecords(p int, recs []engine.Record, binary bool, hea
 			if n > 0 && len(b)-headRoom >= limit {
 				break
 			}
-			b = enc(b, &recs[n], n > 0)
+			var vlen int
+			b, vlen = enc(b, &recs[n], n > 0)
+			if !binary {
+				lens = append(lens, int32(vlen))
+			}
 			if shared {
 				ends = append(ends, len(b)-headRoom)
 			}
@@ -481,9 +514,9 @@ func (s *subscription) pushRecords(p int, recs []engine.Record, binary bool, hea
 	}
 	pc.encoded.Add(int64(n - fromCache))
 	if ends != nil {
-		pc.store(s.topic, p, binary, &encodedRun{recs: recs[:n:n], ends: ends, data: b[headRoom:len(b):len(b)]})
+		pc.store(s.topic, p, binary, &encodedRun{recs: recs[:n:n], ends: ends, lens: lens[:len(lens):len(lens)], data: b[headRoom:len(b):len(b)]})
 	}
-	return b, n, ends != nil
+	return b, n, lens, ends != nil
 }
 
 // fail reports an error that ends the delivery of partition p.

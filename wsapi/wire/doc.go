@@ -10,11 +10,15 @@
 //     encoder and its decoder;
 //   - push.go: the layout of a binary push (a subscription's
 //     "format":"binary"), which reuses binary.go's per-record layout, its
-//     encoder and its decoder;
+//     encoder and its decoder; and the envelope of a JSON push
+//     (AppendJSONPushHead, AppendJSONPushTail) with its value_lens
+//     (FindValueLens, ValueLens);
 //   - json.go: the strict JSON reader both sides' fast paths use (Parser),
-//     ValidJSON and AppendJSONString;
+//     ValidJSON and AppendJSONString; json_push.go: Parser.ValueOfLen, a
+//     value read by the length value_lens gives;
 //   - reply.go: the writers of the server messages the client parses by the
-//     thousand (AppendReply, AppendAcks, AppendRecordJSON);
+//     thousand (AppendReply, AppendAcks, AppendRecordJSON,
+//     AppendRecordJSONLen);
 //   - conn.go: ReadMessage, a websocket read into a buffer sized from a hint.
 //
 // Conversions to and from the engine's types that only the server makes

@@ -235,3 +235,127 @@ func DecodePushRecords(h *BinaryPush) ([]engine.Record, error) {
 	}
 	return recs, nil
 }
+
+// A JSON push ends with the byte length of each record's value,
+//
+//	{"sub":S,"partition":P,"next":N[,"skipped":K],"records":[R1,...,Rn],"value_lens":[L1,...,Ln]}
+//
+// Li the length of the JSON value of record i's "value" field exactly as
+// it appears in Ri (an embedded value or a string with its quotes), 0 when
+// Ri has no "value" field (a tombstone, value_b64). A JSON client ignores
+// the field; the Go client uses it to find the end of an object or array value it does not
+// need to check again (the server checked it when it was produced, or when
+// it wrote the push), and checks the rest of the push as before.
+
+// valueLensField opens a JSON push's value_lens.
+const valueLensField = `,"value_lens":[`
+
+// MaxJSONPushHeadLen bounds AppendJSONPushHead: its field names and four
+// numbers of at most 20 digits.
+const MaxJSONPushHeadLen = len(`{"sub":,"partition":,"next":,"skipped":,"records":[`) + 4*20
+
+// AppendJSONPushHead appends the start of a JSON push of sub for partition
+// p, up to the opening bracket of its records:
+// {"sub":S,"partition":P,"next":N[,"skipped":K],"records":[
+// (skipped only when not 0). The records follow, separated by commas
+// (AppendRecordJSONLen), then AppendJSONPushTail.
+func AppendJSONPushHead(b []byte, sub int64, p int, next, skipped int64) []byte {
+	b = append(b, `{"sub":`...)
+	b = strconv.AppendInt(b, sub, 10)
+	b = append(b, `,"partition":`...)
+	b = strconv.AppendInt(b, int64(p), 10)
+	b = append(b, `,"next":`...)
+	b = strconv.AppendInt(b, next, 10)
+	if skipped != 0 {
+		b = append(b, `,"skipped":`...)
+		b = strconv.AppendInt(b, skipped, 10)
+	}
+	return append(b, `,"records":[`...)
+}
+
+// AppendJSONPushTail ends a JSON push after its records: the records'
+// closing bracket, value_lens with one length per record, and the closing
+// brace.
+func AppendJSONPushTail(b []byte, lens []int32) []byte {
+	b = append(b, ']')
+	b = append(b, valueLensField...)
+	for i, n := range lens {
+		if i > 0 {
+			b = append(b, ',')
+		}
+		b = strconv.AppendInt(b, int64(n), 10)
+	}
+	return append(b, "]}"...)
+}
+
+// ValueLens reads the numbers of a JSON push's value_lens in order.
+type ValueLens struct {
+	b []byte // the numbers and their commas
+	i int
+	n int // numbers in b
+}
+
+// FindValueLens finds the value_lens field that ends the JSON push msg as
+// the server writes it (AppendJSONPushTail):
+// at is the index of its leading comma, so that msg[:at] ends the records
+// array. ok is false when msg does not end so (a push of an older server,
+// or not a push).
+func FindValueLens(msg []byte) (at int, lens ValueLens, ok bool) {
+	end := len(msg) - 2 // the ']' of value_lens
+	if end < len(valueLensField) || msg[end] != ']' || msg[end+1] != '}' {
+		return 0, ValueLens{}, false
+	}
+	j := end
+	n := 0
+	for j > 0 {
+		c := msg[j-1]
+		if c == ',' {
+			n++
+		} else if c < '0' || c > '9' {
+			break
+		}
+		j--
+	}
+	if j < len(valueLensField) || string(msg[j-len(valueLensField):j]) != valueLensField {
+		return 0, ValueLens{}, false
+	}
+	if j < end {
+		n++ // n commas separate n+1 numbers
+	}
+	return j - len(valueLensField), ValueLens{b: msg[j:end], n: n}, true
+}
+
+// Count is the number of lengths.
+func (l *ValueLens) Count() int { return l.n }
+
+// Done reports whether every length has been read.
+func (l *ValueLens) Done() bool { return l.i == len(l.b) }
+
+// Next reads the next length: digits without a leading zero (but "0"), at
+// most 10 of them and under 2^31, followed by a comma or the end. ok is
+// false when none is left or the bytes are not such a number.
+func (l *ValueLens) Next() (n int, ok bool) {
+	j := l.i
+	for j < len(l.b) && l.b[j] != ',' {
+		j++
+	}
+	d := l.b[l.i:j] // digits only (FindValueLens)
+	if len(d) == 0 || len(d) > 10 || d[0] == '0' && len(d) > 1 {
+		return 0, false
+	}
+	v := 0
+	for _, c := range d {
+		v = v*10 + int(c-'0')
+	}
+	if v > math.MaxInt32 {
+		return 0, false
+	}
+	if j < len(l.b) {
+		j++ // the comma
+		if j == len(l.b) {
+			return 0, false // a trailing comma
+		}
+	}
+	l.i = j
+	return v, true
+}

@@ -80,6 +80,16 @@ func AppendAcks(b []byte, acks []engine.Ack) []byte {
 // value_b64 when not UTF-8), tombstone, headers (headers_b64 for non-UTF-8
 // values).
 func AppendRecordJSON(dst []byte, p int, rec *engine.Record) []byte {
+	dst, _ = AppendRecordJSONLen(dst, p, rec)
+	return dst
+}
+
+// AppendRecordJSONLen is AppendRecordJSON, also returning the length in
+// bytes of the JSON value of the record's "value" field without the
+// whitespace around it (a value stored as bytes is embedded as it is,
+// whitespace included), 0 when it has none (a tombstone, or value_b64):
+// what a JSON push's value_lens says of the record (AppendJSONPushTail).
+func AppendRecordJSONLen(dst []byte, p int, rec *engine.Record) ([]byte, int) {
 	dst = append(dst, `{"partition":`...)
 	dst = strconv.AppendInt(dst, int64(p), 10)
 	dst = append(dst, `,"offset":`...)
@@ -96,18 +106,20 @@ func AppendRecordJSON(dst []byte, p int, rec *engine.Record) []byte {
 			dst = append(dst, '"')
 		}
 	}
+	vlen := 0
 	switch {
 	case rec.Value == nil:
 		dst = append(dst, `,"tombstone":true`...)
-	case rec.Attributes&codec.AttrJSONValue != 0 && len(rec.Value) > 0:
+	case rec.Attributes&codec.AttrJSONValue != 0 && len(rec.Value) > 0,
+		rec.Attributes&engine.AttrTextValue == 0 && len(rec.Value) > 0 && ValidJSON(rec.Value):
 		dst = append(dst, `,"value":`...)
 		dst = append(dst, rec.Value...)
-	case rec.Attributes&engine.AttrTextValue == 0 && len(rec.Value) > 0 && ValidJSON(rec.Value):
-		dst = append(dst, `,"value":`...)
-		dst = append(dst, rec.Value...)
+		vlen = len(trimWS(rec.Value))
 	case utf8.Valid(rec.Value):
 		dst = append(dst, `,"value":`...)
+		n := len(dst)
 		dst = AppendJSONString(dst, rec.Value)
+		vlen = len(dst) - n
 	default:
 		dst = append(dst, `,"value_b64":"`...)
 		dst = base64.StdEncoding.AppendEncode(dst, rec.Value)
@@ -115,7 +127,7 @@ func AppendRecordJSON(dst []byte, p int, rec *engine.Record) []byte {
 	}
 	dst = appendHeaders(dst, rec.Headers, true, `,"headers":{`)
 	dst = appendHeaders(dst, rec.Headers, false, `,"headers_b64":{`)
-	return append(dst, '}')
+	return append(dst, '}'), vlen
 }
 
 // appendHeaders appends the headers whose value is (text) or is not (!text)
@@ -147,3 +159,16 @@ func appendHeaders(dst []byte, hs []engine.Header, text bool, open string) []byt
 	}
 	return dst
 }
+
+// trimWS returns b without the JSON whitespace at its ends.
+func trimWS(b []byte) []byte {
+	for len(b) > 0 && isWS(b[0]) {
+		b = b[1:]
+	}
+	for len(b) > 0 && isWS(b[len(b)-1]) {
+		b = b[:len(b)-1]
+	}
+	return b
+}
+
+func isWS(c byte) bool { return c == ' ' || c == '\t' || c == '\n' || c == '\r' }

@@ -194,6 +194,9 @@ type DialOptions struct {
 	Header http.Header
 }
 
+// readBufferSize is the size of the connection's read buffer (Dial).
+const readBufferSize = 16 << 10
+
 // Dial connects to a running Pulse. addr is "host:port" or a ws:// URL;
 // without a path, /v1/ws is used. When nothing listens there, the error
 // wraps ErrNotRunning.
@@ -210,8 +213,14 @@ func Dial(ctx context.Context, addr string, opts DialOptions) (*Client, error) {
 		h.Set("Authorization", "Bearer "+opts.Token)
 	}
 	// The write buffer is the library's for control frames and the
-	// handshake only: data frames are written by the write pump.
-	d := websocket.Dialer{HandshakeTimeout: 10 * time.Second, ReadBufferSize: 64 << 10, WriteBufferSize: 4 << 10}
+	// handshake only: data frames are written by the write pump. A read
+	// of at least the read buffer's size into an empty buffer goes
+	// straight into the message (bufio.Reader.Read), and the read loop
+	// reads each message into a buffer with room to spare (ReadMessage's
+	// hint): a small read buffer leaves only the ends of large messages
+	// (pushes) to be copied through it, while it still holds many small
+	// messages (acks) per read.
+	d := websocket.Dialer{HandshakeTimeout: 10 * time.Second, ReadBufferSize: readBufferSize, WriteBufferSize: 4 << 10}
 	ws, resp, err := d.DialContext(ctx, u, h)
 	if err != nil {
 		return nil, dialError(hostport, resp, err)

@@ -86,6 +86,8 @@ func fastReply(msg []byte, env *envelope) (ok bool) {
 			e.Skipped, ok = p.Integer(64)
 		case "records":
 			e.Records, ok = p.RawArray()
+		case "value_lens":
+			_, ok = p.Value() // fastPush's business
 		}
 		return ok
 	})
@@ -121,7 +123,7 @@ func placeField(p *wire.Parser, key []byte, partition *int, offset, timestamp *i
 // else reports ok == false, for encoding/json.
 func fastRecord(raw []byte) (r Record, ok bool) {
 	p := wire.NewParser(raw)
-	if !record(&p, &r) {
+	if !record(&p, &r, -1) {
 		return Record{}, false
 	}
 	p.SkipWS()
@@ -133,11 +135,16 @@ func fastRecord(raw []byte) (r Record, ok bool) {
 }
 
 // record reads one record object at p's position as fastRecord does, leaving p after
-// it; r.Raw is the object's bytes.
-func record(p *wire.Parser, r *Record) bool {
+// it; r.Raw is the object's bytes. vlen is the record's entry of its
+// push's value_lens, or -1 when there is none: then every value is checked
+// (Parser.Value). With vlen, an embedded object or array is found by its
+// length (Parser.ValueOfLen), and the record must agree with vlen: a value
+// field of exactly vlen bytes, or none and vlen 0.
+func record(p *wire.Parser, r *Record, vlen int) bool {
 	start := p.Pos()
 	var value []byte
 	var tomb bool
+	hasValue := false
 	ok := p.ObjectFields(func(key []byte) bool {
 		if placed, ok := placeField(p, key, &r.Partition, &r.Offset, &r.Timestamp); placed {
 			return ok
@@ -151,10 +158,16 @@ func record(p *wire.Parser, r *Record) bool {
 			r.Key, ok = p.PlainBytes()
 			r.Key = r.Key[:len(r.Key):len(r.Key)]
 		case "value":
-			if p.Peek() == '"' {
+			hasValue = true
+			at := p.Pos()
+			switch {
+			case p.Peek() == '"':
 				value, ok = p.PlainBytes()
 				value = value[:len(value):len(value)]
-			} else {
+				ok = ok && (vlen < 0 || p.Pos()-at == vlen)
+			case vlen >= 0:
+				value, ok = p.ValueOfLen(vlen)
+			default:
 				value, ok = p.Value()
 			}
 		case "tombstone":
@@ -162,7 +175,7 @@ func record(p *wire.Parser, r *Record) bool {
 		}
 		return ok
 	})
-	if !ok {
+	if !ok || !hasValue && vlen > 0 {
 		return false
 	}
 	if !tomb {
@@ -173,13 +186,18 @@ func record(p *wire.Parser, r *Record) bool {
 }
 
 // fastPush parses a push as the server writes it,
-// {"sub":S,"partition":P,"next":N[,"skipped":K],"records":[...]}, reading
-// each record as fastRecord does in the same pass (so that no record is
-// scanned twice). Anything else, or any record fastRecord would refuse,
+// {"sub":S,"partition":P,"next":N[,"skipped":K],"records":[...],"value_lens":[...]},
+// reading each record as fastRecord does in the same pass (so that no
+// record is scanned twice), except that an embedded object or array value
+// is found by its value_lens length rather than checked again
+// (wire.FindValueLens; a push without value_lens, from an older server, is
+// checked in full). Anything else, or any record fastRecord would refuse,
 // reports ok == false and leaves env alone, for fastReply.
 func fastPush(msg []byte, env *envelope) (recs []Record, ok bool) {
+	lensAt, lens, hinted := wire.FindValueLens(msg)
 	p := wire.NewParser(msg)
 	var e envelope
+	lensSeen := false
 	ok = p.ObjectFields(func(key []byte) bool {
 		var ok bool
 		switch string(key) {
@@ -194,21 +212,35 @@ func fastPush(msg []byte, env *envelope) (recs []Record, ok bool) {
 		case "skipped":
 			e.Skipped, ok = p.Integer(64)
 		case "records":
-			recs, e.Records = nil, []json.RawMessage{}
+			if hinted {
+				recs = make([]Record, 0, lens.Count())
+			}
 			_, ok = p.Elements(func() bool {
-				var r Record
-				if !record(&p, &r) {
-					return false
+				vlen := -1
+				if hinted {
+					n, ok := lens.Next()
+					if !ok {
+						return false
+					}
+					vlen = n
 				}
-				recs = append(recs, r)
-				e.Records = append(e.Records, r.Raw)
-				return true
+				recs = append(recs, Record{})
+				return record(&p, &recs[len(recs)-1], vlen)
 			})
+			e.Records = make([]json.RawMessage, len(recs))
+			for i := range recs {
+				e.Records[i] = recs[i].Raw
+			}
+		case "value_lens":
+			// Read already, when it ends the push as the server writes
+			// it and right after the records.
+			lensSeen = true
+			ok = hinted && p.Pos() == lensAt+len(`,"value_lens":`) && lens.Done() && p.SkipTo(len(msg)-1)
 		}
 		return ok // any other key (id, error): not a push
 	})
 	p.SkipWS()
-	if !ok || !p.Done() || e.Sub == 0 || e.Records == nil {
+	if !ok || !p.Done() || e.Sub == 0 || e.Records == nil || hinted != lensSeen {
 		return nil, false
 	}
 	*env = e

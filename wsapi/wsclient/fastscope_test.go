@@ -2,7 +2,6 @@ package wsclient
 
 import (
 	"encoding/json"
-	"fmt"
 	"reflect"
 	"strconv"
 	"testing"
@@ -35,13 +34,25 @@ func ackReply(t *testing.T, id int64, acks []engine.Ack, single bool) []byte {
 }
 
 // push is a push frame of sub for partition p holding recs, in the form
-// docs/websocket.md gives (subscribe.go writes it).
+// docs/websocket.md gives, written by the writers subscribe.go uses
+// (wire.AppendJSONPushHead, AppendRecordJSONLen, AppendJSONPushTail).
 func push(sub int64, p int, next, skipped int64, recs []engine.Record) []byte {
-	b := fmt.Appendf(nil, `{"sub":%d,"partition":%d,"next":%d`, sub, p, next)
-	if skipped > 0 {
-		b = fmt.Appendf(b, `,"skipped":%d`, skipped)
+	b := wire.AppendJSONPushHead(nil, sub, p, next, skipped)
+	lens := make([]int32, len(recs))
+	for i := range recs {
+		if i > 0 {
+			b = append(b, ',')
+		}
+		var n int
+		b, n = wire.AppendRecordJSONLen(b, p, &recs[i])
+		lens[i] = int32(n)
 	}
-	b = append(b, `,"records":[`...)
+	return wire.AppendJSONPushTail(b, lens)
+}
+
+// oldPush is push as a server before value_lens wrote it.
+func oldPush(sub int64, p int, next, skipped int64, recs []engine.Record) []byte {
+	b := wire.AppendJSONPushHead(nil, sub, p, next, skipped)
 	for i := range recs {
 		if i > 0 {
 			b = append(b, ',')
@@ -57,7 +68,11 @@ func genPush(g *wiretest.Gen) ([]byte, []engine.Record) {
 	for i := range recs {
 		recs[i] = g.Record()
 	}
-	return push(1+g.Num(1<<30), int(g.Num(64)), g.Num(1<<50), g.Num(3), recs), recs
+	sub, p, next, skipped := 1+g.Num(1<<30), int(g.Num(64)), g.Num(1<<50), g.Num(3)
+	if g.Num(4) == 0 {
+		return oldPush(sub, p, next, skipped, recs), recs
+	}
+	return push(sub, p, next, skipped, recs), recs
 }
 
 // sameRecord fails unless got reads back what want wrote.
@@ -161,4 +176,38 @@ func checkFastRecordScope(t *testing.T, in []byte) {
 		t.Fatalf("fastRecord and encoding/json differ on %s (%v):\n%+v\n%+v", raw, err, fast, slow)
 	}
 	sameRecord(t, raw, fast, p, rec)
+}
+
+// TestFastPushTakesValuesByLength shows what value_lens changes: an object
+// value is taken as the announced bytes without checking inside them (the
+// server checked them), where a push without value_lens checks it; and
+// lengths that do not fit the push send it to the full check
+// (fastReply), which reads what the bytes say.
+func TestFastPushTakesValuesByLength(t *testing.T) {
+	const rec = `{"partition":0,"offset":1,"timestamp":2,"value":{"a":}}`
+	head := `{"sub":1,"partition":0,"next":2,"records":[` + rec + `]`
+	var env envelope
+	recs, ok := fastPush([]byte(head+`,"value_lens":[6]}`), &env)
+	if !ok || len(recs) != 1 || string(recs[0].Value) != `{"a":}` || string(recs[0].Raw) != rec {
+		t.Fatalf("push with value_lens: %v %+v", ok, recs)
+	}
+	if _, ok := fastPush([]byte(head+`}`), &envelope{}); ok {
+		t.Fatal("a push without value_lens was not checked in full")
+	}
+	good := `{"sub":1,"partition":0,"next":3,"records":[{"partition":0,"offset":1,"timestamp":2,"value":{"a":1}},` +
+		`{"partition":0,"offset":2,"timestamp":2,"tombstone":true}]`
+	for _, lens := range []string{`[8,0]`, `[6,0]`, `[7]`, `[7,0,0]`, `[7,1]`, `[0,0]`, `[100,0]`, `[07,0]`} {
+		msg := []byte(good + `,"value_lens":` + lens + `}`)
+		if _, ok := fastPush(msg, &envelope{}); ok {
+			t.Errorf("fastPush accepted value_lens %s that do not fit %s", lens, msg)
+		}
+		var env envelope
+		if json.Valid(msg) && (!fastReply(msg, &env) || len(env.Records) != 2) {
+			t.Fatalf("fastReply refused %s", msg)
+		}
+	}
+	recs, ok = fastPush([]byte(good+`,"value_lens":[7,0]}`), &envelope{})
+	if !ok || len(recs) != 2 || string(recs[0].Value) != `{"a":1}` || recs[1].Offset != 2 || recs[1].Value != nil {
+		t.Fatalf("the true lengths: %v %+v", ok, recs)
+	}
 }

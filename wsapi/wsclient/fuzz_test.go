@@ -4,6 +4,7 @@ import (
 	"encoding/json"
 	"reflect"
 	"testing"
+	"unsafe"
 
 	"github.com/pulselog/pulse/engine"
 	"github.com/pulselog/pulse/wsapi/internal/wiretest"
@@ -91,9 +92,17 @@ func FuzzDecodeRecord(f *testing.F) {
 
 // FuzzFastPush checks the client's one-pass push parser against fastReply
 // and DecodeRecord: whatever it accepts, they must accept and read the same;
-// and it reads back the pushes of the server's records.
+// and it reads back the pushes of the server's records. With value_lens,
+// fastPush takes an object or array value of the announced length without
+// checking inside it: when such a value is not one JSON value (the
+// lengths lied), it may read other records than the full check, but only
+// records that lie within the message, in order.
 func FuzzFastPush(f *testing.F) {
 	f.Add([]byte(`{"sub":3,"partition":1,"next":9,"records":[{"partition":1,"offset":8,"timestamp":5,"key":"k","value":{"a":[1,2]}}]}`))
+	f.Add([]byte(`{"sub":3,"partition":1,"next":9,"records":[{"partition":1,"offset":8,"timestamp":5,"key":"k","value":{"a":[1,2]}}],"value_lens":[11]}`))
+	f.Add([]byte(`{"sub":3,"partition":1,"next":10,"records":[{"partition":1,"offset":8,"timestamp":5,"value":[1,{"b":"}"}]},{"partition":1,"offset":9,"timestamp":5,"tombstone":true}],"value_lens":[15,0]}`))
+	f.Add([]byte(`{"sub":3,"partition":1,"next":9,"records":[{"partition":1,"offset":8,"timestamp":5,"value":{"a":1},"headers":{"h":"v"}}],"value_lens":[27]}`))
+	f.Add([]byte(`{"sub":3,"partition":1,"next":9,"records":[{"partition":1,"offset":8,"timestamp":5,"value":"text"}],"value_lens":[6]}`))
 	f.Add([]byte(`{"sub":3,"partition":1,"next":9,"skipped":4,"records":[]}`))
 	f.Add([]byte(`{"sub":3,"partition":1,"next":9,"records":[{"partition":1,"offset":8,"timestamp":5,"tombstone":true}],"records":[]}`))
 	f.Add([]byte(`{"sub":3,"partition":1,"error":{"code":"internal","message":"x"}}`))
@@ -105,6 +114,9 @@ func FuzzFastPush(f *testing.F) {
 			if !reflect.DeepEqual(fast, envelope{}) || recs != nil {
 				t.Fatalf("fastPush refused %q but changed the envelope: %+v", b, fast)
 			}
+			return
+		}
+		if lied(t, b, recs) {
 			return
 		}
 		var slow envelope
@@ -162,4 +174,45 @@ func FuzzBinaryPushClient(f *testing.F) {
 			}
 		}
 	})
+}
+
+// lied reports whether fastPush took a value of recs, read from msg by its
+// value_lens length, that is not one JSON value; it fails unless every
+// record's Raw lies within msg, after the previous one, and holds the
+// record's value.
+func lied(t *testing.T, msg []byte, recs []Record) bool {
+	t.Helper()
+	lied := false
+	prev := 0
+	for _, r := range recs {
+		at := indexIn(msg, r.Raw)
+		if at < prev {
+			t.Fatalf("record %q is not within %q after byte %d", r.Raw, msg, prev)
+		}
+		prev = at + len(r.Raw)
+		if len(r.Value) == 0 {
+			continue
+		}
+		v := indexIn(msg, r.Value)
+		if v < at || v+len(r.Value) > prev {
+			t.Fatalf("value %q is not within its record %q", r.Value, r.Raw)
+		}
+		if msg[v-1] == ':' && !wire.ValidJSON(r.Value) { // embedded, not a string's text
+			lied = true
+		}
+	}
+	return lied
+}
+
+// indexIn is the index of sub within b, -1 when sub is not a sub-slice of
+// b.
+func indexIn(b, sub []byte) int {
+	if len(sub) == 0 || len(b) == 0 {
+		return -1
+	}
+	i := int(uintptr(unsafe.Pointer(unsafe.SliceData(sub))) - uintptr(unsafe.Pointer(unsafe.SliceData(b))))
+	if i < 0 || i+len(sub) > len(b) {
+		return -1
+	}
+	return i
 }
