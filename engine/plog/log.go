@@ -409,15 +409,19 @@ func (l *Log) Failure() error {
 // becomes visible, not after a restart either. Offsets acked in interval
 // mode past the durable end are not handed out again: they become a gap.
 // Only the writer goroutine rewinds.
+//
+// The writer calls it before every drain, so with no failure outstanding
+// it returns without taking syncMu: a sync pass holds syncMu for its fsync
+// and re-read, and the writer keeps writing meanwhile.
 func (l *Log) rewind() {
-	l.syncMu.Lock()
-	defer l.syncMu.Unlock()
-	l.mu.Lock()
-	if l.failed == nil || l.rewound {
-		l.mu.Unlock()
+	if !l.rewindDue() {
 		return
 	}
-	l.mu.Unlock()
+	l.syncMu.Lock()
+	defer l.syncMu.Unlock()
+	if !l.rewindDue() { // a failure seen above is rewound only once
+		return
+	}
 	l.segMu.RLock()
 	segs := append([]*segState(nil), l.segs...)
 	l.segMu.RUnlock()
@@ -473,6 +477,13 @@ func (l *Log) rewind() {
 	for _, r := range append(pending, waiters...) {
 		r.done <- err
 	}
+}
+
+// rewindDue reports whether a failure waits for its rewind.
+func (l *Log) rewindDue() bool {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	return l.failed != nil && !l.rewound
 }
 
 // failAll fails every append still waiting, buffered or written.
