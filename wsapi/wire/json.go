@@ -372,19 +372,10 @@ func skipLit(b []byte, i int, lit string) (int, bool) {
 	return i, false
 }
 
-// skipStr returns the end of the string at b[i:], checking its escapes
-// (bytes >= 0x80 are taken as they are, as encoding/json's scanner does).
-// Plain bytes are skipped eight at a time: the lowest flagged byte of a
-// word is where the run ends.
-func skipStr(b []byte, i int) (int, bool) {
-	if i >= len(b) || b[i] != '"' {
-		return i, false
-	}
-	return skipStrFrom(b, i, i+1)
-}
-
-// skipStrFrom is skipStr of the string at b[i:] whose bytes before j are
-// known to be plain.
+// skipStrFrom returns the end of the string at b[i:], whose bytes before j
+// are known to be plain, checking its escapes (bytes >= 0x80 are taken as
+// they are, as encoding/json's scanner does). Plain bytes are skipped eight
+// at a time: the lowest flagged byte of a word is where the run ends.
 func skipStrFrom(b []byte, i, j int) (int, bool) {
 	for {
 		j = plainRun(b, j)

@@ -23,7 +23,7 @@ func FuzzValidJSON(f *testing.F) {
 }
 
 // TestValidJSONEveryPosition puts each special byte at every position of a
-// string around the eight-byte word boundaries of skipString.
+// string around the eight-byte word boundaries of skipStrFrom's scan.
 func TestValidJSONEveryPosition(t *testing.T) {
 	specials := []string{`"`, `\`, `\"`, `\u00e9`, `\x`, "\x00", "\x1f", "\x20", "\x7f", "\x80", "\xff", "é"}
 	for pos := range 40 {
