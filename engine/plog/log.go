@@ -106,6 +106,9 @@ type Log struct {
 	notifyC    chan struct{} // closed and replaced on every HWM advance; closed for good by Close
 	watched    bool          // NotifyC was called since the last advance
 	notifyDone bool          // Close closed notifyC: it stays closed
+	// shut is set by Close before it closes the segment files: reads from
+	// then on fail with ErrClosed.
+	shut atomic.Bool
 
 	// hwmMu guards the persisted hwm bookkeeping.
 	hwmMu        sync.Mutex
@@ -358,6 +361,7 @@ func (l *Log) Close() error {
 	}
 	// Wake every parked reader for good: the log will not advance again,
 	// and a reader must learn that (its next read says the log is gone).
+	l.shut.Store(true)
 	l.notifyMu.Lock()
 	close(l.notifyC)
 	l.notifyDone = true

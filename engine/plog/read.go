@@ -28,7 +28,8 @@ const (
 // maxRecords of them and about maxBytes (always at least one record when one
 // is available). Offsets compaction removed are skipped; so are corrupt
 // ranges, whose offsets are counted in Skipped. Reading below the log start
-// begins at the log start; reading past the log end is ErrOffsetOutOfRange.
+// begins at the log start; reading past the log end is ErrOffsetOutOfRange,
+// and reading a closed log ErrClosed.
 func (l *Log) Read(from int64, maxRecords, maxBytes int) (ReadResult, error) {
 	if maxRecords <= 0 {
 		maxRecords = defaultReadRecords
@@ -40,6 +41,9 @@ func (l *Log) Read(from int64, maxRecords, maxBytes int) (ReadResult, error) {
 	defer l.unpinReads()
 	hwm := l.hwm.Load()
 	res := ReadResult{Next: from, HWM: hwm, LogStart: l.logStart.Load()}
+	if l.shut.Load() {
+		return res, ErrClosed
+	}
 	if from < 0 {
 		return res, fmt.Errorf("%w: offset %d is negative", ErrOffsetOutOfRange, from)
 	}

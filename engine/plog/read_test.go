@@ -2,6 +2,8 @@ package plog
 
 import (
 	"bytes"
+	"context"
+	"errors"
 	"os"
 	"path/filepath"
 	"testing"
@@ -42,5 +44,28 @@ func TestBatchLargerThanReadWindowRecoversWhole(t *testing.T) {
 	if len(r.Records) != 3 || r.Skipped != 0 || string(r.Records[0].Value) != "before" ||
 		!bytes.Equal(r.Records[1].Value, big) || string(r.Records[2].Value) != "after" {
 		t.Fatalf("read %d records, %d skipped", len(r.Records), r.Skipped)
+	}
+}
+
+// A read of a closed log says so (ErrClosed), as an append does, rather
+// than serving what the read cache still holds: a reader woken by Close
+// learns from its next read that the log is gone.
+func TestReadOfClosedLogIsErrClosed(t *testing.T) {
+	l := openLog(t, t.TempDir(), testOptions())
+	if _, _, err := l.Append(context.Background(), []codec.Record{{Value: []byte("v")}}); err != nil {
+		t.Fatal(err)
+	}
+	if res, err := l.Read(0, 10, 1<<20); err != nil || len(res.Records) != 1 {
+		t.Fatalf("read before Close: %d records, %v", len(res.Records), err)
+	}
+	if err := l.Close(); err != nil {
+		t.Fatal(err)
+	}
+	res, err := l.Read(0, 10, 1<<20)
+	if !errors.Is(err, ErrClosed) {
+		t.Fatalf("read after Close: %d records, %v, want ErrClosed", len(res.Records), err)
+	}
+	if len(res.Records) != 0 {
+		t.Fatalf("read after Close returned %d records", len(res.Records))
 	}
 }
