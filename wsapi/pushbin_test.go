@@ -230,7 +230,8 @@ func TestBinaryPushesArriveAsBinaryMessages(t *testing.T) {
 }
 
 // TestSubscribeRefusesUnknownFormat: a format other than json or binary is
-// invalid_request naming it, and the topic the subscribe would have
+// invalid_request naming it, so is value_lens with binary pushes or of
+// another type than a boolean, and the topic the subscribe would have
 // created is not created.
 func TestSubscribeRefusesUnknownFormat(t *testing.T) {
 	ts := startServer(t, DefaultOptions())
@@ -240,6 +241,17 @@ func TestSubscribeRefusesUnknownFormat(t *testing.T) {
 		msg, _ := r["error"].(map[string]any)["message"].(string)
 		if errCode(r) != wire.CodeInvalidRequest || !strings.Contains(msg, "format") {
 			t.Fatalf("format %v: %v, want invalid_request naming the format", f, r)
+		}
+	}
+	for i, req := range []map[string]any{
+		{"format": "binary", "value_lens": true},
+		{"value_lens": "yes"},
+	} {
+		req["op"], req["topic"], req["from"] = "subscribe", "nope", "earliest"
+		r := c.call(5+i, req)
+		msg, _ := r["error"].(map[string]any)["message"].(string)
+		if errCode(r) != wire.CodeInvalidRequest || !strings.Contains(msg, "value_lens") {
+			t.Fatalf("%v: %v, want invalid_request naming value_lens", req, r)
 		}
 	}
 	if r := c.call(9, map[string]any{"op": "subscribe", "topic": "yes", "format": "json"}); errCode(r) != "" {

@@ -24,7 +24,7 @@ func produceAll(t *testing.T, c *rawConn, id int, topic string, recs []map[strin
 func subscribeAll(t *testing.T, addr, topic string, end int64) []any {
 	t.Helper()
 	c := dialRaw(t, addr, "/v1/ws", nil)
-	if r := c.call(1, map[string]any{"op": "subscribe", "topic": topic, "from": "earliest"}); errCode(r) != "" {
+	if r := c.call(1, map[string]any{"op": "subscribe", "topic": topic, "from": "earliest", "value_lens": true}); errCode(r) != "" {
 		t.Fatalf("subscribe: %v", r)
 	}
 	var got []any

@@ -7,6 +7,7 @@ import (
 	"fmt"
 	"net"
 	"reflect"
+	"slices"
 	"testing"
 	"time"
 
@@ -16,13 +17,15 @@ import (
 	"github.com/pulselog/pulse/wsapi/wsclient"
 )
 
-// TestJSONPushValueLens subscribes with a plain websocket client to a
-// topic holding values of every kind (checked JSON, text, bytes that are
-// JSON, bytes that are not, UTF-8 text with escapes, a tombstone, headers)
-// and parses the pushes with encoding/json: value_lens has one entry per
-// record, the length of the record's "value" JSON as sent, 0 without one;
-// and the Go client reads from the same pushes exactly the records
-// encoding/json reads (wsclient.DecodeRecord of each record's JSON).
+// TestJSONPushValueLens subscribes with a plain websocket client, asking
+// for value_lens, to a topic holding values of every kind (checked JSON,
+// text, bytes that are JSON, bytes that are not, UTF-8 text with escapes, a
+// tombstone, headers) and parses the pushes with encoding/json: value_lens
+// has one entry per record, the length of the record's "value" JSON as
+// sent, 0 without one; a subscription that did not ask gets the same
+// records in pushes without the field; and the Go client reads exactly the
+// records encoding/json reads (wsclient.DecodeRecord of each record's
+// JSON).
 func TestJSONPushValueLens(t *testing.T) {
 	ts := startServer(t, DefaultOptions())
 	ctx := testCtx(t)
@@ -53,7 +56,7 @@ func TestJSONPushValueLens(t *testing.T) {
 	const n = 11
 
 	raw := dialRaw(t, ts.addr, "/v1/ws", nil)
-	raw.send(map[string]any{"op": "subscribe", "id": 1, "topic": "lens", "from": "earliest"})
+	raw.send(map[string]any{"op": "subscribe", "id": 1, "topic": "lens", "from": "earliest", "value_lens": true})
 	var records []json.RawMessage
 	for len(records) < n {
 		raw.ws.SetReadDeadline(time.Now().Add(hangGuard))
@@ -65,6 +68,46 @@ func TestJSONPushValueLens(t *testing.T) {
 			t.Fatalf("message %q of type %d", msg, typ)
 		}
 		records = append(records, checkValueLens(t, msg)...)
+	}
+
+	// Not asked for: the push is sub, partition, next and records only.
+	plain := dialRaw(t, ts.addr, "/v1/ws", nil)
+	plain.send(map[string]any{"op": "subscribe", "id": 1, "topic": "lens", "from": "earliest"})
+	var plainRecords []json.RawMessage
+	for len(plainRecords) < n {
+		plain.ws.SetReadDeadline(time.Now().Add(hangGuard))
+		_, msg, err := plain.ws.ReadMessage()
+		if err != nil {
+			t.Fatal(err)
+		}
+		var m map[string]json.RawMessage
+		if err := json.Unmarshal(msg, &m); err != nil {
+			t.Fatalf("message %q: %v", msg, err)
+		}
+		if _, ok := m["records"]; !ok {
+			continue // the reply
+		}
+		keys := make([]string, 0, len(m))
+		for k := range m {
+			keys = append(keys, k)
+		}
+		slices.Sort(keys)
+		if want := []string{"next", "partition", "records", "sub"}; !slices.Equal(keys, want) {
+			t.Fatalf("push without value_lens asked for has fields %v, want %v", keys, want)
+		}
+		var rs []json.RawMessage
+		if err := json.Unmarshal(m["records"], &rs); err != nil {
+			t.Fatal(err)
+		}
+		plainRecords = append(plainRecords, rs...)
+	}
+	if len(plainRecords) != len(records) {
+		t.Fatalf("%d records without value_lens, %d with", len(plainRecords), len(records))
+	}
+	for i := range records {
+		if string(plainRecords[i]) != string(records[i]) {
+			t.Errorf("record %d: %s without value_lens, %s with", i, plainRecords[i], records[i])
+		}
 	}
 
 	sub, err := c.Subscribe(ctx, wsclient.SubscribeOptions{Topic: "lens", Partition: -1, From: "earliest"})

@@ -27,6 +27,7 @@ type subscription struct {
 	consumer string
 	plain    bool // tail endpoint: one frame per record, no envelope
 	binary   bool // "format":"binary": binary pushes (pushbin.go)
+	lens     bool // "value_lens":true: JSON pushes end with value_lens
 
 	ctx    context.Context
 	cancel context.CancelFunc
@@ -53,6 +54,10 @@ func (c *conn) opSubscribe(req *request) {
 		c.reply(req.ID, nil, e)
 		return
 	}
+	if binary && req.ValueLens {
+		c.reply(req.ID, nil, wire.Errorf(wire.CodeInvalidRequest, "value_lens: JSON pushes only, not with format %q", wire.FormatBinary))
+		return
+	}
 	from, err := wire.ParseFrom(req.From)
 	if err != nil {
 		c.reply(req.ID, nil, toError(err))
@@ -68,7 +73,7 @@ func (c *conn) opSubscribe(req *request) {
 		c.reply(req.ID, nil, e)
 		return
 	}
-	s.binary = binary // before any push of s
+	s.binary, s.lens = binary, req.ValueLens // before any push of s
 	f := []byte(`"sub":`)
 	f = strconv.AppendInt(f, s.id, 10)
 	f = append(f, `,"topic":`...)
@@ -454,6 +459,9 @@ func (s *subscription) deliverPush(p int, res *engine.ReadResult, limit int) (in
 	h := wire.AppendJSONPushHead(hb[:0], s.id, p, next, res.Skipped)
 	start := pushHeadRoom - len(h)
 	copy(b[start:], h)
+	if !s.lens {
+		lens = nil
+	}
 	b = wire.AppendJSONPushTail(b[start:], lens)
 	s.c.settle(int64(limit), int64(len(b)))
 	return next, s.c.enqueueReserved(s.ctx, outMsg{b: b, pooled: !cached})

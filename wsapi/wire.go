@@ -34,6 +34,8 @@ type request struct {
 	Sub      int64           `json:"sub,omitempty"`
 	Offset   *int64          `json:"offset,omitempty"`
 	Format   string          `json:"format,omitempty"` // subscribe: "json" or "binary" pushes
+	// ValueLens (subscribe) ends each JSON push with value_lens.
+	ValueLens bool `json:"value_lens,omitempty"`
 
 	// create_topic.
 	Config *wire.TopicConfig `json:"config,omitempty"`

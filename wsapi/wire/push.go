@@ -236,16 +236,18 @@ func DecodePushRecords(h *BinaryPush) ([]engine.Record, error) {
 	return recs, nil
 }
 
-// A JSON push ends with the byte length of each record's value,
+// A JSON push of a subscribe that asked for value_lens ends with the byte
+// length of each record's value,
 //
 //	{"sub":S,"partition":P,"next":N[,"skipped":K],"records":[R1,...,Rn],"value_lens":[L1,...,Ln]}
 //
 // Li the length of the JSON value of record i's "value" field exactly as
 // it appears in Ri (an embedded value or a string with its quotes), 0 when
-// Ri has no "value" field (a tombstone, value_b64). A JSON client ignores
-// the field; the Go client uses it to find the end of an object or array value it does not
-// need to check again (the server checked it when it was produced, or when
-// it wrote the push), and checks the rest of the push as before.
+// Ri has no "value" field (a tombstone, value_b64); other pushes end with
+// the records. The Go client asks for it, to find the end of an object or
+// array value it does not need to check again (the server checked it when
+// it was produced, or when it wrote the push), and checks the rest of the
+// push as before.
 
 // valueLensField opens a JSON push's value_lens.
 const valueLensField = `,"value_lens":[`
@@ -274,10 +276,13 @@ func AppendJSONPushHead(b []byte, sub int64, p int, next, skipped int64) []byte 
 }
 
 // AppendJSONPushTail ends a JSON push after its records: the records'
-// closing bracket, value_lens with one length per record, and the closing
-// brace.
+// closing bracket, value_lens with one length per record (none when lens
+// is nil: the subscribe did not ask for it), and the closing brace.
 func AppendJSONPushTail(b []byte, lens []int32) []byte {
 	b = append(b, ']')
+	if lens == nil {
+		return append(b, '}')
+	}
 	b = append(b, valueLensField...)
 	for i, n := range lens {
 		if i > 0 {

@@ -922,6 +922,11 @@ func (c *Client) Subscribe(ctx context.Context, o SubscribeOptions) (*Subscripti
 	}
 	if o.Binary {
 		req["format"] = wire.FormatBinary
+	} else {
+		// The pushes then say where each value ends (fastPush); a server
+		// older than the field ignores it, and its pushes are checked in
+		// full.
+		req["value_lens"] = true
 	}
 	from, err := wire.ParseFromText(o.From)
 	if err != nil {

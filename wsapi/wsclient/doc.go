@@ -16,8 +16,9 @@
 // wire.TopicConfig, wire.TopicInfo; a refused request returns a
 // *wire.Error). Its fast parsers of the server's acks, pushes and records
 // (client_json.go) read exactly the forms wire's writers produce, with
-// wire's strict JSON reader, and hand anything else to encoding/json. A
-// JSON push's object and array values are found by the lengths its
-// value_lens gives (checked against the push's bytes), not scanned.
+// wire's strict JSON reader, and hand anything else to encoding/json.
+// Subscribe asks for value_lens, so that a JSON push's object and array
+// values are found by the lengths it gives (checked against the push's
+// bytes), not scanned.
 // It imports nothing of the server (package wsapi).
 package wsclient

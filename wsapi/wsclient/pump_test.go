@@ -270,3 +270,44 @@ func TestPendingWaitPollAndCancel(t *testing.T) {
 		t.Fatalf("Poll on a request whose connection ended: done %v, err %v", done, err)
 	}
 }
+
+// TestSubscribeAsksForValueLens: a JSON subscription asks for value_lens
+// (its pushes then say where each value ends), a binary one does not.
+func TestSubscribeAsksForValueLens(t *testing.T) {
+	reqs := make(chan map[string]json.RawMessage, 2)
+	url := serveWS(t, func(ws *websocket.Conn) {
+		for {
+			_, msg, err := ws.ReadMessage()
+			if err != nil {
+				return
+			}
+			var req map[string]json.RawMessage
+			if err := json.Unmarshal(msg, &req); err != nil {
+				return
+			}
+			reqs <- req
+			reply := fmt.Sprintf(`{"id":%s,"sub":%d,"topic":"t","partitions":[{"partition":0,"from":0}]}`, req["id"], len(reqs))
+			if err := ws.WriteMessage(websocket.TextMessage, []byte(reply)); err != nil {
+				return
+			}
+		}
+	})
+	c, err := Dial(context.Background(), url, DialOptions{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer c.Close()
+	for _, binary := range []bool{false, true} {
+		if _, err := c.Subscribe(context.Background(), SubscribeOptions{Topic: "t", Partition: -1, Binary: binary}); err != nil {
+			t.Fatalf("binary %v: %v", binary, err)
+		}
+		req := <-reqs
+		lens, format := string(req["value_lens"]), string(req["format"])
+		switch {
+		case !binary && (lens != "true" || format != ""):
+			t.Errorf("JSON subscribe sent value_lens %q, format %q; want true and none", lens, format)
+		case binary && (lens != "" || format != `"binary"`):
+			t.Errorf("binary subscribe sent value_lens %q, format %q; want none and \"binary\"", lens, format)
+		}
+	}
+}
