@@ -119,6 +119,17 @@ func (c *rawConn) next() map[string]any {
 	return m
 }
 
+// message reads one message as it came, failing the test when none does.
+func (c *rawConn) message() (typ int, b []byte) {
+	c.t.Helper()
+	c.ws.SetReadDeadline(time.Now().Add(hangGuard))
+	typ, b, err := c.ws.ReadMessage()
+	if err != nil {
+		c.t.Fatalf("read: %v", err)
+	}
+	return typ, b
+}
+
 func (c *rawConn) read() (map[string]any, error) {
 	c.ws.SetReadDeadline(time.Now().Add(hangGuard))
 	_, b, err := c.ws.ReadMessage()

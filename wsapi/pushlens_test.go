@@ -59,11 +59,7 @@ func TestJSONPushValueLens(t *testing.T) {
 	raw.send(map[string]any{"op": "subscribe", "id": 1, "topic": "lens", "from": "earliest", "value_lens": true})
 	var records []json.RawMessage
 	for len(records) < n {
-		raw.ws.SetReadDeadline(time.Now().Add(hangGuard))
-		typ, msg, err := raw.ws.ReadMessage()
-		if err != nil {
-			t.Fatal(err)
-		}
+		typ, msg := raw.message()
 		if typ != websocket.TextMessage {
 			t.Fatalf("message %q of type %d", msg, typ)
 		}
@@ -75,11 +71,7 @@ func TestJSONPushValueLens(t *testing.T) {
 	plain.send(map[string]any{"op": "subscribe", "id": 1, "topic": "lens", "from": "earliest"})
 	var plainRecords []json.RawMessage
 	for len(plainRecords) < n {
-		plain.ws.SetReadDeadline(time.Now().Add(hangGuard))
-		_, msg, err := plain.ws.ReadMessage()
-		if err != nil {
-			t.Fatal(err)
-		}
+		_, msg := plain.message()
 		var m map[string]json.RawMessage
 		if err := json.Unmarshal(msg, &m); err != nil {
 			t.Fatalf("message %q: %v", msg, err)
