@@ -13,6 +13,7 @@ import (
 	"github.com/pulselog/pulse/engine/crashlab"
 	"github.com/pulselog/pulse/engine/recovery"
 	"github.com/pulselog/pulse/engine/segment"
+	"github.com/pulselog/pulse/internal/damage"
 )
 
 // TestFramesAgreeWithRecovery: a batch whose header and CRC are fine but
@@ -159,7 +160,7 @@ func TestHexViewZstdBatch(t *testing.T) {
 
 func TestHexViewCorruptBatch(t *testing.T) {
 	data, log, pos := handWrittenDataDir(t, 3)
-	flipByte(t, log, pos[1]+codec.HeaderLen+30) // inside batch 1's records (codec none)
+	damage.FlipByte(t, log, pos[1]+codec.HeaderLen+30) // inside batch 1's records (codec none)
 	tm := openFrames(t, data, "BAD", "2 frames from byte "+humanCount(pos[1]))
 	tm.Send(enter)
 	waitFor(t, tm, "HEADER (52 bytes", "✗ computed 0x", "^^ ^^ ^^ ^^", "RECORDS (none")

@@ -12,6 +12,7 @@ import (
 	"github.com/pulselog/pulse/engine/crashlab"
 	"github.com/pulselog/pulse/engine/recovery"
 	"github.com/pulselog/pulse/engine/segment"
+	"github.com/pulselog/pulse/internal/damage"
 )
 
 // crashDataDir writes batches batches of 10 order records to orders p0
@@ -76,18 +77,6 @@ func batchesOf(t *testing.T, part string) (string, []crashlab.BatchSpan) {
 	return filepath.Join(part, segment.LogFile(segs[0].Base)), segs[0].Batches
 }
 
-func flipByte(t *testing.T, path string, pos int64) {
-	t.Helper()
-	b, err := os.ReadFile(path)
-	if err != nil {
-		t.Fatal(err)
-	}
-	b[pos] ^= 0x20
-	if err := os.WriteFile(path, b, 0o644); err != nil {
-		t.Fatal(err)
-	}
-}
-
 // openRecovery starts the UI on src and types ":recovery orders 0".
 func openRecovery(t *testing.T, src Source, wants ...string) *teatest.TestModel {
 	t.Helper()
@@ -142,7 +131,7 @@ func TestRecoveryScreenMidFileCorruption(t *testing.T) {
 	if err := os.Remove(filepath.Join(part, recovery.SnapshotFile)); err != nil {
 		t.Fatal(err)
 	}
-	flipByte(t, log, bs[0].Pos+60)
+	damage.FlipByte(t, log, bs[0].Pos+60)
 	e := reopen(t, data, false)
 	tm := openRecovery(t, e, "[DEGRADED]", "DEGRADED: 10 offsets in corrupt ranges, 0 records skipped by reads so far")
 	m := finish(t, tm)

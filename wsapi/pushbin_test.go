@@ -18,6 +18,7 @@ import (
 	"github.com/pulselog/pulse/engine"
 	"github.com/pulselog/pulse/engine/crashlab"
 	"github.com/pulselog/pulse/engine/recovery"
+	"github.com/pulselog/pulse/internal/damage"
 	"github.com/pulselog/pulse/wsapi/wire"
 	"github.com/pulselog/pulse/wsapi/wsclient"
 )
@@ -80,18 +81,6 @@ func comparable(recs []wsclient.Record) []wsclient.Record {
 	return out
 }
 
-func flipFileByte(t *testing.T, path string, pos int64) {
-	t.Helper()
-	b, err := os.ReadFile(path)
-	if err != nil {
-		t.Fatal(err)
-	}
-	b[pos] ^= 0x20
-	if err := os.WriteFile(path, b, 0o644); err != nil {
-		t.Fatal(err)
-	}
-}
-
 // TestBinaryAndJSONPushesCarryTheSameRecords: records of every kind
 // (produced as JSON text and JSON values, base64 bytes, binary frames;
 // keys and none, tombstones, empty values, headers with text and byte
@@ -147,7 +136,7 @@ func TestBinaryAndJSONPushesCarryTheSameRecords(t *testing.T) {
 		t.Fatalf("layout: %v, %+v", err, segs)
 	}
 	bad := segs[0].Batches[3]
-	flipFileByte(t, filepath.Join(part, fmt.Sprintf("%020d.log", segs[0].Base)), bad.Pos+bad.Size-5)
+	damage.FlipByte(t, filepath.Join(part, fmt.Sprintf("%020d.log", segs[0].Base)), bad.Pos+bad.Size-5)
 	if err := os.Remove(filepath.Join(part, recovery.SnapshotFile)); err != nil && !errors.Is(err, os.ErrNotExist) {
 		t.Fatal(err)
 	}

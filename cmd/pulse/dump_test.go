@@ -11,6 +11,7 @@ import (
 
 	"github.com/pulselog/pulse/engine/codec"
 	"github.com/pulselog/pulse/engine/recovery"
+	"github.com/pulselog/pulse/internal/damage"
 )
 
 // runPulse runs the pulse command line in-process with args and returns
@@ -61,18 +62,6 @@ func writeSegmentFile(t *testing.T, dir string, base int64, batches, n int, c co
 	return path, starts
 }
 
-func flipByte(t *testing.T, path string, pos int64) {
-	t.Helper()
-	b, err := os.ReadFile(path)
-	if err != nil {
-		t.Fatal(err)
-	}
-	b[pos] ^= 0x20
-	if err := os.WriteFile(path, b, 0o644); err != nil {
-		t.Fatal(err)
-	}
-}
-
 func TestDumpText(t *testing.T) {
 	path, starts := writeSegmentFile(t, t.TempDir(), 40, 3, 2, codec.CodecZstd)
 	out, _, err := runPulse(t, "dump", path, "--records")
@@ -97,7 +86,7 @@ func TestDumpText(t *testing.T) {
 
 func TestDumpDamaged(t *testing.T) {
 	path, starts := writeSegmentFile(t, t.TempDir(), 0, 4, 3, codec.CodecNone)
-	flipByte(t, path, starts[1]+codec.HeaderLen+7) // a record byte of batch 1
+	damage.FlipByte(t, path, starts[1]+codec.HeaderLen+7) // a record byte of batch 1
 	out, _, err := runPulse(t, "dump", path)
 	if err != nil {
 		t.Fatal(err)

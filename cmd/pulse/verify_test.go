@@ -9,6 +9,7 @@ import (
 	"testing"
 
 	"github.com/pulselog/pulse/engine/codec"
+	"github.com/pulselog/pulse/internal/damage"
 )
 
 // makeDataDir writes a data dir with two topics: orders (p0: two segments,
@@ -46,7 +47,7 @@ func TestVerifyClean(t *testing.T) {
 
 func TestVerifyFindsDamage(t *testing.T) {
 	data, first, starts := makeDataDir(t)
-	flipByte(t, first, starts[2]+20) // batch 2's first timestamp: CRC mismatch
+	damage.FlipByte(t, first, starts[2]+20) // batch 2's first timestamp: CRC mismatch
 	// A torn tail on the active segment of orders/p1.
 	p1 := filepath.Join(data, "topics", "orders", "p00001", fmt.Sprintf("%020d.log", 0))
 	b, _ := os.ReadFile(p1)
