@@ -4,13 +4,11 @@ import (
 	"bytes"
 	"encoding/json"
 	"fmt"
-	"net/http"
-	"net/http/httptest"
-	"strings"
 	"testing"
 	"time"
 
 	"github.com/gorilla/websocket"
+	"github.com/pulselog/pulse/wsapi/internal/wiretest"
 	"github.com/pulselog/pulse/wsapi/wire"
 )
 
@@ -21,13 +19,7 @@ import (
 func TestTextFramesReadByTheLibrary(t *testing.T) {
 	sizes := []int{0, 1, 125, 126, 127, 65535, 65536, 100000}
 	payload := func(n int) []byte { return bytes.Repeat([]byte{'x'}, n) }
-	up := websocket.Upgrader{}
-	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
-		ws, err := up.Upgrade(w, r, nil)
-		if err != nil {
-			return
-		}
-		defer ws.Close()
+	url := wiretest.ServeWS(t, func(ws *websocket.Conn) {
 		var frames []byte
 		for _, n := range sizes {
 			frames = append(appendTextFrame(frames, n), payload(n)...)
@@ -36,9 +28,8 @@ func TestTextFramesReadByTheLibrary(t *testing.T) {
 			t.Error(err)
 		}
 		ws.ReadMessage() // until the client goes
-	}))
-	defer srv.Close()
-	ws, _, err := websocket.DefaultDialer.Dial("ws"+strings.TrimPrefix(srv.URL, "http"), nil)
+	})
+	ws, _, err := websocket.DefaultDialer.Dial(url, nil)
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -11,6 +11,8 @@ import (
 	"time"
 
 	"github.com/gorilla/websocket"
+
+	"github.com/pulselog/pulse/wsapi/internal/wiretest"
 )
 
 // TestFramesReadByTheLibrary sends frames of every length class of the
@@ -19,7 +21,7 @@ import (
 // gorilla/websocket and answers each with its type, length and CRC: every
 // frame must arrive whole, in order, and unchanged.
 func TestFramesReadByTheLibrary(t *testing.T) {
-	url := serveWS(t, func(ws *websocket.Conn) {
+	url := wiretest.ServeWS(t, func(ws *websocket.Conn) {
 		ws.SetReadLimit(1 << 20)
 		for {
 			typ, msg, err := ws.ReadMessage()

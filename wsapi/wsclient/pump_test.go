@@ -5,14 +5,12 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
-	"net/http"
-	"net/http/httptest"
-	"strings"
 	"sync"
 	"testing"
 	"time"
 
 	"github.com/gorilla/websocket"
+	"github.com/pulselog/pulse/wsapi/internal/wiretest"
 	"github.com/pulselog/pulse/wsapi/wire"
 )
 
@@ -32,7 +30,7 @@ type ackServer struct {
 
 func newAckServer(t *testing.T, stopAfter int) *ackServer {
 	s := &ackServer{closed: make(chan struct{}), stopAfter: stopAfter}
-	s.url = serveWS(t, func(ws *websocket.Conn) {
+	s.url = wiretest.ServeWS(t, func(ws *websocket.Conn) {
 		for n := 0; ; n++ {
 			_, msg, err := ws.ReadMessage()
 			if err != nil {
@@ -63,24 +61,6 @@ func newAckServer(t *testing.T, stopAfter int) *ackServer {
 		}
 	})
 	return s
-}
-
-// serveWS serves each websocket connection made to it with handle (the
-// connection is closed when handle returns) until the test ends, and
-// returns the URL a Client dials.
-func serveWS(t *testing.T, handle func(ws *websocket.Conn)) string {
-	t.Helper()
-	up := websocket.Upgrader{}
-	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
-		ws, err := up.Upgrade(w, r, nil)
-		if err != nil {
-			return
-		}
-		defer ws.Close()
-		handle(ws)
-	}))
-	t.Cleanup(srv.Close)
-	return "ws" + strings.TrimPrefix(srv.URL, "http") + "/"
 }
 
 func (s *ackServer) dial(t *testing.T) *Client {
@@ -215,7 +195,7 @@ func TestLostConnectionEndsEveryPending(t *testing.T) {
 // it; and a request whose connection ends gets the connection's error.
 func TestPendingWaitPollAndCancel(t *testing.T) {
 	release := make(chan struct{})
-	url := serveWS(t, func(ws *websocket.Conn) {
+	url := wiretest.ServeWS(t, func(ws *websocket.Conn) {
 		for {
 			_, msg, err := ws.ReadMessage()
 			if err != nil {
@@ -275,7 +255,7 @@ func TestPendingWaitPollAndCancel(t *testing.T) {
 // (its pushes then say where each value ends), a binary one does not.
 func TestSubscribeAsksForValueLens(t *testing.T) {
 	reqs := make(chan map[string]json.RawMessage, 2)
-	url := serveWS(t, func(ws *websocket.Conn) {
+	url := wiretest.ServeWS(t, func(ws *websocket.Conn) {
 		for {
 			_, msg, err := ws.ReadMessage()
 			if err != nil {
