@@ -74,16 +74,22 @@ func TestKafkaBench(t *testing.T) {
 	if err := runKafkaBench(context.Background(), t.TempDir(), 2<<20, res); err != nil {
 		t.Fatal(err)
 	}
-	for _, k := range []string{
+	requirePositive(t, res,
 		"kafka_produce_acks1_mbps", "kafka_produce_acks1_rps", "kafka_produce_acks1_vs_append",
 		"kafka_produce_acksall_mbps", "kafka_produce_acksall_rps", "kafka_produce_acksall_vs_append",
-		"kafka_consume_mbps", "kafka_consume_vs_read", "kafka_e2e_p50_us", "kafka_e2e_p99_us",
-	} {
+		"kafka_consume_mbps", "kafka_consume_vs_read", "kafka_e2e_p50_us", "kafka_e2e_p99_us")
+	t.Log(res)
+}
+
+// requirePositive fails t for each of keys that res lacks or holds as
+// anything but a positive finite number.
+func requirePositive(t *testing.T, res benchResult, keys ...string) {
+	t.Helper()
+	for _, k := range keys {
 		v, ok := res[k]
 		if !ok || !(v > 0) || math.IsInf(v, 0) {
-			t.Errorf("%s = %v (present: %v), want a positive finite number", k, v, ok)
+			t.Errorf("%s = %v (present %v), want a positive finite number", k, v, ok)
 		}
-		t.Logf("%s %.2f", k, v)
 	}
 }
 
@@ -100,13 +106,8 @@ func TestEveryWriteBench(t *testing.T) {
 		t.Fatal(err)
 	}
 	t.Log(res)
-	for _, k := range []string{"append_every_write_1p_rps", "append_every_write_64p_rps", "ack_p50_us", "ack_p99_us",
-		"every_write_1p_fsync_p50_us", "every_write_64p_fsync_p50_us", "every_write_64p_records_per_fsync"} {
-		v, ok := res[k]
-		if !ok || !(v > 0) || math.IsInf(v, 0) {
-			t.Errorf("%s = %v (present %v), want a positive finite number", k, v, ok)
-		}
-	}
+	requirePositive(t, res, "append_every_write_1p_rps", "append_every_write_64p_rps", "ack_p50_us", "ack_p99_us",
+		"every_write_1p_fsync_p50_us", "every_write_64p_fsync_p50_us", "every_write_64p_records_per_fsync")
 	if r := res["every_write_64p_records_per_fsync"]; r > 64 {
 		t.Errorf("every_write_64p_records_per_fsync = %.2f: more than the 64 records in flight", r)
 	}
@@ -124,13 +125,8 @@ func TestCompactionBench(t *testing.T) {
 		t.Fatal(err)
 	}
 	t.Log(res)
-	for _, k := range []string{"compaction_peak_mib", "compaction_heap_idle_mib", "compaction_partition_mb", "compaction_keys_seen",
-		"compaction_mbps", "compaction_repeating_peak_mib", "compaction_reclaimed_ratio"} {
-		v, ok := res[k]
-		if !ok || !(v > 0) || math.IsInf(v, 0) {
-			t.Errorf("%s = %v (present %v), want a positive finite number", k, v, ok)
-		}
-	}
+	requirePositive(t, res, "compaction_peak_mib", "compaction_heap_idle_mib", "compaction_partition_mb", "compaction_keys_seen",
+		"compaction_mbps", "compaction_repeating_peak_mib", "compaction_reclaimed_ratio")
 	if r := res["compaction_reclaimed_ratio"]; r >= 1 {
 		t.Errorf("compaction_reclaimed_ratio = %v: the pass dropped everything", r)
 	}
