@@ -1,11 +1,9 @@
 package plog
 
 import (
-	"errors"
 	"fmt"
 
 	"github.com/pulselog/pulse/engine/codec"
-	"github.com/pulselog/pulse/engine/segment"
 )
 
 // ProducerBatch is a visible batch stamped with an idempotent producer
@@ -48,8 +46,8 @@ func (l *Log) ProducerBatches(fn func(ProducerBatch)) error {
 			}
 			return true
 		})
-		if errors.Is(err, segment.ErrClosed) {
-			return fmt.Errorf("partition %s: producer batches: %w: %w", l.dir, ErrClosed, err)
+		if cerr := closedErr(err); cerr != nil {
+			err = cerr
 		}
 		if err != nil {
 			return fmt.Errorf("partition %s: producer batches: %w", l.dir, err)

@@ -1,6 +1,7 @@
 package plog
 
 import (
+	"errors"
 	"fmt"
 	"sort"
 	"unsafe"
@@ -87,6 +88,9 @@ func (l *Log) Read(from int64, maxRecords, maxBytes int) (ReadResult, error) {
 					break
 				}
 				if !fr.OK() {
+					if err := closedErr(fr.Err); err != nil {
+						return res, fmt.Errorf("partition %s: read: %w", l.dir, err)
+					}
 					r, cerr := l.corruptAt(st, pos, from, limit, nextBase, frameError(st, &fr))
 					if cerr != nil {
 						return res, cerr
@@ -308,4 +312,14 @@ func scanHeaders(seg segmentReader, from, limit int64, fn func(pos int64, h code
 			return nil
 		}
 	}
+}
+
+// closedErr is ErrClosed, wrapping err, when err comes from a segment file
+// closed under a read or scan (the log closing meanwhile): that is no
+// damage of the file, and nil is returned for every other err.
+func closedErr(err error) error {
+	if errors.Is(err, segment.ErrClosed) {
+		return fmt.Errorf("%w: %w", ErrClosed, err)
+	}
+	return nil
 }

@@ -69,3 +69,30 @@ func TestReadOfClosedLogIsErrClosed(t *testing.T) {
 		t.Fatalf("read after Close returned %d records", len(res.Records))
 	}
 }
+
+// A segment file closed under a read (the log closing meanwhile) is not
+// damage: the read fails with ErrClosed, and nothing is reported corrupt
+// or skipped.
+func TestReadOfClosedSegmentIsNotCorruption(t *testing.T) {
+	dir := t.TempDir()
+	l := openLog(t, dir, testOptions())
+	if _, _, err := l.Append(context.Background(), []codec.Record{{Value: []byte("v")}}); err != nil {
+		t.Fatal(err)
+	}
+	if err := l.Close(); err != nil {
+		t.Fatal(err)
+	}
+	l = openLog(t, dir, testOptions()) // nothing cached
+	defer l.Close()
+	l.segMu.RLock()
+	st := l.segs[0]
+	l.segMu.RUnlock()
+	st.seg.Close() // as Close does to a read still under way
+	res, err := l.Read(0, 10, 1<<20)
+	if !errors.Is(err, ErrClosed) {
+		t.Fatalf("read of a closed segment: %d records, skipped %d, %v; want ErrClosed", len(res.Records), res.Skipped, err)
+	}
+	if res.Skipped != 0 || l.degraded.Load() {
+		t.Fatalf("a closed segment was taken for damage: skipped %d, degraded %v", res.Skipped, l.degraded.Load())
+	}
+}
