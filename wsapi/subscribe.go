@@ -460,7 +460,7 @@ func (s *subscription) deliverPush(p int, res *engine.ReadResult, limit int) (in
 	start := pushHeadRoom - len(h)
 	copy(b[start:], h)
 	if !s.lens {
-		lens = nil
+		lens = nil // kept for the cache only
 	}
 	b = wire.AppendJSONPushTail(b[start:], lens)
 	s.c.settle(int64(limit), int64(len(b)))
@@ -476,7 +476,8 @@ func (s *subscription) deliverPush(p int, res *engine.ReadResult, limit int) (in
 // value_lens (wire.AppendJSONPushTail), straight into the buffer and, when
 // other subscriptions deliver the partition too, the run is cached for
 // them. It returns the buffer, the records in it, their value lengths
-// (JSON pushes only), and whether the pushCache now holds the buffer (it
+// (JSON pushes only, and only when s asked for value_lens or the run is
+// shared), and whether the pushCache now holds the buffer (it
 // must then not be recycled).
 func (s *subscription) pushRecords(p int, recs []engine.Record, binary bool, headRoom, est, limit int, enc func(b []byte, r *engine.Record, later bool) ([]byte, int)) ([]byte, int, []int32, bool) {
 	pc := s.c.srv.pushes
@@ -484,8 +485,11 @@ func (s *subscription) pushRecords(p int, recs []engine.Record, binary bool, hea
 	b := getPushBuf(est)[:headRoom]
 	n := 0         // records in the push
 	var ends []int // record ends, for the cache
+	// value_lens, for a JSON push that ends with it or a run the cache
+	// keeps for subscriptions that may.
+	keepLens := !binary && (s.lens || shared)
 	var lens []int32
-	if !binary {
+	if keepLens {
 		lens = make([]int32, 0, len(recs))
 	}
 	if k > 0 {
@@ -494,7 +498,7 @@ func (s *subscription) pushRecords(p int, recs []engine.Record, binary bool, hea
 			n++
 		}
 		b = append(b, cached.data[:cached.ends[n-1]]...)
-		if !binary {
+		if keepLens {
 			lens = append(lens, cached.lens[:n]...)
 		}
 	}
@@ -512,7 +516,7 @@ func (s *subscription) pushRecords(p int, recs []engine.Record, binary bool, hea
 			}
 			var vlen int
 			b, vlen = enc(b, &recs[n], n > 0)
-			if !binary {
+			if keepLens {
 				lens = append(lens, int32(vlen))
 			}
 			if shared {
