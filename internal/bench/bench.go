@@ -75,6 +75,8 @@ func Run(ctx context.Context, cfg Config, out, progress io.Writer) error {
 		dir = d
 	} else if ents, err := os.ReadDir(dir); err == nil && len(ents) > 0 {
 		return fmt.Errorf("bench: --dir %s is not empty", dir)
+	} else if err := os.MkdirAll(dir, 0o755); err != nil {
+		return fmt.Errorf("bench: --dir: %w", err)
 	}
 	wsSteps, err := parseWSSteps(cfg.WSSteps)
 	if err != nil {

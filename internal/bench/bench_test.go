@@ -38,6 +38,25 @@ func TestRunRefusesNonEmptyDir(t *testing.T) {
 	}
 }
 
+// TestRunCreatesAbsentDir: a --dir that does not exist yet is created and
+// benchmarked in, as the flag's help says.
+func TestRunCreatesAbsentDir(t *testing.T) {
+	dir := filepath.Join(t.TempDir(), "absent", "bench")
+	cfg := DefaultConfig()
+	cfg.Dir = dir
+	cfg.MB, cfg.RecoveryMB, cfg.Seconds, cfg.NoExtras = 1, 0, 0.05, true
+	var out strings.Builder
+	if err := Run(context.Background(), cfg, &out, io.Discard); err != nil {
+		t.Fatalf("Run in an absent dir: %v", err)
+	}
+	if !strings.Contains(out.String(), "append_interval_mbps") {
+		t.Errorf("no append_interval_mbps figure in:\n%s", out.String())
+	}
+	if fi, err := os.Stat(dir); err != nil || !fi.IsDir() {
+		t.Errorf("the dir after the run: %v, %v", fi, err)
+	}
+}
+
 // TestRunRefusesBadConfig: an unknown websocket step, or a websocket
 // address without a way to dial it, is an error naming it before any step
 // runs.
