@@ -251,15 +251,17 @@ func (s *wsSteps) produce100(step, name string, recs []wire.RecordIn, bin []engi
 }
 
 // consume reads the batch step's topic back from earliest over one
-// connection, with JSON pushes, then again with binary pushes (without the
-// batch step, it first writes the records in binary frames, unmeasured).
+// connection, with JSON pushes, then again with binary pushes. Without the
+// batch step it first writes the same records the same way (JSON batches
+// of 100, unmeasured), so that the server reads values it checked as JSON
+// when they were produced, as in a full run.
 func (s *wsSteps) consume() error {
 	if s.written == "" {
 		topic, err := s.newTopic("consume", "interval")
 		if err != nil {
 			return err
 		}
-		if _, err := wsProduceRun(s.ctx, s.dial, []string{topic}, wsBenchConns, nil, s.bin, 100, wsBenchWindow); err != nil {
+		if _, err := wsProduceRun(s.ctx, s.dial, []string{topic}, wsBenchConns, s.recs, nil, 100, wsBenchWindow); err != nil {
 			return err
 		}
 		s.written = topic
