@@ -224,7 +224,7 @@ func TestFilterTail(t *testing.T) {
 	tm.Type("cust-3")
 	tm.Send(enter)
 	// enter searches the whole log: 6 matches in p0, 3 in p1.
-	waitFor(t, tm, "/cust-3: 9 match", "whole log: 9 matches in 65 offsets")
+	waitFor(t, tm, "/cust-3: 9 shown", "whole log: 9 matches in 65 offsets")
 	m := finish(t, tm)
 	golden(t, m)
 	ts := m.Top().(*tailScreen)

@@ -146,7 +146,7 @@ func (s *tailScreen) statusLine() string {
 	if s.filterErr != nil {
 		add(0, st.Bad.Render(s.filterErr.Error()))
 	} else if s.filter != "" {
-		add(0, fmt.Sprintf("/%s: %s match", s.filter, humanCount(int64(len(s.shown)))))
+		add(0, fmt.Sprintf("/%s: %s shown", s.filter, humanCount(int64(len(s.shown)))))
 	}
 	if ss := s.searchStatus(); ss != "" {
 		add(0, ss)
