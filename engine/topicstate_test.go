@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"strings"
 	"sync"
 	"testing"
 )
@@ -253,5 +254,57 @@ func TestCloseDuringCreatesAndDeletes(t *testing.T) {
 		if len(ti.Partitions) != 16 {
 			t.Errorf("topic %s reopened with %d partitions, want 16", ti.Name, len(ti.Partitions))
 		}
+	}
+}
+
+// Every call on a partition whose log is closed while its topic stays
+// (idempotent and plain produce, read, producer scan) fails with ErrClosed
+// naming the topic and partition: the engine maps the log's own ErrClosed,
+// whichever call meets it.
+func TestCallsOnAClosedPartitionLogAreErrClosed(t *testing.T) {
+	e := openEngine(t, t.TempDir())
+	defer e.Close()
+	if err := e.CreateTopic("orders", TopicConfig{Partitions: 1, Codec: "none"}); err != nil {
+		t.Fatal(err)
+	}
+	recs := []Record{{Value: []byte(`{"n":1}`)}}
+	stamp := ProducerStamp{ID: 7, Epoch: 0, BaseSequence: 0}
+	if _, err := e.ProduceIdempotent(context.Background(), "orders", 0, recs, stamp); err != nil {
+		t.Fatal(err)
+	}
+	tp, l, err := e.topicPartition("orders", 0)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := l.Close(); err != nil {
+		t.Fatal(err)
+	}
+	calls := map[string]func() error{
+		"ProduceIdempotent": func() error {
+			_, err := e.ProduceIdempotent(context.Background(), "orders", 0, recs, ProducerStamp{ID: 7, BaseSequence: 1})
+			return err
+		},
+		"Produce": func() error {
+			_, err := e.Produce(context.Background(), "orders", 0, recs)
+			return err
+		},
+		"Read": func() error {
+			_, err := e.Read("orders", 0, 0, 10, 1<<20)
+			return err
+		},
+		"ProducerBatches": func() error { return e.ProducerBatches("orders", 0, func(ProducerBatch) {}) },
+	}
+	for name, call := range calls {
+		err := call()
+		if !errors.Is(err, ErrClosed) {
+			t.Errorf("%s on a closed partition log: %v, want ErrClosed", name, err)
+			continue
+		}
+		if !strings.Contains(err.Error(), "topic orders partition 0") {
+			t.Errorf("%s: %q does not name the topic and partition", name, err)
+		}
+	}
+	if tp.state == topicDeleting {
+		t.Fatal("the topic was marked deleted: the calls above took the delete path")
 	}
 }
