@@ -164,3 +164,24 @@ func TestNotPulse(t *testing.T) {
 		t.Errorf("Dump of a directory: %v", err)
 	}
 }
+
+// The verify progress bar counts bytes in the unit that fits them: a small
+// store is not "0.0 MiB / 0.0 MiB".
+func TestProgressBarUnits(t *testing.T) {
+	var out strings.Builder
+	b := newProgressBar(&out, 22499)
+	b.set(11250)
+	b.set(22499)
+	draws := strings.Split(out.String(), "\r")[1:]
+	if len(draws) != 2 || !strings.HasSuffix(draws[0], " 50%   11.0 KiB / 22.0 KiB") || !strings.HasSuffix(draws[1], "100%   22.0 KiB / 22.0 KiB") {
+		t.Errorf("progress bar: %q", out.String())
+	}
+	// A redraw in a shorter unit is as long as the one before it.
+	out.Reset()
+	b = newProgressBar(&out, 2<<20)
+	b.set(1023 << 10)
+	b.set(2 << 20)
+	if draws := strings.Split(out.String(), "\r")[1:]; len(draws) != 2 || len(draws[0]) != len(draws[1]) {
+		t.Errorf("redraws of different lengths: %q", out.String())
+	}
+}

@@ -15,6 +15,7 @@ import (
 	"github.com/pulselog/pulse/engine/recovery"
 	"github.com/pulselog/pulse/engine/segment"
 	"github.com/pulselog/pulse/internal/layout"
+	"github.com/pulselog/pulse/internal/units"
 	"github.com/pulselog/pulse/meta"
 )
 
@@ -123,8 +124,9 @@ func Verify(w, progress io.Writer, root string, asJSON bool) error {
 	return nil
 }
 
-// progressBar draws "verifying [#####     ] 52% 10.0 MiB / 19.2 MiB" on one
-// line, redrawn at most once per percent.
+// progressBar draws "verifying [#####     ] 52%   10.0 MiB / 19.2 MiB" (the
+// bytes in units.FormatBytes's unit) on one line, redrawn at most once per
+// percent.
 type progressBar struct {
 	w     io.Writer // nil: no output
 	total int64
@@ -151,8 +153,10 @@ func (b *progressBar) set(done int64) {
 	b.last = pct
 	const width = 30
 	fill := pct * width / 100
-	fmt.Fprintf(b.w, "\rverifying [%s%s] %3d%% %s / %s", strings.Repeat("#", fill), strings.Repeat(" ", width-fill),
-		pct, mib(b.done), mib(b.total))
+	// The bytes done are padded to the widest FormatBytes gives ("1023.9
+	// KiB"), so that a redraw in a shorter unit covers the one before.
+	fmt.Fprintf(b.w, "\rverifying [%s%s] %3d%% %10s / %s", strings.Repeat("#", fill), strings.Repeat(" ", width-fill),
+		pct, units.FormatBytes(b.done), units.FormatBytes(b.total))
 }
 
 func (b *progressBar) finish() {
@@ -162,8 +166,6 @@ func (b *progressBar) finish() {
 	b.set(b.total)
 	fmt.Fprintln(b.w)
 }
-
-func mib(n int64) string { return fmt.Sprintf("%.1f MiB", float64(n)/(1<<20)) }
 
 // partitionDir is one partition directory found under a root.
 type partitionDir struct {
