@@ -3,6 +3,7 @@ package engine
 import (
 	"errors"
 
+	"github.com/pulselog/pulse/engine/plog"
 	"github.com/pulselog/pulse/meta"
 )
 
@@ -30,7 +31,13 @@ var (
 	ErrConsumerActive = errors.New("consumer has live members")
 
 	// Produce and read.
-	ErrRecordTooLarge   = errors.New("record too large")
+	ErrRecordTooLarge = errors.New("record too large")
+	// ErrLogFailed: the partition's write, fsync or verification failed (a
+	// full disk, an I/O error). Nothing of the failed produce is stored: the
+	// partition returns to its last acknowledged record, and the next
+	// produce is tried again, so a produce repeated once space is freed
+	// succeeds.
+	ErrLogFailed        = plog.ErrFailed
 	ErrOffsetOutOfRange = errors.New("offset out of range")
 
 	// Reading segment files (SegmentFrames, SegmentBatch).

@@ -68,13 +68,18 @@ func (s *Server) producePartition(topic string, partition int32, records []byte,
 	for i, b := range batches {
 		var base, ts int64
 		var code int16
+		var err error
 		if b.ProducerID >= 0 && b.BaseSequence >= 0 {
-			base, ts, code = s.appendIdempotent(topic, partition, b)
+			base, ts, code, err = s.appendIdempotent(topic, partition, b)
 		} else {
-			base, ts, code = s.appendRecords(topic, partition, b.Records)
+			base, ts, code, err = s.appendRecords(topic, partition, b.Records)
 		}
 		if code != 0 {
 			rp.ErrorCode = code
+			if err != nil {
+				msg := err.Error()
+				rp.ErrorMessage = &msg
+			}
 			return
 		}
 		if i == 0 {
@@ -84,15 +89,15 @@ func (s *Server) producePartition(topic string, partition int32, records []byte,
 }
 
 // appendRecords appends recs to one partition and returns the first offset
-// and the commit time.
-func (s *Server) appendRecords(topic string, partition int32, recs []engine.Record) (int64, int64, int16) {
+// and the commit time, or the Kafka error code and the engine's error.
+func (s *Server) appendRecords(topic string, partition int32, recs []engine.Record) (int64, int64, int16, error) {
 	// Not the server's context: once accepted, a produce runs to its ack,
 	// and the records' bytes stay valid until it returns.
 	acks, err := s.records.Produce(context.Background(), topic, int(partition), recs)
 	if err != nil {
-		return 0, 0, s.produceErrorCode(topic, partition, err)
+		return 0, 0, s.produceErrorCode(topic, partition, err), err
 	}
-	return acks[0].Offset, acks[0].Timestamp, 0
+	return acks[0].Offset, acks[0].Timestamp, 0, nil
 }
 
 // produceErrorCode maps a failed append to its Kafka error, logging the
@@ -124,6 +129,8 @@ func engineErrorCode(err error) int16 {
 		return errInvalidConfig
 	case errors.Is(err, engine.ErrTooManyTopics):
 		return errPolicyViolation
+	case errors.Is(err, engine.ErrLogFailed):
+		return errKafkaStorageError
 	}
 	return errUnknownServerError
 }
@@ -298,13 +305,15 @@ func (p *producers) forgetTopic(topic string) {
 }
 
 // appendIdempotent appends an idempotent batch unless it is a retry of one
-// of the producer's last five batches, which gets the original offsets.
-func (s *Server) appendIdempotent(topic string, partition int32, b producedBatch) (int64, int64, int16) {
+// of the producer's last five batches, which gets the original offsets. A
+// refusal is a Kafka error code, with the engine's error when the append
+// itself failed.
+func (s *Server) appendIdempotent(topic string, partition int32, b producedBatch) (int64, int64, int16, error) {
 	if b.ProducerID <= 0 || b.ProducerID > math.MaxUint32 {
-		return 0, 0, errUnknownProducerID // not an id Pulse hands out
+		return 0, 0, errUnknownProducerID, nil // not an id Pulse hands out
 	}
 	if b.Epoch < 0 {
-		return 0, 0, errInvalidProducerEpoch
+		return 0, 0, errInvalidProducerEpoch, nil
 	}
 	st := s.producerState(pidKey{topic, partition, b.ProducerID})
 	st.mu.Lock()
@@ -312,23 +321,23 @@ func (s *Server) appendIdempotent(topic string, partition int32, b producedBatch
 	count := int32(len(b.Records))
 	switch {
 	case st.known && b.Epoch < st.epoch:
-		return 0, 0, errInvalidProducerEpoch
+		return 0, 0, errInvalidProducerEpoch, nil
 	case st.known && b.Epoch == st.epoch:
 		if base, ts, ok := st.find(b.BaseSequence, count); ok {
-			return base, ts, 0
+			return base, ts, 0, nil
 		}
 		if b.BaseSequence != st.nextSeq {
-			return 0, 0, errOutOfOrderSequence
+			return 0, 0, errOutOfOrderSequence, nil
 		}
 	}
 	stamp := engine.ProducerStamp{ID: uint32(b.ProducerID), Epoch: uint32(b.Epoch), BaseSequence: b.BaseSequence}
 	// Not the server's context: once accepted, a produce runs to its ack.
 	acks, err := s.records.ProduceIdempotent(context.Background(), topic, int(partition), b.Records, stamp)
 	if err != nil {
-		return 0, 0, s.produceErrorCode(topic, partition, err)
+		return 0, 0, s.produceErrorCode(topic, partition, err), err
 	}
 	st.record(b.Epoch, b.BaseSequence, count, acks[0].Offset, acks[0].Timestamp)
-	return acks[0].Offset, acks[0].Timestamp, 0
+	return acks[0].Offset, acks[0].Timestamp, 0, nil
 }
 
 // newProducerID hands out a producer id never handed out before by this

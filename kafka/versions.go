@@ -75,6 +75,7 @@ const (
 	errOutOfOrderSequence          int16 = 45
 	errInvalidProducerEpoch        int16 = 47
 	errUnknownProducerID           int16 = 59
+	errKafkaStorageError           int16 = 56 // a write, fsync or verification failed (full disk, I/O error); retriable
 	errInvalidConfig               int16 = 40
 	errInvalidReplicaAssignment    int16 = 39
 	errPolicyViolation             int16 = 44 // past the data dir's topic or partition cap

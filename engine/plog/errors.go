@@ -9,8 +9,10 @@ var (
 	ErrInvalid        = errors.New("invalid append")
 	ErrRecordTooLarge = errors.New("record too large")
 
-	// ErrFailed wraps the first write, fsync or verification failure; the
-	// log refuses appends from then on (reads keep working).
+	// ErrFailed wraps a write, fsync or verification failure. The appends
+	// waiting on it fail with it; the log rewinds to its last durable
+	// position, and the next append tries the disk again (Failure says
+	// why until one succeeds). Reads keep working throughout.
 	ErrFailed = errors.New("partition log failed")
 	// ErrVerify marks a batch whose re-read after fsync did not match.
 	ErrVerify = errors.New("written batch failed verification")
