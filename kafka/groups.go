@@ -1,6 +1,7 @@
 package kafka
 
 import (
+	"bytes"
 	"crypto/rand"
 	"encoding/hex"
 	"sort"
@@ -217,7 +218,13 @@ func (c *coordinator) join(r *kmsg.JoinGroupRequest, clientID, clientHost string
 		g.protocolType = r.ProtocolType
 	}
 	m.clientID, m.clientHost, m.instanceID = clientID, clientHost, r.InstanceID
-	m.protocols = r.Protocols
+	// The request's byte fields point into the connection's read buffer,
+	// which the next request on it overwrites: the member keeps copies.
+	m.protocols = make([]kmsg.JoinGroupRequestProtocol, len(r.Protocols))
+	for i, p := range r.Protocols {
+		p.Metadata = bytes.Clone(p.Metadata)
+		m.protocols[i] = p
+	}
 	m.session, m.rebalance = session, rebalance
 	m.expires = now.Add(session)
 	if m.joinC != nil {
@@ -406,7 +413,7 @@ func (c *coordinator) sync(r *kmsg.SyncGroupRequest) *kmsg.SyncGroupResponse {
 	case g.state == stateCompletingRebalance && r.MemberID == g.leader:
 		for _, a := range r.GroupAssignment {
 			if gm := g.members[a.MemberID]; gm != nil {
-				gm.assignment = a.MemberAssignment
+				gm.assignment = bytes.Clone(a.MemberAssignment) // a.MemberAssignment is in the leader's read buffer
 			}
 		}
 		g.state = stateStable

@@ -1,0 +1,108 @@
+package kafka
+
+import (
+	"bytes"
+	"encoding/binary"
+	"io"
+	"net"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/twmb/franz-go/pkg/kmsg"
+)
+
+// roundTrip sends req (at version) on c and decodes the response into resp.
+func roundTrip(t *testing.T, c net.Conn, req kmsg.Request, version int16, resp kmsg.Response) {
+	t.Helper()
+	c.SetDeadline(time.Now().Add(30 * time.Second))
+	if _, err := c.Write(frame(encodeRequest(req, version))); err != nil {
+		t.Fatal(err)
+	}
+	var size [4]byte
+	if _, err := io.ReadFull(c, size[:]); err != nil {
+		t.Fatalf("%s: %v", kmsg.NameForKey(req.Key()), err)
+	}
+	body := make([]byte, binary.BigEndian.Uint32(size[:]))
+	if _, err := io.ReadFull(c, body); err != nil {
+		t.Fatal(err)
+	}
+	resp.SetVersion(version)
+	skip := 4 // correlation id
+	if resp.IsFlexible() {
+		skip++ // empty tagged fields
+	}
+	if err := resp.ReadFrom(body[skip:]); err != nil {
+		t.Fatalf("%s response: %v", kmsg.NameForKey(req.Key()), err)
+	}
+}
+
+// TestGroupKeepsMembersBytes: the protocol metadata a member joins with and
+// the assignment its leader syncs are the member's until it rejoins, even
+// though the connection they came on goes on with other requests (read into
+// the same buffer): DescribeGroups, and the members' JoinGroup and SyncGroup
+// answers, carry them byte for byte.
+func TestGroupKeepsMembersBytes(t *testing.T) {
+	p := startPulse(t, "", DefaultOptions())
+	c, err := net.Dial("tcp", p.addr)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer c.Close()
+	meta := bytes.Repeat([]byte("member-metadata;"), 8)
+	assignment := bytes.Repeat([]byte("assignment;"), 8)
+
+	join := kmsg.NewPtrJoinGroupRequest()
+	join.Group, join.ProtocolType = "bytes", "consumer"
+	join.SessionTimeoutMillis, join.RebalanceTimeoutMillis = 30000, 1000
+	proto := kmsg.NewJoinGroupRequestProtocol()
+	proto.Name, proto.Metadata = "range", bytes.Clone(meta)
+	join.Protocols = append(join.Protocols, proto)
+	joined := kmsg.NewPtrJoinGroupResponse()
+	roundTrip(t, c, join, 3, joined) // v3: the id comes with the first join
+	if joined.ErrorCode != 0 || joined.LeaderID != joined.MemberID {
+		t.Fatalf("JoinGroup: error %d, member %q, leader %q", joined.ErrorCode, joined.MemberID, joined.LeaderID)
+	}
+
+	sync := kmsg.NewPtrSyncGroupRequest()
+	sync.Group, sync.Generation, sync.MemberID = "bytes", joined.Generation, joined.MemberID
+	ga := kmsg.NewSyncGroupRequestGroupAssignment()
+	ga.MemberID, ga.MemberAssignment = joined.MemberID, bytes.Clone(assignment)
+	sync.GroupAssignment = append(sync.GroupAssignment, ga)
+	synced := kmsg.NewPtrSyncGroupResponse()
+	roundTrip(t, c, sync, 2, synced)
+	if synced.ErrorCode != 0 || !bytes.Equal(synced.MemberAssignment, assignment) {
+		t.Fatalf("SyncGroup: error %d, assignment %q", synced.ErrorCode, synced.MemberAssignment)
+	}
+
+	// The next request on the connection is larger than both and fills
+	// the buffer they were read into.
+	md := kmsg.NewPtrMetadataRequest()
+	for i := range 20 {
+		mt := kmsg.NewMetadataRequestTopic()
+		mt.Topic = kmsg.StringPtr(strings.Repeat(string(rune('a'+i)), 40))
+		md.Topics = append(md.Topics, mt)
+	}
+	roundTrip(t, c, md, 4, kmsg.NewPtrMetadataResponse())
+
+	describe := kmsg.NewPtrDescribeGroupsRequest()
+	describe.Groups = []string{"bytes"}
+	described := kmsg.NewPtrDescribeGroupsResponse()
+	roundTrip(t, c, describe, 0, described)
+	if len(described.Groups) != 1 || len(described.Groups[0].Members) != 1 {
+		t.Fatalf("DescribeGroups: %+v", described.Groups)
+	}
+	m := described.Groups[0].Members[0]
+	if !bytes.Equal(m.ProtocolMetadata, meta) || !bytes.Equal(m.MemberAssignment, assignment) {
+		t.Fatalf("DescribeGroups after another request on the member's connection:\nmetadata   %q\nwant       %q\nassignment %q\nwant       %q",
+			m.ProtocolMetadata, meta, m.MemberAssignment, assignment)
+	}
+
+	// A second SyncGroup of the same generation (a retry) is answered with
+	// the stored assignment.
+	sync.GroupAssignment = nil
+	roundTrip(t, c, sync, 2, synced)
+	if synced.ErrorCode != 0 || !bytes.Equal(synced.MemberAssignment, assignment) {
+		t.Fatalf("SyncGroup again: error %d, assignment %q, want %q", synced.ErrorCode, synced.MemberAssignment, assignment)
+	}
+}
