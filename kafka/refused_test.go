@@ -1,10 +1,14 @@
 package kafka
 
 import (
+	"context"
 	"encoding/binary"
+	"errors"
 	"hash/crc32"
 	"math"
 	"testing"
+
+	"github.com/twmb/franz-go/pkg/kmsg"
 
 	"github.com/pulselog/pulse/engine"
 )
@@ -48,5 +52,50 @@ func TestRefusedBatchesStoreNothing(t *testing.T) {
 	}
 	if leo := info.Partitions[0].LEO; leo != 0 {
 		t.Fatalf("log end %d after refused batches, want 0", leo)
+	}
+}
+
+// TestCreateTopicsReplicaAssignment: CreateTopics with a replica
+// assignment takes its partition count from it, and one that names a
+// broker other than Pulse's (0) is INVALID_REPLICA_ASSIGNMENT and creates
+// nothing, as CreatePartitions refuses it.
+func TestCreateTopicsReplicaAssignment(t *testing.T) {
+	p := startPulse(t, "", DefaultOptions())
+	cl := kgoClient(t, p.addr)
+	create := func(name string, replicas ...[]int32) int16 {
+		t.Helper()
+		req := kmsg.NewPtrCreateTopicsRequest()
+		req.TimeoutMillis = 10000
+		rt := kmsg.NewCreateTopicsRequestTopic()
+		rt.Topic, rt.NumPartitions, rt.ReplicationFactor = name, -1, -1
+		for i, r := range replicas {
+			a := kmsg.NewCreateTopicsRequestTopicReplicaAssignment()
+			a.Partition, a.Replicas = int32(i), r
+			rt.ReplicaAssignment = append(rt.ReplicaAssignment, a)
+		}
+		req.Topics = append(req.Topics, rt)
+		resp, err := req.RequestWith(context.Background(), cl)
+		if err != nil {
+			t.Fatal(err)
+		}
+		return resp.Topics[0].ErrorCode
+	}
+	if code := create("assigned", []int32{0}, []int32{0}); code != 0 {
+		t.Fatalf("assignment on broker 0: error %d", code)
+	}
+	if info, err := p.eng.Describe("assigned"); err != nil || len(info.Partitions) != 2 {
+		t.Fatalf("assigned topic: %v, %+v", err, info)
+	}
+	for name, replicas := range map[string][][]int32{
+		"other-broker": {{1}},
+		"second-one":   {{0}, {0, 2}},
+		"no-replica":   {{}},
+	} {
+		if code := create(name, replicas...); code != errInvalidReplicaAssignment {
+			t.Errorf("%s %v: error %d, want INVALID_REPLICA_ASSIGNMENT", name, replicas, code)
+		}
+		if _, err := p.eng.Describe(name); !errors.Is(err, engine.ErrTopicNotFound) {
+			t.Errorf("%s: topic created (%v)", name, err)
+		}
 	}
 }
