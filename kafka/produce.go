@@ -33,13 +33,14 @@ func (s *Server) produce(r *kmsg.ProduceRequest) *kmsg.ProduceResponse {
 			*rp = kmsg.NewProduceResponseTopicPartition()
 			rp.Partition = p.Partition
 			rp.BaseOffset, rp.LogAppendTime, rp.LogStartOffset = -1, -1, -1
-			if topicErr == 0 && p.Partition < 0 {
+			code := topicErr
+			if code == 0 && p.Partition < 0 {
 				// The engine would pick a partition for -1: Kafka
-				// names one.
-				topicErr = errUnknownTopicOrPartition
+				// names one. Only this partition is refused.
+				code = errUnknownTopicOrPartition
 			}
-			if topicErr != 0 {
-				rp.ErrorCode = topicErr
+			if code != 0 {
+				rp.ErrorCode = code
 				continue
 			}
 			wg.Add(1)

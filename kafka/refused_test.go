@@ -99,3 +99,31 @@ func TestCreateTopicsReplicaAssignment(t *testing.T) {
 		}
 	}
 }
+
+// TestProducePartitionMinusOneRefusesOnlyItself: in a Produce request
+// naming partition -1 and then partition 0 of a topic, -1 is
+// UNKNOWN_TOPIC_OR_PARTITION and partition 0 is stored as if alone.
+func TestProducePartitionMinusOneRefusesOnlyItself(t *testing.T) {
+	p := startPulse(t, "", DefaultOptions())
+	cl := kgoClient(t, p.addr)
+	if err := p.eng.CreateTopic("minus", engine.TopicConfig{}); err != nil {
+		t.Fatal(err)
+	}
+	req := produceReq("minus", -1, producerBatch([]engine.Record{{Value: []byte("to -1")}}, -1, -1, -1))
+	p0 := kmsg.NewProduceRequestTopicPartition()
+	p0.Partition, p0.Records = 0, producerBatch([]engine.Record{{Value: []byte("to 0")}}, -1, -1, -1)
+	req.Topics[0].Partitions = append(req.Topics[0].Partitions, p0)
+	resp, err := req.RequestWith(context.Background(), cl)
+	if err != nil {
+		t.Fatal(err)
+	}
+	got := resp.Topics[0].Partitions
+	if len(got) != 2 || got[0].ErrorCode != errUnknownTopicOrPartition || got[1].ErrorCode != 0 || got[1].BaseOffset != 0 {
+		t.Fatalf("partitions -1 and 0: %+v", got)
+	}
+	res, err := p.eng.Read("minus", 0, 0, 10, 1<<20)
+	recs := res.Records
+	if err != nil || len(recs) != 1 || string(recs[0].Value) != "to 0" {
+		t.Fatalf("partition 0 holds %v (%v), want the one record sent to it", recs, err)
+	}
+}
