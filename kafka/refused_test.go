@@ -15,6 +15,7 @@ import (
 
 // TestRefusedBatchesStoreNothing: the batches docs/kafka.md says Pulse
 // refuses get their documented error and leave the partition as it was:
+// offset deltas that do not run 0, 1, 2... are CORRUPT_MESSAGE;
 // transactional and control batches and an unknown codec are
 // UNSUPPORTED_FOR_MESSAGE_FORMAT; an idempotent batch of a producer id Pulse
 // cannot have handed out (0, above 2³²−1) is UNKNOWN_PRODUCER_ID.
@@ -30,11 +31,16 @@ func TestRefusedBatchesStoreNothing(t *testing.T) {
 		binary.BigEndian.PutUint32(b[offCRC:], crc32.Checksum(b[offAttributes:], castagnoli))
 		return b
 	}
+	// Offset deltas 0, 2: a record set with a hole is malformed.
+	gapped := appendBatch(nil, []engine.Record{{Offset: 0, Value: []byte("a")}, {Offset: 2, Value: []byte("b")}})
+	binary.BigEndian.PutUint16(gapped[offAttributes:], 0)
+	binary.BigEndian.PutUint32(gapped[offCRC:], crc32.Checksum(gapped[offAttributes:], castagnoli))
 	for _, c := range []struct {
 		name  string
 		batch []byte
 		want  int16
 	}{
+		{"offset deltas 0, 2", gapped, errCorruptMessage},
 		{"transactional", withAttrs(0x10, 7), errUnsupportedForMessageFormat},
 		{"control", withAttrs(0x30, 7), errUnsupportedForMessageFormat},
 		{"codec 5", withAttrs(5, -1), errUnsupportedForMessageFormat},
