@@ -9,7 +9,11 @@ import (
 	"testing"
 	"time"
 
+	"github.com/twmb/franz-go/pkg/kadm"
+	"github.com/twmb/franz-go/pkg/kgo"
 	"github.com/twmb/franz-go/pkg/kmsg"
+
+	"github.com/pulselog/pulse/engine"
 )
 
 // roundTrip sends req (at version) on c and decodes the response into resp.
@@ -105,4 +109,66 @@ func TestGroupKeepsMembersBytes(t *testing.T) {
 	if synced.ErrorCode != 0 || !bytes.Equal(synced.MemberAssignment, assignment) {
 		t.Fatalf("SyncGroup again: error %d, assignment %q, want %q", synced.ErrorCode, synced.MemberAssignment, assignment)
 	}
+}
+
+// TestJoinWithoutCommonProtocolLeavesGroupAlone: a member whose protocols
+// share none with the members of a running group is refused at its join
+// with INCONSISTENT_GROUP_PROTOCOL, as in Kafka; the group does not
+// rebalance and its members stay (a stray or hostile client cannot empty
+// a group).
+func TestJoinWithoutCommonProtocolLeavesGroupAlone(t *testing.T) {
+	p := startPulse(t, "", DefaultOptions())
+	if err := p.eng.CreateTopic("common", engine.TopicConfig{}); err != nil {
+		t.Fatal(err)
+	}
+	ctx := adminCtx(t)
+	produceKgo(t, p.addr, "common", "x", 5, kgo.NoCompression())
+	cl := kgoClient(t, p.addr, kgo.ConsumerGroup("running"), kgo.ConsumeTopics("common"),
+		kgo.ConsumeResetOffset(kgo.NewOffset().AtStart()))
+	for n := 0; n < 5; {
+		fs := cl.PollFetches(ctx)
+		if ctx.Err() != nil {
+			t.Fatalf("consumed %d of 5", n)
+		}
+		n += fs.NumRecords()
+	}
+	adm := kadm.NewClient(kgoClient(t, p.addr))
+	before := describeOne(t, adm, "running")
+	if before.State != stateStable || len(before.Members) != 1 {
+		t.Fatalf("group before: %s with %d members", before.State, len(before.Members))
+	}
+
+	c, err := net.Dial("tcp", p.addr)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer c.Close()
+	join := kmsg.NewPtrJoinGroupRequest()
+	join.Group, join.ProtocolType = "running", "consumer"
+	join.SessionTimeoutMillis, join.RebalanceTimeoutMillis = 30000, 60000
+	proto := kmsg.NewJoinGroupRequestProtocol()
+	proto.Name, proto.Metadata = "nobody-else-has-this", []byte{0, 0}
+	join.Protocols = append(join.Protocols, proto)
+	joined := kmsg.NewPtrJoinGroupResponse()
+	roundTrip(t, c, join, 5, joined)
+	if joined.ErrorCode == errMemberIDRequired {
+		join.MemberID = joined.MemberID // as a client does (KIP-394)
+		roundTrip(t, c, join, 5, joined)
+	}
+	if joined.ErrorCode != errInconsistentGroupProtocol {
+		t.Fatalf("JoinGroup without a common protocol: error %d, want INCONSISTENT_GROUP_PROTOCOL", joined.ErrorCode)
+	}
+	after := describeOne(t, adm, "running")
+	if after.State != stateStable || len(after.Members) != 1 || after.Members[0].MemberID != before.Members[0].MemberID {
+		t.Fatalf("group after the refused join: %s with %+v, want %s with member %s", after.State, after.Members, stateStable, before.Members[0].MemberID)
+	}
+}
+
+func describeOne(t *testing.T, adm *kadm.Client, group string) kadm.DescribedGroup {
+	t.Helper()
+	dg, err := adm.DescribeGroups(adminCtx(t), group)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return dg[group]
 }

@@ -187,7 +187,9 @@ func (c *coordinator) join(r *kmsg.JoinGroupRequest, clientID, clientHost string
 		g = &group{name: r.Group, state: stateEmpty, members: map[string]*member{}, pending: map[string]time.Time{}}
 		c.groups[r.Group] = g
 	}
-	if len(g.members) > 0 && g.protocolType != r.ProtocolType {
+	if len(g.members) > 0 && g.protocolType != r.ProtocolType || !sharesProtocol(g, r.MemberID, r.Protocols) {
+		// As in Kafka, the joiner is refused and the group goes on: a
+		// member with nothing in common cannot make it rebalance.
 		c.mu.Unlock()
 		return fail(errInconsistentGroupProtocol)
 	}
@@ -365,6 +367,24 @@ func (c *coordinator) completeJoinLocked(g *group, now time.Time) {
 		m.assignment = nil
 		m.expires = now.Add(m.session)
 	}
+}
+
+// sharesProtocol reports whether one of protocols is supported by every
+// member of g other than self (the joiner's own earlier join).
+func sharesProtocol(g *group, self string, protocols []kmsg.JoinGroupRequestProtocol) bool {
+	for _, p := range protocols {
+		all := true
+		for id, m := range g.members {
+			if id != self && protocolMeta(m, p.Name) == nil {
+				all = false
+				break
+			}
+		}
+		if all {
+			return true
+		}
+	}
+	return false
 }
 
 func protocolMeta(m *member, name string) []byte {
