@@ -3,7 +3,9 @@ package kafka
 import (
 	"bytes"
 	"encoding/binary"
+	"fmt"
 	"io"
+	"math"
 	"net"
 	"strings"
 	"testing"
@@ -171,4 +173,40 @@ func describeOne(t *testing.T, adm *kadm.Client, group string) kadm.DescribedGro
 		t.Fatal(err)
 	}
 	return dg[group]
+}
+
+// TestPendingJoinsDoNotPinGroups: JoinGroup v4+ without a member id hands
+// out an id and creates the group (no members yet). Past maxGroups such
+// groups are forgotten like any group without members, however long the
+// rebalance timeout the joins asked for, so joins that never come back
+// cannot grow the coordinator without bound.
+func TestPendingJoinsDoNotPinGroups(t *testing.T) {
+	p := startPulse(t, "", DefaultOptions())
+	c, err := net.Dial("tcp", p.addr)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer c.Close()
+	join := kmsg.NewPtrJoinGroupRequest()
+	join.ProtocolType = "consumer"
+	join.SessionTimeoutMillis, join.RebalanceTimeoutMillis = 30000, math.MaxInt32
+	proto := kmsg.NewJoinGroupRequestProtocol()
+	proto.Name = "range"
+	join.Protocols = append(join.Protocols, proto)
+	joined := kmsg.NewPtrJoinGroupResponse()
+	const n = maxGroups + 50
+	for i := range n {
+		join.Group = fmt.Sprintf("pending-%d", i)
+		roundTrip(t, c, join, 5, joined)
+		if joined.ErrorCode != errMemberIDRequired {
+			t.Fatalf("join %d: error %d, want MEMBER_ID_REQUIRED", i, joined.ErrorCode)
+		}
+	}
+	p.srv.groups.sweep(time.Now())
+	p.srv.groups.mu.Lock()
+	kept := len(p.srv.groups.groups)
+	p.srv.groups.mu.Unlock()
+	if kept > maxGroups {
+		t.Fatalf("%d groups kept after a sweep, want at most %d", kept, maxGroups)
+	}
 }

@@ -120,8 +120,12 @@ func (c *coordinator) sweep(now time.Time) {
 	c.mu.Lock()
 	defer c.mu.Unlock()
 	for name, g := range c.groups {
-		if len(c.groups) > maxGroups && len(g.members) == 0 && len(g.pending) == 0 {
-			delete(c.groups, name) // forgotten; its committed offsets stay
+		if len(c.groups) > maxGroups && len(g.members) == 0 {
+			// Forgotten; its committed offsets stay. Ids handed out by
+			// MEMBER_ID_REQUIRED go too (such a join comes back to
+			// UNKNOWN_MEMBER_ID and starts over), or joins that never
+			// return would keep groups past the bound.
+			delete(c.groups, name)
 			continue
 		}
 		for id, exp := range g.pending {
