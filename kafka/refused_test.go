@@ -133,3 +133,47 @@ func TestProducePartitionMinusOneRefusesOnlyItself(t *testing.T) {
 		t.Fatalf("partition 0 holds %v (%v), want the one record sent to it", recs, err)
 	}
 }
+
+// TestInitProducerIDBumpsOnlyHandedOutIDs: InitProducerId bumps the epoch
+// of a producer id Pulse handed out; one it has not handed out yet gets a
+// new id instead, or the producer that is later handed that id (epoch 0)
+// would be fenced by the epoch the first one was bumped to.
+func TestInitProducerIDBumpsOnlyHandedOutIDs(t *testing.T) {
+	p := startPulse(t, "", DefaultOptions())
+	cl := kgoClient(t, p.addr)
+	if err := p.eng.CreateTopic("bump", engine.TopicConfig{}); err != nil {
+		t.Fatal(err)
+	}
+	initPID := func(id int64, epoch int16) (int64, int16) {
+		t.Helper()
+		req := kmsg.NewPtrInitProducerIDRequest()
+		req.ProducerID, req.ProducerEpoch = id, epoch
+		resp, err := req.RequestWith(context.Background(), cl)
+		if err != nil || resp.ErrorCode != 0 {
+			t.Fatalf("InitProducerId(%d, %d): %v %v", id, epoch, resp, err)
+		}
+		return resp.ProducerID, resp.ProducerEpoch
+	}
+	produce := func(id int64, epoch int16) int16 {
+		t.Helper()
+		return produceRaw(t, cl, produceReq("bump", 0, producerBatch([]engine.Record{{Value: []byte("v")}}, id, epoch, 0))).ErrorCode
+	}
+	const claimed = 50 // an id this data dir has not handed out yet
+	id, epoch := initPID(claimed, 0)
+	if code := produce(id, epoch); code != 0 {
+		t.Fatalf("produce as the answered %d/%d: error %d", id, epoch, code)
+	}
+	for {
+		nid, nepoch := initPID(-1, -1)
+		if nid >= claimed {
+			if code := produce(nid, nepoch); code != 0 {
+				t.Fatalf("producer %d/%d, handed out after %d/%d was answered: error %d", nid, nepoch, id, epoch, code)
+			}
+			break
+		}
+	}
+	// A handed-out id is bumped.
+	if bid, bepoch := initPID(id, epoch); bid != id || bepoch != epoch+1 {
+		t.Fatalf("bump of %d/%d answered %d/%d", id, epoch, bid, bepoch)
+	}
+}
