@@ -210,3 +210,50 @@ func TestPendingJoinsDoNotPinGroups(t *testing.T) {
 		t.Fatalf("%d groups kept after a sweep, want at most %d", kept, maxGroups)
 	}
 }
+
+// TestPendingMemberIDsBounded: ids handed out by MEMBER_ID_REQUIRED that
+// never join are bounded per group (maxPendingMembers): past it the oldest
+// is forgotten, so a client asking again and again cannot grow a group
+// without bound, and the latest id still joins.
+func TestPendingMemberIDsBounded(t *testing.T) {
+	p := startPulse(t, "", DefaultOptions())
+	c, err := net.Dial("tcp", p.addr)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer c.Close()
+	join := kmsg.NewPtrJoinGroupRequest()
+	join.Group, join.ProtocolType = "asking", "consumer"
+	join.SessionTimeoutMillis, join.RebalanceTimeoutMillis = 30000, 1000
+	proto := kmsg.NewJoinGroupRequestProtocol()
+	proto.Name = "range"
+	join.Protocols = append(join.Protocols, proto)
+	joined := kmsg.NewPtrJoinGroupResponse()
+	var first, last string
+	for i := range maxPendingMembers + 20 {
+		roundTrip(t, c, join, 5, joined)
+		if joined.ErrorCode != errMemberIDRequired {
+			t.Fatalf("join %d: error %d, want MEMBER_ID_REQUIRED", i, joined.ErrorCode)
+		}
+		if i == 0 {
+			first = joined.MemberID
+		}
+		last = joined.MemberID
+	}
+	p.srv.groups.mu.Lock()
+	pending := len(p.srv.groups.groups["asking"].pending)
+	p.srv.groups.mu.Unlock()
+	if pending > maxPendingMembers {
+		t.Fatalf("%d member ids pending, want at most %d", pending, maxPendingMembers)
+	}
+	join.MemberID = first
+	roundTrip(t, c, join, 5, joined)
+	if joined.ErrorCode != errUnknownMemberID {
+		t.Fatalf("join with the oldest, forgotten id: error %d, want UNKNOWN_MEMBER_ID", joined.ErrorCode)
+	}
+	join.MemberID = last
+	roundTrip(t, c, join, 5, joined)
+	if joined.ErrorCode != 0 || joined.MemberID != last {
+		t.Fatalf("join with the latest id: error %d, member %q", joined.ErrorCode, joined.MemberID)
+	}
+}

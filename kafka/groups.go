@@ -30,6 +30,11 @@ const (
 	// maxGroups bounds the groups kept in memory: past it, empty groups
 	// are forgotten (DescribeGroups then calls them Dead).
 	maxGroups = 10000
+
+	// maxPendingMembers bounds a group's member ids handed out by
+	// MEMBER_ID_REQUIRED that have not joined yet: past it the one that
+	// expires first is forgotten (its join gets UNKNOWN_MEMBER_ID).
+	maxPendingMembers = 1000
 )
 
 // coordinator runs the consumer groups: join, sync, heartbeat and leave,
@@ -203,6 +208,9 @@ func (c *coordinator) join(r *kmsg.JoinGroupRequest, clientID, clientHost string
 	case id == "" && r.GetVersion() >= 4:
 		// KIP-394: hand out an id and ask the member to join with it.
 		id = newMemberID(clientID)
+		if len(g.pending) >= maxPendingMembers {
+			forgetFirstPending(g)
+		}
 		g.pending[id] = now.Add(rebalance + session)
 		c.mu.Unlock()
 		resp.MemberID = id
@@ -371,6 +379,18 @@ func (c *coordinator) completeJoinLocked(g *group, now time.Time) {
 		m.assignment = nil
 		m.expires = now.Add(m.session)
 	}
+}
+
+// forgetFirstPending drops the pending member id of g that expires first.
+func forgetFirstPending(g *group) {
+	var first string
+	var at time.Time
+	for id, exp := range g.pending {
+		if first == "" || exp.Before(at) {
+			first, at = id, exp
+		}
+	}
+	delete(g.pending, first)
 }
 
 // sharesProtocol reports whether one of protocols is supported by every
