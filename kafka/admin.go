@@ -137,6 +137,11 @@ func topicConfig(t kmsg.CreateTopicsRequestTopic) (engine.TopicConfig, int16, st
 	if len(t.ReplicaAssignment) > 0 {
 		cfg.Partitions = len(t.ReplicaAssignment)
 	}
+	for _, a := range t.ReplicaAssignment {
+		if msg, ok := replicasOnPulse(a.Replicas); !ok {
+			return cfg, errInvalidReplicaAssignment, msg
+		}
+	}
 	if t.ReplicationFactor > 1 || t.ReplicationFactor == 0 || t.ReplicationFactor < -1 {
 		return cfg, errInvalidReplicationFactor, "Pulse is one broker: replication factor must be 1"
 	}

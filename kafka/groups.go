@@ -1,6 +1,7 @@
 package kafka
 
 import (
+	"bytes"
 	"crypto/rand"
 	"encoding/hex"
 	"sort"
@@ -29,6 +30,11 @@ const (
 	// maxGroups bounds the groups kept in memory: past it, empty groups
 	// are forgotten (DescribeGroups then calls them Dead).
 	maxGroups = 10000
+
+	// maxPendingMembers bounds a group's member ids handed out by
+	// MEMBER_ID_REQUIRED that have not joined yet: past it the one that
+	// expires first is forgotten (its join gets UNKNOWN_MEMBER_ID).
+	maxPendingMembers = 1000
 )
 
 // coordinator runs the consumer groups: join, sync, heartbeat and leave,
@@ -119,8 +125,12 @@ func (c *coordinator) sweep(now time.Time) {
 	c.mu.Lock()
 	defer c.mu.Unlock()
 	for name, g := range c.groups {
-		if len(c.groups) > maxGroups && len(g.members) == 0 && len(g.pending) == 0 {
-			delete(c.groups, name) // forgotten; its committed offsets stay
+		if len(c.groups) > maxGroups && len(g.members) == 0 {
+			// Forgotten; its committed offsets stay. Ids handed out by
+			// MEMBER_ID_REQUIRED go too (such a join comes back to
+			// UNKNOWN_MEMBER_ID and starts over), or joins that never
+			// return would keep groups past the bound.
+			delete(c.groups, name)
 			continue
 		}
 		for id, exp := range g.pending {
@@ -186,7 +196,9 @@ func (c *coordinator) join(r *kmsg.JoinGroupRequest, clientID, clientHost string
 		g = &group{name: r.Group, state: stateEmpty, members: map[string]*member{}, pending: map[string]time.Time{}}
 		c.groups[r.Group] = g
 	}
-	if len(g.members) > 0 && g.protocolType != r.ProtocolType {
+	if len(g.members) > 0 && g.protocolType != r.ProtocolType || !sharesProtocol(g, r.MemberID, r.Protocols) {
+		// As in Kafka, the joiner is refused and the group goes on: a
+		// member with nothing in common cannot make it rebalance.
 		c.mu.Unlock()
 		return fail(errInconsistentGroupProtocol)
 	}
@@ -196,6 +208,9 @@ func (c *coordinator) join(r *kmsg.JoinGroupRequest, clientID, clientHost string
 	case id == "" && r.GetVersion() >= 4:
 		// KIP-394: hand out an id and ask the member to join with it.
 		id = newMemberID(clientID)
+		if len(g.pending) >= maxPendingMembers {
+			forgetFirstPending(g)
+		}
 		g.pending[id] = now.Add(rebalance + session)
 		c.mu.Unlock()
 		resp.MemberID = id
@@ -217,7 +232,13 @@ func (c *coordinator) join(r *kmsg.JoinGroupRequest, clientID, clientHost string
 		g.protocolType = r.ProtocolType
 	}
 	m.clientID, m.clientHost, m.instanceID = clientID, clientHost, r.InstanceID
-	m.protocols = r.Protocols
+	// The request's byte fields point into the connection's read buffer,
+	// which the next request on it overwrites: the member keeps copies.
+	m.protocols = make([]kmsg.JoinGroupRequestProtocol, len(r.Protocols))
+	for i, p := range r.Protocols {
+		p.Metadata = bytes.Clone(p.Metadata)
+		m.protocols[i] = p
+	}
 	m.session, m.rebalance = session, rebalance
 	m.expires = now.Add(session)
 	if m.joinC != nil {
@@ -360,6 +381,36 @@ func (c *coordinator) completeJoinLocked(g *group, now time.Time) {
 	}
 }
 
+// forgetFirstPending drops the pending member id of g that expires first.
+func forgetFirstPending(g *group) {
+	var first string
+	var at time.Time
+	for id, exp := range g.pending {
+		if first == "" || exp.Before(at) {
+			first, at = id, exp
+		}
+	}
+	delete(g.pending, first)
+}
+
+// sharesProtocol reports whether one of protocols is supported by every
+// member of g other than self (the joiner's own earlier join).
+func sharesProtocol(g *group, self string, protocols []kmsg.JoinGroupRequestProtocol) bool {
+	for _, p := range protocols {
+		all := true
+		for id, m := range g.members {
+			if id != self && protocolMeta(m, p.Name) == nil {
+				all = false
+				break
+			}
+		}
+		if all {
+			return true
+		}
+	}
+	return false
+}
+
 func protocolMeta(m *member, name string) []byte {
 	for _, p := range m.protocols {
 		if p.Name == name {
@@ -406,7 +457,7 @@ func (c *coordinator) sync(r *kmsg.SyncGroupRequest) *kmsg.SyncGroupResponse {
 	case g.state == stateCompletingRebalance && r.MemberID == g.leader:
 		for _, a := range r.GroupAssignment {
 			if gm := g.members[a.MemberID]; gm != nil {
-				gm.assignment = a.MemberAssignment
+				gm.assignment = bytes.Clone(a.MemberAssignment) // a.MemberAssignment is in the leader's read buffer
 			}
 		}
 		g.state = stateStable

@@ -27,7 +27,8 @@ type Options struct {
 	MaxConns int // default 1024
 
 	// Advertise is the host:port announced in Metadata and FindCoordinator;
-	// empty means the listener's own address.
+	// empty means the listener's own address (127.0.0.1 and its port for a
+	// listener on every interface, whose own address no client can dial).
 	Advertise string
 
 	// IdleTimeout closes a connection that sends nothing for this long

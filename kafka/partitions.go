@@ -33,10 +33,8 @@ func (s *Server) createPartitions(r *kmsg.CreatePartitionsRequest) *kmsg.CreateP
 				return errInvalidPartitions, fmt.Sprintf("topic %s has %d partitions, which is not fewer than the %d asked for: partitions only grow", t.Topic, have, t.Count)
 			}
 			for _, a := range t.Assignment {
-				for _, b := range a.Replicas {
-					if b != nodeID {
-						return errInvalidReplicaAssignment, fmt.Sprintf("replica assignment names broker %d: Pulse is broker %d only", b, nodeID)
-					}
+				if msg, ok := replicasOnPulse(a.Replicas); !ok {
+					return errInvalidReplicaAssignment, msg
 				}
 			}
 			if r.ValidateOnly {
@@ -60,4 +58,19 @@ func (s *Server) createPartitions(r *kmsg.CreatePartitionsRequest) *kmsg.CreateP
 		resp.Topics = append(resp.Topics, rt)
 	}
 	return resp
+}
+
+// replicasOnPulse checks the replicas a manual assignment (CreateTopics,
+// CreatePartitions) gives one partition: Pulse is one broker, so they
+// must be broker 0 alone. It returns the reason when they are not.
+func replicasOnPulse(replicas []int32) (string, bool) {
+	for _, b := range replicas {
+		if b != nodeID {
+			return fmt.Sprintf("replica assignment names broker %d: Pulse is broker %d only", b, nodeID), false
+		}
+	}
+	if len(replicas) != 1 {
+		return fmt.Sprintf("replica assignment %v: Pulse is one broker, a partition has the one replica %d", replicas, nodeID), false
+	}
+	return "", true
 }

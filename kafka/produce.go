@@ -33,13 +33,14 @@ func (s *Server) produce(r *kmsg.ProduceRequest) *kmsg.ProduceResponse {
 			*rp = kmsg.NewProduceResponseTopicPartition()
 			rp.Partition = p.Partition
 			rp.BaseOffset, rp.LogAppendTime, rp.LogStartOffset = -1, -1, -1
-			if topicErr == 0 && p.Partition < 0 {
+			code := topicErr
+			if code == 0 && p.Partition < 0 {
 				// The engine would pick a partition for -1: Kafka
-				// names one.
-				topicErr = errUnknownTopicOrPartition
+				// names one. Only this partition is refused.
+				code = errUnknownTopicOrPartition
 			}
-			if topicErr != 0 {
-				rp.ErrorCode = topicErr
+			if code != 0 {
+				rp.ErrorCode = code
 				continue
 			}
 			wg.Add(1)
@@ -340,6 +341,24 @@ func (s *Server) appendIdempotent(topic string, partition int32, b producedBatch
 	return acks[0].Offset, acks[0].Timestamp, 0, nil
 }
 
+// producerIDHandedOut reports whether id was handed out by this data dir
+// (or reserved in a block of an earlier run, which is never handed out
+// again): every id below the next one to hand out. Before the first id of
+// this run, a block is reserved to learn where that is.
+func (s *Server) producerIDHandedOut(id int64) (bool, error) {
+	p := s.pids
+	p.idMu.Lock()
+	defer p.idMu.Unlock()
+	if p.limit == 0 {
+		first, err := s.eng.ReserveProducerIDs(producerIDBlock)
+		if err != nil {
+			return false, err
+		}
+		p.next, p.limit = first, first+producerIDBlock
+	}
+	return id >= 1 && id < int64(p.next), nil
+}
+
 // newProducerID hands out a producer id never handed out before by this
 // data dir: ids are reserved in meta.db, a block at a time.
 func (s *Server) newProducerID() (int64, error) {
@@ -368,8 +387,18 @@ func (s *Server) initProducerID(r *kmsg.InitProducerIDRequest) *kmsg.InitProduce
 		return resp
 	}
 	if r.ProducerID > 0 && r.ProducerID <= math.MaxUint32 && r.ProducerEpoch >= 0 && r.ProducerEpoch < math.MaxInt16 {
-		resp.ProducerID, resp.ProducerEpoch = r.ProducerID, r.ProducerEpoch+1
-		return resp
+		handedOut, err := s.producerIDHandedOut(r.ProducerID)
+		if err != nil {
+			s.opts.Logger.Error("kafka: init producer id", "err", err)
+			resp.ErrorCode = errUnknownServerError
+			return resp
+		}
+		if handedOut {
+			resp.ProducerID, resp.ProducerEpoch = r.ProducerID, r.ProducerEpoch+1
+			return resp
+		}
+		// An id this data dir has not handed out yet: bumping it would
+		// fence the producer that is handed it later. A new id instead.
 	}
 	id, err := s.newProducerID()
 	if err != nil {

@@ -76,6 +76,12 @@ func (s *Server) Serve(l net.Listener) error {
 	if err != nil {
 		return fmt.Errorf("kafka: advertised port %q: %w", portStr, err)
 	}
+	if ip := net.ParseIP(host); s.opts.Advertise == "" && (host == "" || ip != nil && ip.IsUnspecified()) {
+		// A listener on every interface (0.0.0.0, [::], :PORT) reports the
+		// unspecified address, which clients cannot connect to (librdkafka
+		// cannot even resolve "::"): advertise the loopback address.
+		host = "127.0.0.1"
+	}
 	s.mu.Lock()
 	if s.closed {
 		s.mu.Unlock()
