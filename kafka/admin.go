@@ -38,13 +38,12 @@ func (s *Server) clusterID() *string {
 	return &id.Cluster.ID
 }
 
-// metadata answers Metadata: Pulse is broker 0 and the leader of every
-// partition.
-func (s *Server) metadata(r *kmsg.MetadataRequest) *kmsg.MetadataResponse {
+// metadata answers Metadata: Pulse is broker 0, at the address advertised
+// to pr, and the leader of every partition.
+func (s *Server) metadata(r *kmsg.MetadataRequest, pr peer) *kmsg.MetadataResponse {
 	resp := r.ResponseKind().(*kmsg.MetadataResponse)
-	host, port := s.advertised()
 	b := kmsg.NewMetadataResponseBroker()
-	b.NodeID, b.Host, b.Port = nodeID, host, port
+	b.NodeID, b.Host, b.Port = nodeID, pr.advHost, pr.advPort
 	resp.Brokers = []kmsg.MetadataResponseBroker{b}
 	resp.ClusterID = s.clusterID()
 	resp.ControllerID = nodeID
@@ -368,10 +367,11 @@ func (s *Server) incrementalAlterConfigs(r *kmsg.IncrementalAlterConfigsRequest)
 	return resp
 }
 
-// findCoordinator names Pulse as the coordinator of every group.
-func (s *Server) findCoordinator(r *kmsg.FindCoordinatorRequest) *kmsg.FindCoordinatorResponse {
+// findCoordinator names Pulse, at the address advertised to pr, as the
+// coordinator of every group.
+func (s *Server) findCoordinator(r *kmsg.FindCoordinatorRequest, pr peer) *kmsg.FindCoordinatorResponse {
 	resp := r.ResponseKind().(*kmsg.FindCoordinatorResponse)
-	host, port := s.advertised()
+	host, port := pr.advHost, pr.advPort
 	code := int16(0)
 	if r.CoordinatorType != 0 {
 		code = errCoordinatorNotAvailable // no transaction coordinator

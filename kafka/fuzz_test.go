@@ -162,7 +162,7 @@ func FuzzRequest(f *testing.F) {
 		f.Fatal(err)
 	}
 	f.Fuzz(func(t *testing.T, data []byte) {
-		out, err := srv.handle(nil, data, "/127.0.0.1")
+		out, err := srv.handle(nil, data, peer{host: "/127.0.0.1", advHost: "127.0.0.1", advPort: 9092})
 		if err == nil && len(out) > 0 && int(binary.BigEndian.Uint32(out)) != len(out)-4 {
 			t.Fatalf("response size %d for %d bytes", binary.BigEndian.Uint32(out), len(out)-4)
 		}

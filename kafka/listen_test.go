@@ -4,9 +4,12 @@ import (
 	"context"
 	"net"
 	"os/exec"
+	"strconv"
 	"strings"
 	"testing"
 	"time"
+
+	"github.com/twmb/franz-go/pkg/kmsg"
 
 	"github.com/pulselog/pulse/engine"
 )
@@ -46,5 +49,59 @@ func TestWildcardListenAdvertisesLoopback(t *testing.T) {
 	}
 	if got, want := srv.Addr(), addr; got != want {
 		t.Fatalf("advertised %q, want %q", got, want)
+	}
+}
+
+// TestWildcardListenAdvertisesTheAddressConnectedTo: on a listener on
+// every interface, each connection's Metadata and FindCoordinator name the
+// local address that connection reached, so a client on the network
+// follows the interface's address, not a loopback it cannot reach.
+func TestWildcardListenAdvertisesTheAddressConnectedTo(t *testing.T) {
+	eng, err := engine.Open(engine.DefaultOptions(t.TempDir()))
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer eng.Close()
+	l, err := net.Listen("tcp", ":0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	srv := New(eng, DefaultOptions())
+	served := make(chan error, 1)
+	go func() { served <- srv.Serve(l) }()
+	defer func() { srv.Close(); <-served }()
+	_, port, _ := net.SplitHostPort(l.Addr().String())
+
+	hosts := []string{"127.0.0.1"}
+	if ifaddrs, err := net.InterfaceAddrs(); err == nil {
+		for _, a := range ifaddrs {
+			if ipn, ok := a.(*net.IPNet); ok && !ipn.IP.IsLoopback() && ipn.IP.To4() != nil {
+				hosts = append(hosts, ipn.IP.String()) // a machine without one tests loopback only
+				break
+			}
+		}
+	}
+	for _, host := range hosts {
+		addr := net.JoinHostPort(host, port)
+		cl := kgoClient(t, addr)
+		meta, err := kmsg.NewPtrMetadataRequest().RequestWith(context.Background(), cl)
+		if err != nil {
+			t.Fatalf("Metadata via %s: %v", addr, err)
+		}
+		if len(meta.Brokers) != 1 || net.JoinHostPort(meta.Brokers[0].Host, strconv.Itoa(int(meta.Brokers[0].Port))) != addr {
+			t.Errorf("Metadata via %s advertises %+v", addr, meta.Brokers)
+		}
+		fc := kmsg.NewPtrFindCoordinatorRequest()
+		fc.CoordinatorKey = "g"
+		coord, err := fc.RequestWith(context.Background(), cl)
+		if err != nil {
+			t.Fatalf("FindCoordinator via %s: %v", addr, err)
+		}
+		if got := net.JoinHostPort(coord.Host, strconv.Itoa(int(coord.Port))); got != addr {
+			t.Errorf("FindCoordinator via %s names %s", addr, got)
+		}
+	}
+	if len(hosts) < 2 {
+		t.Log("no non-loopback IPv4 address: only the loopback connection was checked")
 	}
 }

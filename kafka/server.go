@@ -76,10 +76,15 @@ func (s *Server) Serve(l net.Listener) error {
 	if err != nil {
 		return fmt.Errorf("kafka: advertised port %q: %w", portStr, err)
 	}
-	if ip := net.ParseIP(host); s.opts.Advertise == "" && (host == "" || ip != nil && ip.IsUnspecified()) {
-		// A listener on every interface (0.0.0.0, [::], :PORT) reports the
-		// unspecified address, which clients cannot connect to (librdkafka
-		// cannot even resolve "::"): advertise the loopback address.
+	// A listener on every interface (0.0.0.0, [::], :PORT) reports the
+	// unspecified address, which no client can connect to (librdkafka
+	// cannot even resolve "::"): each of its connections is told the
+	// address it reached Pulse at instead, so a client on this machine
+	// follows 127.0.0.1 and one on the network the interface's address.
+	// Addr reports 127.0.0.1 for it.
+	ip := net.ParseIP(host)
+	wildcard := s.opts.Advertise == "" && (host == "" || ip != nil && ip.IsUnspecified())
+	if wildcard {
 		host = "127.0.0.1"
 	}
 	s.mu.Lock()
@@ -121,7 +126,7 @@ func (s *Server) Serve(l net.Listener) error {
 		s.conns[c] = struct{}{}
 		s.wg.Add(1)
 		s.mu.Unlock()
-		go s.serveConn(c)
+		go s.serveConn(c, wildcard)
 	}
 }
 
@@ -166,8 +171,18 @@ func (s *Server) advertised() (string, int32) {
 	return s.host, s.port
 }
 
-// serveConn answers the requests of one connection in order.
-func (s *Server) serveConn(c net.Conn) {
+// peer is what the handlers know of a connection: the client's host (as
+// Kafka shows it, "/IP") and the address Metadata and FindCoordinator
+// advertise to it.
+type peer struct {
+	host    string
+	advHost string
+	advPort int32
+}
+
+// serveConn answers the requests of one connection in order. A connection
+// of a wildcard listener is advertised the local address it connected to.
+func (s *Server) serveConn(c net.Conn, wildcard bool) {
 	defer s.wg.Done()
 	defer func() {
 		s.mu.Lock()
@@ -176,7 +191,11 @@ func (s *Server) serveConn(c net.Conn) {
 		c.Close()
 	}()
 	br := bufio.NewReaderSize(c, 64<<10)
-	host := clientHost(c.RemoteAddr())
+	pr := peer{host: clientHost(c.RemoteAddr())}
+	pr.advHost, pr.advPort = s.advertised()
+	if la, ok := c.LocalAddr().(*net.TCPAddr); ok && wildcard {
+		pr.advHost, pr.advPort = la.IP.String(), int32(la.Port)
+	}
 	var out []byte
 	var body bytes.Buffer
 	for {
@@ -193,7 +212,7 @@ func (s *Server) serveConn(c net.Conn) {
 		if out == nil {
 			out = s.getBigBuffer()
 		}
-		out, err = s.handle(out[:0], req, host)
+		out, err = s.handle(out[:0], req, pr)
 		if err != nil {
 			s.opts.Logger.Warn("kafka: closing connection", "remote", c.RemoteAddr().String(), "err", err)
 			return
@@ -369,10 +388,10 @@ func clientHost(a net.Addr) string {
 	return "/" + a.String()
 }
 
-// handle answers one request frame from the client at host (clientHost),
-// appending the size-prefixed response to out. An empty result means no
-// response (acks=0); an error closes the connection.
-func (s *Server) handle(out []byte, frame []byte, host string) ([]byte, error) {
+// handle answers one request frame from the client pr, appending the
+// size-prefixed response to out. An empty result means no response
+// (acks=0); an error closes the connection.
+func (s *Server) handle(out []byte, frame []byte, pr peer) ([]byte, error) {
 	h, req, err := parseRequest(frame)
 	if err != nil {
 		if h.key == int16(kmsg.ApiVersions) && errors.Is(err, errUnsupportedVersion) {
@@ -386,7 +405,7 @@ func (s *Server) handle(out []byte, frame []byte, host string) ([]byte, error) {
 		}
 		return nil, err
 	}
-	resp, err := s.dispatch(h, req, host)
+	resp, err := s.dispatch(h, req, pr)
 	if err != nil {
 		return nil, err
 	}
@@ -414,12 +433,12 @@ func frameResponse(out []byte, h header, resp kmsg.Response) []byte {
 
 // dispatch routes a decoded request to its handler. A nil response with a
 // nil error means no response is sent.
-func (s *Server) dispatch(h header, req kmsg.Request, host string) (kmsg.Response, error) {
+func (s *Server) dispatch(h header, req kmsg.Request, pr peer) (kmsg.Response, error) {
 	switch r := req.(type) {
 	case *kmsg.ApiVersionsRequest:
 		return s.apiVersions(r), nil
 	case *kmsg.MetadataRequest:
-		return s.metadata(r), nil
+		return s.metadata(r, pr), nil
 	case *kmsg.ProduceRequest:
 		resp := s.produce(r)
 		if r.Acks == 0 {
@@ -447,9 +466,9 @@ func (s *Server) dispatch(h header, req kmsg.Request, host string) (kmsg.Respons
 	case *kmsg.InitProducerIDRequest:
 		return s.initProducerID(r), nil
 	case *kmsg.FindCoordinatorRequest:
-		return s.findCoordinator(r), nil
+		return s.findCoordinator(r, pr), nil
 	case *kmsg.JoinGroupRequest:
-		return s.groups.join(r, h.clientID, host), nil
+		return s.groups.join(r, h.clientID, pr.host), nil
 	case *kmsg.SyncGroupRequest:
 		return s.groups.sync(r), nil
 	case *kmsg.HeartbeatRequest:
