@@ -11,7 +11,8 @@
 // flagged LogAppendTime.
 //
 // Pulse is the only broker (node 0) and the leader of every partition; its
-// advertised address is the listen address. Consumer groups are coordinated
+// advertised address is the listen address (on a listener on every
+// interface, the address each connection reached). Consumer groups are coordinated
 // in memory by a Coordinator; their committed offsets are Pulse consumer
 // cursors in meta.db, the same ones the websocket API's consumers use.
 //
