@@ -21,7 +21,7 @@ var (
 	ErrPartitionOutOfRange = errors.New("partition out of range")
 	// ErrTooManyTopics: creating the topic (or auto-creating it on produce)
 	// would pass Options.MaxTopics or Options.MaxPartitions.
-	ErrTooManyTopics = errors.New("too many topics")
+	ErrTooManyTopics = errors.New("too many topics or partitions")
 
 	// Consumers (cursors).
 	ErrConsumerNotFound = meta.ErrConsumerNotFound // DeleteConsumer of cursors that do not exist

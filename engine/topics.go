@@ -226,10 +226,10 @@ func (e *Engine) checkCapsLocked(name string, n int) error {
 		}
 	}
 	if m := e.opts.MaxTopics; m >= 0 && topics+1 > m {
-		return fmt.Errorf("%w: topic %s would be topic %d, the limit is %d (engine MaxTopics)", ErrTooManyTopics, name, topics+1, m)
+		return fmt.Errorf("%w: topic %s would be topic %d, the cap is %d topics (--max-topics)", ErrTooManyTopics, name, topics+1, m)
 	}
 	if m := e.opts.MaxPartitions; m >= 0 && parts+n > m {
-		return fmt.Errorf("%w: topic %s adds %d partitions to %d, the limit is %d (engine MaxPartitions)", ErrTooManyTopics, name, n, parts, m)
+		return fmt.Errorf("%w: topic %s adds %d partitions to %d, the cap is %d partitions of all topics (--max-partitions)", ErrTooManyTopics, name, n, parts, m)
 	}
 	return nil
 }
@@ -540,7 +540,7 @@ func (e *Engine) checkGrowLocked(name string, n int) error {
 		parts += len(t.parts) + t.adding
 	}
 	if m := e.opts.MaxPartitions; m >= 0 && parts+n > m {
-		return fmt.Errorf("%w: topic %s grows by %d partitions to %d in all, the limit is %d (engine MaxPartitions)", ErrTooManyTopics, name, n, parts+n, m)
+		return fmt.Errorf("%w: topic %s grows by %d partitions to %d in all, the cap is %d partitions of all topics (--max-partitions)", ErrTooManyTopics, name, n, parts+n, m)
 	}
 	return nil
 }

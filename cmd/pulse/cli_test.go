@@ -246,7 +246,7 @@ func TestTopicsAlterRespectsPartitionCap(t *testing.T) {
 	s := startServe(t, filepath.Join(t.TempDir(), "data"), "--max-partitions", "4")
 	mustPulse(t, "", "topics", "create", "orders", "--partitions", "3", "--server", s.addr)
 	_, errOut, err := pulse(t, "", "topics", "alter", "orders", "--partitions", "5", "--server", s.addr)
-	if err == nil || !strings.Contains(errOut, "too_many_topics") || !strings.Contains(errOut, "the limit is 4") {
+	if err == nil || !strings.Contains(errOut, "too_many_topics") || !strings.Contains(errOut, "the cap is 4 partitions of all topics (--max-partitions)") {
 		t.Fatalf("grow past the cap: %v, stderr %q", err, errOut)
 	}
 	if out := mustPulse(t, "", "topics", "alter", "orders", "--partitions", "4", "--server", s.addr); !strings.Contains(out, "4 partitions") {
