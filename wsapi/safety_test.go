@@ -2,6 +2,7 @@ package wsapi
 
 import (
 	"errors"
+	"io"
 	"net"
 	"net/http"
 	"strings"
@@ -137,5 +138,49 @@ func TestNonLoopbackNeedsToken(t *testing.T) {
 	s := New(e, DefaultOptions())
 	if err := s.Serve(fakeAddrListener{l}); !errors.Is(err, ErrTokenRequired) {
 		t.Fatalf("Serve on a non-loopback address without a token: %v", err)
+	}
+}
+
+// A refused handshake says why in its body, with the same text on the
+// websocket endpoints as on the HTTP ones, and the token's auth scheme is
+// matched without regard to case (RFC 7235: "bearer" is "Bearer").
+func TestHandshakeRefusalTextAndBearerCase(t *testing.T) {
+	opts := DefaultOptions()
+	opts.Token = "s3cret"
+	ts := startServer(t, opts)
+	for _, path := range []string{"/v1/ws", "/v1/topics/t/tail", "/v1/topics/t/produce"} {
+		h := http.Header{"Origin": {"http://evil.example"}, "Authorization": {"Bearer s3cret"}}
+		ws, resp, err := websocket.DefaultDialer.Dial("ws://"+ts.addr+path, h)
+		if err == nil {
+			ws.Close()
+			t.Fatalf("%s: foreign origin upgraded", path)
+		}
+		if resp == nil {
+			t.Fatalf("%s: %v", path, err)
+		}
+		body := new(strings.Builder)
+		if _, err := io.Copy(body, resp.Body); err != nil {
+			t.Fatalf("%s: read body: %v", path, err)
+		}
+		want := `Origin "http://evil.example" is not allowed`
+		if resp.StatusCode != http.StatusForbidden || !strings.Contains(body.String(), want) || !strings.Contains(body.String(), "--allow-origin") {
+			t.Errorf("%s: %d %q, want 403 naming the origin and --allow-origin", path, resp.StatusCode, body)
+		}
+	}
+	for _, scheme := range []string{"Bearer", "bearer", "BEARER"} {
+		h := http.Header{"Authorization": {scheme + " s3cret"}}
+		ws, resp, err := websocket.DefaultDialer.Dial("ws://"+ts.addr+"/v1/ws", h)
+		if err != nil {
+			status := 0
+			if resp != nil {
+				status = resp.StatusCode
+			}
+			t.Errorf("Authorization: %s <token>: refused (%d): %v", scheme, status, err)
+			continue
+		}
+		ws.Close()
+	}
+	if got := handshake(t, ts.addr, "/v1/ws", "", "", "s3cre", false); got != http.StatusUnauthorized {
+		t.Errorf("wrong token: %d, want 401", got)
 	}
 }
