@@ -1,8 +1,12 @@
 package wsapi
 
 import (
-	"bytes"
 	"encoding/json"
+	"errors"
+	"maps"
+	"reflect"
+	"slices"
+	"strings"
 	"time"
 
 	"github.com/pulselog/pulse/engine"
@@ -12,7 +16,46 @@ import (
 // alterRequest is the body of an alter_topic request:
 // {"op":"alter_topic","id":..,"topic":"orders","alter":{"retention_ms":0}}.
 type alterRequest struct {
-	Alter *wire.TopicAlter `json:"alter"`
+	Alter json.RawMessage `json:"alter"`
+}
+
+// alterableFields are the JSON names of wire.TopicAlter's fields: what an
+// alter_topic can change, in the order its refusals list them.
+var alterableFields = func() []string {
+	t := reflect.TypeFor[wire.TopicAlter]()
+	names := make([]string, 0, t.NumField())
+	for i := range t.NumField() {
+		name, _, _ := strings.Cut(t.Field(i).Tag.Get("json"), ",")
+		names = append(names, name)
+	}
+	return names
+}()
+
+// decodeAlter reads the "alter" object of an alter_topic request msg. A
+// field alter_topic does not change (the codec, a setting fixed at
+// creation, a misspelt name) is invalid_config naming it, so that no
+// reply suggests it changed; a field of the wrong type is invalid_request
+// naming it.
+func decodeAlter(msg []byte) (*wire.TopicAlter, *wire.Error) {
+	var body alterRequest
+	var fields map[string]json.RawMessage
+	if json.Unmarshal(msg, &body) != nil || json.Unmarshal(body.Alter, &fields) != nil || fields == nil {
+		return nil, wire.Errorf(wire.CodeInvalidRequest, `alter_topic needs an "alter" object, e.g. {"retention_ms":604800000}`)
+	}
+	for _, name := range slices.Sorted(maps.Keys(fields)) {
+		if !slices.Contains(alterableFields, name) {
+			return nil, wire.Errorf(wire.CodeInvalidConfig, "alter: field %q cannot be altered (alter_topic changes %s; the codec, tombstone_retention_ms and protect_cursors are fixed at creation)", name, strings.Join(alterableFields, ", "))
+		}
+	}
+	var a wire.TopicAlter
+	if err := json.Unmarshal(body.Alter, &a); err != nil {
+		var te *json.UnmarshalTypeError
+		if errors.As(err, &te) {
+			return nil, wire.Errorf(wire.CodeInvalidRequest, "field %q: got %s, want %s", "alter."+te.Field, te.Value, jsonKind(te.Type))
+		}
+		return nil, wire.Errorf(wire.CodeInvalidRequest, "alter: %v", err)
+	}
+	return &a, nil
 }
 
 // topicAlterer is the backend's AlterTopic (*engine.Engine has it).
@@ -75,10 +118,9 @@ func (c *conn) opAlterTopic(req *request, msg []byte) {
 		c.reply(req.ID, nil, wire.Errorf(wire.CodeUnknownOp, "alter_topic: this server cannot change a topic's configuration"))
 		return
 	}
-	var body alterRequest
-	dec := json.NewDecoder(bytes.NewReader(msg))
-	if err := dec.Decode(&body); err != nil || body.Alter == nil {
-		c.reply(req.ID, nil, wire.Errorf(wire.CodeInvalidRequest, `alter_topic needs an "alter" object, e.g. {"retention_ms":604800000}`))
+	a, perr := decodeAlter(msg)
+	if perr != nil {
+		c.reply(req.ID, nil, perr)
 		return
 	}
 	t, err := c.srv.b.Describe(req.Topic)
@@ -86,7 +128,7 @@ func (c *conn) opAlterTopic(req *request, msg []byte) {
 		c.reply(req.ID, nil, toError(err))
 		return
 	}
-	cfg, perr := applyAlter(body.Alter, t.Config)
+	cfg, perr := applyAlter(a, t.Config)
 	if perr != nil {
 		c.reply(req.ID, nil, perr)
 		return

@@ -192,3 +192,47 @@ func TestDeleteConsumer(t *testing.T) {
 		t.Fatalf("refused deletes changed cursors: %+v", cs)
 	}
 }
+
+// alter_topic refuses a field it cannot change (the codec, a creation-only
+// setting, a misspelt name) instead of replying as if it had changed it,
+// and a field of the wrong type is named; nothing changes either way.
+func TestAlterRefusesFieldsItDoesNotChange(t *testing.T) {
+	s := startServer(t, Options{})
+	c := dialRaw(t, s.addr, "/v1/ws", nil)
+	if r := c.call(1, map[string]any{"op": "create_topic", "topic": "orders", "config": map[string]any{"codec": "zstd"}}); errCode(r) != "" {
+		t.Fatalf("create: %v", r)
+	}
+	for i, bad := range []struct {
+		alter map[string]any
+		code  string
+		says  string
+	}{
+		{map[string]any{"codec": "none"}, wire.CodeInvalidConfig, `"codec"`},
+		{map[string]any{"tombstone_retention_ms": 1000, "retention_ms": 5}, wire.CodeInvalidConfig, `"tombstone_retention_ms"`},
+		{map[string]any{"protect_cursors": true}, wire.CodeInvalidConfig, `"protect_cursors"`},
+		{map[string]any{"retention_msec": 5}, wire.CodeInvalidConfig, `"retention_msec"`},
+		{map[string]any{"partitions": "7"}, wire.CodeInvalidRequest, `field "alter.partitions": got string, want an integer`},
+		{map[string]any{"cleanup": 1}, wire.CodeInvalidRequest, `field "alter.cleanup"`},
+	} {
+		r := c.call(10+i, map[string]any{"op": "alter_topic", "topic": "orders", "alter": bad.alter})
+		e, _ := r["error"].(map[string]any)
+		msg, _ := e["message"].(string)
+		if errCode(r) != bad.code || !strings.Contains(msg, bad.says) {
+			t.Errorf("alter %v: %v, want %s naming %s", bad.alter, r, bad.code, bad.says)
+		}
+	}
+	if r := c.call(20, map[string]any{"op": "alter_topic", "topic": "orders", "alter": []any{1}}); errCode(r) != wire.CodeInvalidRequest {
+		t.Errorf("alter that is not an object: %v", r)
+	}
+	r := c.call(21, map[string]any{"op": "describe", "topic": "orders"})
+	cfg, _ := r["topic"].(map[string]any)["config"].(map[string]any)
+	if cfg["codec"] != "zstd" || cfg["retention_ms"] != float64(0) || cfg["tombstone_retention_ms"] != float64(86400000) || cfg["protect_cursors"] != nil {
+		t.Fatalf("after refused alters: %v", cfg)
+	}
+	// Every field the reply's config shows that alter_topic changes is
+	// accepted, with the value it already has.
+	same := map[string]any{"retention_ms": 0, "retention_bytes": 0, "cleanup": "delete", "segment_bytes": cfg["segment_bytes"], "sync_mode": "every-write", "partitions": 1}
+	if r := c.call(22, map[string]any{"op": "alter_topic", "topic": "orders", "alter": same}); errCode(r) != "" {
+		t.Fatalf("alter to the same values: %v", r)
+	}
+}
