@@ -606,7 +606,7 @@ func (c *conn) handle(msg []byte) {
 		c.refuseInOrder(req.ID, wire.Errorf(wire.CodeInvalidRequest, `request has no "op"`))
 		return
 	default:
-		c.refuseInOrder(req.ID, wire.Errorf(wire.CodeUnknownOp, "unknown op %q (want produce, subscribe, unsubscribe, commit, topics, describe, create_topic, delete_topic, alter_topic, consumers or offset_for_time)", req.Op))
+		c.refuseInOrder(req.ID, wire.Errorf(wire.CodeUnknownOp, "unknown op %q (want produce, subscribe, unsubscribe, commit, topics, describe, create_topic, delete_topic, alter_topic, consumers, delete_consumer or offset_for_time)", req.Op))
 		return
 	}
 	c.inOrder(req.ID, func() { op(req) })

@@ -4,6 +4,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"slices"
 	"strings"
 	"testing"
 	"time"
@@ -439,5 +440,37 @@ func TestCreateTopicTombstoneRetentionAndProtectCursors(t *testing.T) {
 	}
 	if _, err := ts.eng.Describe("neg"); !errors.Is(err, engine.ErrTopicNotFound) {
 		t.Fatalf("after a refused create: %v, want ErrTopicNotFound", err)
+	}
+}
+
+// An unknown op's refusal lists every op there is (each one it names is
+// known), and an unsubscribe without "sub" is invalid_request naming the
+// field, not a subscription 0 that does not exist.
+func TestUnknownOpListsOpsAndUnsubscribeNeedsSub(t *testing.T) {
+	ts := startServer(t, DefaultOptions())
+	c := dialRaw(t, ts.addr, "/v1/ws", nil)
+	r := c.call(1, map[string]any{"op": "PRODUCE"})
+	e, _ := r["error"].(map[string]any)
+	msg, _ := e["message"].(string)
+	_, list, ok := strings.Cut(msg, "(want ")
+	if errCode(r) != wire.CodeUnknownOp || !ok {
+		t.Fatalf("unknown op: %v", r)
+	}
+	list = strings.TrimSuffix(list, ")")
+	ops := strings.Split(strings.ReplaceAll(list, " or ", ", "), ", ")
+	for _, want := range []string{"produce", "subscribe", "unsubscribe", "commit", "topics", "describe", "create_topic", "delete_topic", "alter_topic", "consumers", "delete_consumer", "offset_for_time"} {
+		if !slices.Contains(ops, want) {
+			t.Errorf("unknown op's message %q does not name %s", msg, want)
+		}
+	}
+	for i, op := range ops {
+		if r := c.call(10+i, map[string]any{"op": op}); errCode(r) == wire.CodeUnknownOp {
+			t.Errorf("op %q, named by the unknown op's message, is unknown: %v", op, r)
+		}
+	}
+	r = c.call(50, map[string]any{"op": "unsubscribe"})
+	e, _ = r["error"].(map[string]any)
+	if msg, _ := e["message"].(string); errCode(r) != wire.CodeInvalidRequest || !strings.Contains(msg, `"sub"`) {
+		t.Errorf("unsubscribe without sub: %v, want invalid_request naming \"sub\"", r)
 	}
 }

@@ -251,6 +251,10 @@ func (c *conn) stopSubs() {
 }
 
 func (c *conn) opUnsubscribe(req *request) {
+	if req.Sub == 0 { // subscriptions are numbered from 1
+		c.reply(req.ID, nil, wire.Errorf(wire.CodeInvalidRequest, `unsubscribe needs "sub" (the number a subscribe replied with)`))
+		return
+	}
 	c.mu.Lock()
 	s := c.subs[req.Sub]
 	delete(c.subs, req.Sub)
