@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"slices"
+	"strconv"
 	"strings"
 	"testing"
 	"time"
@@ -472,5 +473,42 @@ func TestUnknownOpListsOpsAndUnsubscribeNeedsSub(t *testing.T) {
 	e, _ = r["error"].(map[string]any)
 	if msg, _ := e["message"].(string); errCode(r) != wire.CodeInvalidRequest || !strings.Contains(msg, `"sub"`) {
 		t.Errorf("unsubscribe without sub: %v, want invalid_request naming \"sub\"", r)
+	}
+}
+
+// A subscribe that is refused creates nothing, also when its topic does
+// not exist yet: not past the connection's subscription limit, not for a
+// "from" offset that a new topic cannot hold (on /v1/ws and on the tail
+// endpoint).
+func TestRefusedSubscribeCreatesNoTopic(t *testing.T) {
+	ts := startServer(t, DefaultOptions())
+	c := dialRaw(t, ts.addr, "/v1/ws", nil)
+	for i := range maxSubscriptions {
+		if r := c.call(i+1, map[string]any{"op": "subscribe", "topic": "t" + strconv.Itoa(i)}); errCode(r) != "" {
+			t.Fatalf("subscribe %d: %v", i, r)
+		}
+	}
+	if r := c.call(100, map[string]any{"op": "subscribe", "topic": "over"}); errCode(r) != wire.CodeRateLimited {
+		t.Fatalf("subscribe past the limit: %v", r)
+	}
+	c2 := dialRaw(t, ts.addr, "/v1/ws", nil)
+	if r := c2.call(1, map[string]any{"op": "subscribe", "topic": "fresh", "from": map[string]any{"offset": 5}}); errCode(r) != wire.CodeOffsetOutOfRange {
+		t.Fatalf("subscribe a new topic from offset 5: %v", r)
+	}
+	if r := c2.call(2, map[string]any{"op": "subscribe", "topic": "fresh2", "from": "7"}); errCode(r) != wire.CodeOffsetOutOfRange {
+		t.Fatalf("subscribe a new topic from \"7\": %v", r)
+	}
+	tail := dialRaw(t, ts.addr, "/v1/topics/fresh3/tail?from=9", nil)
+	if r := tail.next(); errCode(r) != wire.CodeOffsetOutOfRange {
+		t.Fatalf("tail of a new topic from 9: %v", r)
+	}
+	for _, name := range topicDirs(t, ts.dir) {
+		if !strings.HasPrefix(name, "t") {
+			t.Errorf("refused subscribes created topic %s", name)
+		}
+	}
+	// From offset 0 of a new topic is where it starts: created, accepted.
+	if r := c2.call(3, map[string]any{"op": "subscribe", "topic": "fresh4", "from": map[string]any{"offset": 0}}); errCode(r) != "" {
+		t.Fatalf("subscribe a new topic from offset 0: %v", r)
 	}
 }
