@@ -512,3 +512,33 @@ func TestRefusedSubscribeCreatesNoTopic(t *testing.T) {
 		t.Fatalf("subscribe a new topic from offset 0: %v", r)
 	}
 }
+
+// A header name is given once per record (as in a binary produce frame): a
+// name in both "headers" and "headers_b64" is refused, not stored twice
+// (a push would show one JSON object with the name twice, which JSON
+// parsers read as one).
+func TestHeaderNameInHeadersAndHeadersB64IsRefused(t *testing.T) {
+	ts := startServer(t, DefaultOptions())
+	c := dialRaw(t, ts.addr, "/v1/ws", nil)
+	if r := c.call(1, map[string]any{"op": "produce", "topic": "h", "value": 1}); errCode(r) != "" {
+		t.Fatalf("produce: %v", r)
+	}
+	before := logState(t, ts.eng)
+	for i, req := range []map[string]any{
+		{"op": "produce", "topic": "h", "value": 1, "headers": map[string]any{"a": "x"}, "headers_b64": map[string]any{"a": "eQ=="}},
+		{"op": "produce", "topic": "h", "records": []any{map[string]any{"value": 2}, map[string]any{"value": 1, "headers": map[string]any{"trace": "x", "b": "1"}, "headers_b64": map[string]any{"trace": "eQ=="}}}},
+	} {
+		r := c.call(10+i, req)
+		e, _ := r["error"].(map[string]any)
+		if msg, _ := e["message"].(string); errCode(r) != wire.CodeInvalidRequest || !strings.Contains(msg, "headers_b64") {
+			t.Errorf("%v: %v, want invalid_request naming headers_b64", req, r)
+		}
+	}
+	if after := logState(t, ts.eng); after != before {
+		t.Errorf("refused produces changed the log:\nbefore %s\nafter  %s", before, after)
+	}
+	// Different names in the two are fine.
+	if r := c.call(20, map[string]any{"op": "produce", "topic": "h", "value": 1, "headers": map[string]any{"a": "x"}, "headers_b64": map[string]any{"b": "/w=="}}); errCode(r) != "" {
+		t.Fatalf("headers and headers_b64 with different names: %v", r)
+	}
+}

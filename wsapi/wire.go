@@ -108,6 +108,9 @@ func toRecord(r *wire.RecordIn, maxBytes int) (engine.Record, error) {
 		size += len(k) + len(v)
 	}
 	for k, v := range r.HeadersB64 {
+		if _, twice := r.Headers[k]; twice {
+			return rec, wire.Errorf(wire.CodeInvalidRequest, "header %q is in both headers and headers_b64: give each name once", k)
+		}
 		b, err := base64.StdEncoding.DecodeString(v)
 		if err != nil {
 			return rec, wire.Errorf(wire.CodeInvalidRequest, "headers_b64[%q]: %v", k, err)
