@@ -542,3 +542,33 @@ func TestHeaderNameInHeadersAndHeadersB64IsRefused(t *testing.T) {
 		t.Fatalf("headers and headers_b64 with different names: %v", r)
 	}
 }
+
+// A record's headers are stored in the order of their names, whatever
+// order Go's maps iterate them in, so a push shows them the same way
+// every time.
+func TestHeadersAreStoredSortedByName(t *testing.T) {
+	ts := startServer(t, DefaultOptions())
+	c := dialRaw(t, ts.addr, "/v1/ws", nil)
+	const n = 10
+	c.sendText(`{"op":"subscribe","id":1,"topic":"h","from":"earliest"}`)
+	hdrs := `"headers":{"h":"8","g":"7","a":"1","b":"2","c":"3","d":"4"},"headers_b64":{"e":"/w==","f":"Ng=="}`
+	recs := make([]string, n)
+	for i := range recs {
+		recs[i] = `{"value":1,` + hdrs + `}`
+	}
+	c.sendText(`{"op":"produce","id":2,"topic":"h","records":[` + strings.Join(recs, ",") + `]}`)
+	seen := 0
+	for seen < n {
+		_, b := c.message()
+		if !strings.Contains(string(b), `"records"`) {
+			continue
+		}
+		for _, rec := range strings.Split(string(b), `{"partition"`)[1:] {
+			want := `"headers":{"a":"1","b":"2","c":"3","d":"4","f":"6","g":"7","h":"8"},"headers_b64":{"e":"/w=="}`
+			if !strings.Contains(rec, want) {
+				t.Fatalf("record %d: %s, want headers in name order: %s", seen, rec, want)
+			}
+			seen++
+		}
+	}
+}

@@ -5,6 +5,7 @@ import (
 	"encoding/json"
 	"errors"
 	"reflect"
+	"slices"
 	"strings"
 	"time"
 	"unicode/utf8"
@@ -117,6 +118,11 @@ func toRecord(r *wire.RecordIn, maxBytes int) (engine.Record, error) {
 		}
 		rec.Headers = append(rec.Headers, engine.Header{Key: k, Value: b})
 		size += len(k) + len(b)
+	}
+	if len(rec.Headers) > 1 {
+		// Maps iterate in no order: store the headers in their names'
+		// order, the same every time.
+		slices.SortFunc(rec.Headers, func(a, b engine.Header) int { return strings.Compare(a.Key, b.Key) })
 	}
 	if size > maxBytes {
 		return rec, wire.Errorf(wire.CodeRecordTooLarge, "record of %d bytes exceeds the limit of %d bytes", size, maxBytes)
