@@ -2,7 +2,6 @@ package wsapi
 
 import (
 	"encoding/json"
-	"errors"
 	"maps"
 	"reflect"
 	"slices"
@@ -48,12 +47,8 @@ func decodeAlter(msg []byte) (*wire.TopicAlter, *wire.Error) {
 		}
 	}
 	var a wire.TopicAlter
-	if err := json.Unmarshal(body.Alter, &a); err != nil {
-		var te *json.UnmarshalTypeError
-		if errors.As(err, &te) {
-			return nil, wire.Errorf(wire.CodeInvalidRequest, "field %q: got %s, want %s", "alter."+te.Field, te.Value, jsonKind(te.Type))
-		}
-		return nil, wire.Errorf(wire.CodeInvalidRequest, "alter: %v", err)
+	if e := decodeOpFields(body.Alter, "alter.", &a); e != nil {
+		return nil, e
 	}
 	return &a, nil
 }

@@ -572,3 +572,27 @@ func TestHeadersAreStoredSortedByName(t *testing.T) {
 		}
 	}
 }
+
+// The fields that only one op reads (offset_for_time's timestamp,
+// delete_consumer's dry_run, alter_topic's alter) name a wrong type the
+// way every other field does.
+func TestOpFieldsOfTheWrongTypeAreNamed(t *testing.T) {
+	ts := startServer(t, DefaultOptions())
+	c := dialRaw(t, ts.addr, "/v1/ws", nil)
+	if r := c.call(1, map[string]any{"op": "produce", "topic": "one", "value": 1}); errCode(r) != "" {
+		t.Fatalf("produce: %v", r)
+	}
+	for i, tc := range []struct{ raw, want string }{
+		{`"op":"offset_for_time","topic":"one","partition":0,"timestamp":"now"`, `field "timestamp": got string, want an integer`},
+		{`"op":"delete_consumer","consumer":"c","dry_run":"yes"`, `field "dry_run": got string, want true or false`},
+		{`"op":"alter_topic","topic":"one","alter":{"retention_ms":"1h"}`, `field "alter.retention_ms": got string, want an integer`},
+	} {
+		id := 10 + i
+		c.sendText(fmt.Sprintf(`{"id":%d,%s}`, id, tc.raw))
+		r := c.waitFor(func(m map[string]any) bool { return m["id"] == float64(id) })
+		e, _ := r["error"].(map[string]any)
+		if msg, _ := e["message"].(string); errCode(r) != wire.CodeInvalidRequest || msg != tc.want {
+			t.Errorf("%s: %v, want invalid_request %q", tc.raw, r, tc.want)
+		}
+	}
+}

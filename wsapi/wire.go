@@ -238,10 +238,30 @@ func decodeRequestInto(msg []byte, what string, req *request) (*request, *wire.E
 		// encoding/json decodes every other field before it reports the
 		// first mistyped one, so req.ID is the request's id.
 		// The inline record's fields are the request's own.
-		field := strings.ReplaceAll(te.Field, "RecordIn.", "")
-		return req, wire.Errorf(wire.CodeInvalidRequest, "field %q: got %s, want %s", field, te.Value, jsonKind(te.Type))
+		return req, fieldTypeError(te, strings.ReplaceAll(te.Field, "RecordIn.", ""))
 	}
 	return nil, wire.Errorf(wire.CodeInvalidJSON, "%s is not a JSON object: %v", what, err)
+}
+
+// decodeOpFields parses msg (JSON) into v, the fields that one op reads
+// beyond the request's: a value of the wrong type is invalid_request naming
+// the field (prefix + its JSON name), as decodeRequest names the others.
+func decodeOpFields(msg []byte, prefix string, v any) *wire.Error {
+	err := json.Unmarshal(msg, v)
+	if err == nil {
+		return nil
+	}
+	var te *json.UnmarshalTypeError
+	if errors.As(err, &te) && te.Field != "" {
+		return fieldTypeError(te, prefix+te.Field)
+	}
+	return wire.Errorf(wire.CodeInvalidRequest, "%s: %v", strings.TrimSuffix(prefix, "."), err)
+}
+
+// fieldTypeError is the invalid_request for field, whose value te says is
+// of the wrong JSON type.
+func fieldTypeError(te *json.UnmarshalTypeError, field string) *wire.Error {
+	return wire.Errorf(wire.CodeInvalidRequest, "field %q: got %s, want %s", field, te.Value, jsonKind(te.Type))
 }
 
 // jsonKind names the JSON value that a Go type of a request field takes.
