@@ -596,3 +596,57 @@ func TestOpFieldsOfTheWrongTypeAreNamed(t *testing.T) {
 		}
 	}
 }
+
+// A value stored as bytes that read as the JSON null (a binary frame
+// "null", as a Kafka client may write) arrives as the string "null": a
+// push never says "value":null, which reads as a tombstone, and the
+// record can be produced again as it is.
+func TestNullBytesValueIsNotPushedAsJSONNull(t *testing.T) {
+	ts := startServer(t, DefaultOptions())
+	p := dialRaw(t, ts.addr, "/v1/topics/n/produce", nil)
+	for _, v := range []string{"null", " null\n", "nul"} {
+		if err := p.ws.WriteMessage(websocket.BinaryMessage, []byte(v)); err != nil {
+			t.Fatal(err)
+		}
+		if r := p.next(); errCode(r) != "" {
+			t.Fatalf("produce %q: %v", v, r)
+		}
+	}
+	c := dialRaw(t, ts.addr, "/v1/ws", nil)
+	c.sendText(`{"op":"subscribe","id":1,"topic":"n","from":"earliest","value_lens":true}`)
+	var push map[string]any
+	var raw []byte
+	for push == nil {
+		_, b := c.message()
+		var m map[string]any
+		if err := json.Unmarshal(b, &m); err != nil {
+			t.Fatal(err)
+		}
+		if m["records"] != nil {
+			push, raw = m, b
+		}
+	}
+	recs := push["records"].([]any)
+	if len(recs) != 3 || strings.Contains(string(raw), `"value":null`) {
+		t.Fatalf("push: %s", raw)
+	}
+	for i, want := range []string{"null", " null\n", "nul"} {
+		r := recs[i].(map[string]any)
+		if v, ok := r["value"].(string); !ok || v != want || r["tombstone"] != nil {
+			t.Errorf("record %d: %v, want the string %q", i, r, want)
+		}
+	}
+	if lens := fmt.Sprint(push["value_lens"]); lens != "[6 9 5]" {
+		t.Errorf("value_lens %s, want [6 9 5]", lens)
+	}
+	// Produced again as received, it is the same value, not a tombstone.
+	again, _ := json.Marshal(map[string]any{"op": "produce", "id": 2, "topic": "n", "value": recs[0].(map[string]any)["value"]})
+	c.sendText(string(again))
+	if r := c.waitFor(func(m map[string]any) bool { return m["id"] == float64(2) }); errCode(r) != "" {
+		t.Fatalf("produce again: %v", r)
+	}
+	r := c.waitFor(func(m map[string]any) bool { return m["records"] != nil })
+	if rec := r["records"].([]any)[0].(map[string]any); rec["value"] != "null" {
+		t.Errorf("produced again: %v, want the string \"null\"", rec)
+	}
+}
