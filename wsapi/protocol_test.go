@@ -650,3 +650,34 @@ func TestNullBytesValueIsNotPushedAsJSONNull(t *testing.T) {
 		t.Errorf("produced again: %v, want the string \"null\"", rec)
 	}
 }
+
+// A produce with "records" and a record field of its own besides
+// "partition" (a key, headers) is refused: the field would apply to no
+// record, and silently dropping it would store other records than asked.
+func TestRecordsWithInlineRecordFieldsAreRefused(t *testing.T) {
+	ts := startServer(t, DefaultOptions())
+	c := dialRaw(t, ts.addr, "/v1/ws", nil)
+	if r := c.call(1, map[string]any{"op": "produce", "topic": "r", "value": 1}); errCode(r) != "" {
+		t.Fatalf("produce: %v", r)
+	}
+	before := logState(t, ts.eng)
+	recs := []any{map[string]any{"value": 1}}
+	for i, extra := range []map[string]any{
+		{"key": "k"}, {"key_b64": "aw=="}, {"headers": map[string]any{"h": "v"}}, {"headers_b64": map[string]any{"h": "dg=="}}, {"value": 5}, {"tombstone": true},
+	} {
+		req := map[string]any{"op": "produce", "topic": "r", "records": recs}
+		for k, v := range extra {
+			req[k] = v
+		}
+		if r := c.call(10+i, req); errCode(r) != wire.CodeInvalidRequest {
+			t.Errorf("records with %v: %v, want invalid_request", extra, r)
+		}
+	}
+	if after := logState(t, ts.eng); after != before {
+		t.Errorf("refused produces changed the log:\nbefore %s\nafter  %s", before, after)
+	}
+	// A request-level partition is what applies to every record.
+	if r := c.call(20, map[string]any{"op": "produce", "topic": "r", "partition": 0, "records": recs}); errCode(r) != "" {
+		t.Fatalf("records with a request-level partition: %v", r)
+	}
+}
