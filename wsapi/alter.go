@@ -6,7 +6,6 @@ import (
 	"reflect"
 	"slices"
 	"strings"
-	"time"
 
 	"github.com/pulselog/pulse/engine"
 	"github.com/pulselog/pulse/wsapi/wire"
@@ -64,7 +63,11 @@ func applyAlter(a *wire.TopicAlter, cfg engine.TopicConfig) (engine.TopicConfig,
 		if *a.RetentionMs < 0 {
 			return cfg, wire.Errorf(wire.CodeInvalidConfig, "retention_ms %d: must not be negative", *a.RetentionMs)
 		}
-		cfg.RetentionMaxAge = time.Duration(*a.RetentionMs) * time.Millisecond
+		d, e := msDuration("retention_ms", *a.RetentionMs)
+		if e != nil {
+			return cfg, e
+		}
+		cfg.RetentionMaxAge = d
 	}
 	if a.RetentionBytes != nil {
 		if *a.RetentionBytes < 0 {

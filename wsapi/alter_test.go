@@ -236,3 +236,43 @@ func TestAlterRefusesFieldsItDoesNotChange(t *testing.T) {
 		t.Fatalf("alter to the same values: %v", r)
 	}
 }
+
+// A retention in milliseconds too long for a time.Duration (over about
+// 292 years) is refused naming the field and its bound, not as a
+// "negative retention" it never was; the bound itself is accepted.
+func TestRetentionMsPastDurationIsNamed(t *testing.T) {
+	s := startServer(t, Options{})
+	c := dialRaw(t, s.addr, "/v1/ws", nil)
+	const most = int64(9223372036854) // math.MaxInt64 ns, in whole ms
+	for i, tc := range []struct {
+		req   map[string]any
+		field string
+	}{
+		{map[string]any{"op": "create_topic", "topic": "a", "config": map[string]any{"retention_ms": most + 1}}, "retention_ms"},
+		{map[string]any{"op": "create_topic", "topic": "b", "config": map[string]any{"tombstone_retention_ms": int64(9300000000000)}}, "tombstone_retention_ms"},
+		{map[string]any{"op": "create_topic", "topic": "c", "config": map[string]any{"retention_ms": int64(1) << 62}}, "retention_ms"},
+	} {
+		r := c.call(1+i, tc.req)
+		e, _ := r["error"].(map[string]any)
+		msg, _ := e["message"].(string)
+		if errCode(r) != wire.CodeInvalidConfig || !strings.Contains(msg, tc.field) || strings.Contains(msg, "negative") {
+			t.Errorf("%v: %v, want invalid_config naming %s", tc.req, r, tc.field)
+		}
+	}
+	if dirs := topicDirs(t, s.dir); len(dirs) != 0 {
+		t.Errorf("refused creates made %v", dirs)
+	}
+	if r := c.call(10, map[string]any{"op": "create_topic", "topic": "d", "config": map[string]any{"retention_ms": most, "tombstone_retention_ms": most}}); errCode(r) != "" {
+		t.Fatalf("retention at the bound: %v", r)
+	}
+	r := c.call(11, map[string]any{"op": "alter_topic", "topic": "d", "alter": map[string]any{"retention_ms": most + 1}})
+	e, _ := r["error"].(map[string]any)
+	if msg, _ := e["message"].(string); errCode(r) != wire.CodeInvalidConfig || !strings.Contains(msg, "retention_ms") || strings.Contains(msg, "negative") {
+		t.Errorf("alter past the bound: %v", r)
+	}
+	r = c.call(12, map[string]any{"op": "describe", "topic": "d"})
+	cfg, _ := r["topic"].(map[string]any)["config"].(map[string]any)
+	if cfg["retention_ms"] != float64(most) || cfg["tombstone_retention_ms"] != float64(most) {
+		t.Errorf("config at the bound: %v", cfg)
+	}
+}

@@ -4,6 +4,7 @@ import (
 	"encoding/base64"
 	"encoding/json"
 	"errors"
+	"math"
 	"reflect"
 	"slices"
 	"strings"
@@ -140,7 +141,11 @@ func engineConfig(c *wire.TopicConfig) (engine.TopicConfig, error) {
 		return cfg, wire.Errorf(wire.CodeInvalidConfig, "partitions, segment_bytes, retention_ms, retention_bytes and tombstone_retention_ms must not be negative")
 	}
 	if c.TombstoneRetentionMs > 0 {
-		cfg.TombstoneRetention = time.Duration(c.TombstoneRetentionMs) * time.Millisecond
+		d, e := msDuration("tombstone_retention_ms", c.TombstoneRetentionMs)
+		if e != nil {
+			return cfg, e
+		}
+		cfg.TombstoneRetention = d
 	}
 	cfg.ProtectCursors = c.ProtectCursors
 	if c.Partitions > 0 {
@@ -164,7 +169,11 @@ func engineConfig(c *wire.TopicConfig) (engine.TopicConfig, error) {
 		}
 		cfg.SyncMode = m
 	}
-	cfg.RetentionMaxAge = time.Duration(c.RetentionMs) * time.Millisecond
+	d, e := msDuration("retention_ms", c.RetentionMs)
+	if e != nil {
+		return cfg, e
+	}
+	cfg.RetentionMaxAge = d
 	cfg.RetentionMaxBytes = c.RetentionBytes
 	if c.Cleanup != "" {
 		cl, err := engine.ParseCleanup(c.Cleanup)
@@ -174,6 +183,20 @@ func engineConfig(c *wire.TopicConfig) (engine.TopicConfig, error) {
 		cfg.Cleanup = cl
 	}
 	return cfg, nil
+}
+
+// maxDurationMs is the most milliseconds a time.Duration holds (about 292
+// years).
+const maxDurationMs = math.MaxInt64 / int64(time.Millisecond)
+
+// msDuration turns a config field's milliseconds (not negative) into a
+// time.Duration, refusing a value past what one holds rather than letting
+// it wrap around.
+func msDuration(field string, ms int64) (time.Duration, *wire.Error) {
+	if ms > maxDurationMs {
+		return 0, wire.Errorf(wire.CodeInvalidConfig, "%s %d: at most %d (about 292 years)", field, ms, maxDurationMs)
+	}
+	return time.Duration(ms) * time.Millisecond, nil
 }
 
 // wireConfig is the wire form of an engine configuration.
