@@ -7,6 +7,7 @@ import (
 	"net/http"
 	"strings"
 	"testing"
+	"time"
 
 	"github.com/gorilla/websocket"
 )
@@ -182,5 +183,30 @@ func TestHandshakeRefusalTextAndBearerCase(t *testing.T) {
 	}
 	if got := handshake(t, ts.addr, "/v1/ws", "", "", "s3cre", false); got != http.StatusUnauthorized {
 		t.Errorf("wrong token: %d, want 401", got)
+	}
+}
+
+// A peer that sends nothing, not even a pong, for PongWait is closed with
+// a close frame saying so (1001), not cut off without one, when its
+// socket can still take the frame.
+func TestSilentPeerGetsKeepaliveClose(t *testing.T) {
+	opts := DefaultOptions()
+	opts.PongWait = 300 * time.Millisecond
+	ts := startServer(t, opts)
+	ws, _, err := websocket.DefaultDialer.Dial("ws://"+ts.addr+"/v1/ws", nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer ws.Close()
+	pings := 0
+	ws.SetPingHandler(func(string) error { pings++; return nil }) // no pong
+	ws.SetReadDeadline(time.Now().Add(hangGuard))
+	_, _, err = ws.ReadMessage()
+	var ce *websocket.CloseError
+	if !errors.As(err, &ce) || ce.Code != websocket.CloseGoingAway || !strings.Contains(ce.Text, "keepalive") {
+		t.Fatalf("silent peer: %v, want close 1001 naming the keepalive", err)
+	}
+	if pings == 0 {
+		t.Errorf("closed without a ping first")
 	}
 }
