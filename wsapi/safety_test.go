@@ -1,6 +1,7 @@
 package wsapi
 
 import (
+	"context"
 	"errors"
 	"io"
 	"net"
@@ -208,5 +209,46 @@ func TestSilentPeerGetsKeepaliveClose(t *testing.T) {
 	}
 	if pings == 0 {
 		t.Errorf("closed without a ping first")
+	}
+}
+
+// Listening on every address (0.0.0.0, with a token), a client that
+// reaches the server by one of the machine's IP addresses names it in
+// Host and is accepted: an IP address of the connection's own local end
+// is no DNS rebinding. Any other name or address is still refused.
+func TestHostOfTheLocalAddressIsAllowedOnAnUnspecifiedListener(t *testing.T) {
+	e, _ := openEngine(t)
+	l, err := net.Listen("tcp", "0.0.0.0:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	opts := DefaultOptions()
+	opts.Token = "s3cret"
+	s := New(e, opts)
+	done := make(chan error, 1)
+	go func() { done <- s.Serve(l) }()
+	defer func() {
+		s.Shutdown(context.Background())
+		<-done
+	}()
+	_, port, _ := net.SplitHostPort(l.Addr().String())
+	// 127.0.0.2 is an address of this machine (all of 127/8 is loopback
+	// on Linux) that the loopback names do not cover.
+	addr := net.JoinHostPort("127.0.0.2", port)
+	if c, err := net.Dial("tcp", addr); err != nil {
+		t.Skipf("cannot reach %s on this machine: %v", addr, err)
+	} else {
+		c.Close()
+	}
+	for host, want := range map[string]int{
+		"127.0.0.2:" + port: http.StatusSwitchingProtocols,
+		"127.0.0.2":         http.StatusSwitchingProtocols,
+		"127.0.0.3:" + port: http.StatusForbidden,
+		"evil.example":      http.StatusForbidden,
+		"0.0.0.0:" + port:   http.StatusForbidden,
+	} {
+		if got := handshake(t, addr, "/v1/ws", "", host, "s3cret", false); got != want {
+			t.Errorf("Host %s via %s: %d, want %d", host, addr, got, want)
+		}
 	}
 }

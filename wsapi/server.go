@@ -263,7 +263,7 @@ const (
 // response (403 or 401, plain text), logs one line naming what was refused
 // and returns false.
 func (s *Server) admit(w http.ResponseWriter, r *http.Request, what string) bool {
-	if !s.checkHost(r.Host) {
+	if !s.checkHost(r) {
 		s.opts.Logger.Warn(what+" refused: Host not allowed", "host", r.Host, "remote", r.RemoteAddr)
 		http.Error(w, fmt.Sprintf(hostRefusal, r.Host), http.StatusForbidden)
 		return false
@@ -339,12 +339,21 @@ func (s *Server) isClosing() bool {
 // loopbackHosts are the Host names always accepted.
 var loopbackHosts = []string{"localhost", "127.0.0.1", "::1"}
 
-// checkHost accepts a Host header naming a loopback host (any port), a
-// host Serve listens on, or one of Options.AllowHosts.
-func (s *Server) checkHost(hostport string) bool {
-	h := hostOnly(hostport)
+// checkHost accepts a request whose Host header names a loopback host (any
+// port), a host Serve listens on, the IP address the request arrived at, or
+// one of Options.AllowHosts.
+func (s *Server) checkHost(r *http.Request) bool {
+	h := hostOnly(r.Host)
 	if h == "" {
 		return false
+	}
+	// An IP address of the connection's own local end: the address the
+	// client reached the server by (on a 0.0.0.0 listener, any of the
+	// machine's). A literal address is no DNS rebinding.
+	if la, ok := r.Context().Value(http.LocalAddrContextKey).(*net.TCPAddr); ok {
+		if ip := net.ParseIP(h); ip != nil && ip.Equal(la.IP) && !ip.IsUnspecified() {
+			return true
+		}
 	}
 	for _, a := range loopbackHosts {
 		if strings.EqualFold(h, a) {
