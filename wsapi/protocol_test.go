@@ -681,3 +681,24 @@ func TestRecordsWithInlineRecordFieldsAreRefused(t *testing.T) {
 		t.Fatalf("records with a request-level partition: %v", r)
 	}
 }
+
+// A commit for a consumer name the cursor store refuses (a '/', a NUL,
+// too long) is invalid_request naming the name, not an internal error,
+// and stores nothing.
+func TestCommitWithABadConsumerNameIsInvalidRequest(t *testing.T) {
+	ts := startServer(t, DefaultOptions())
+	c := dialRaw(t, ts.addr, "/v1/ws", nil)
+	if r := c.call(1, map[string]any{"op": "produce", "topic": "t", "value": 1}); errCode(r) != "" {
+		t.Fatalf("produce: %v", r)
+	}
+	for i, name := range []string{"a/b", "nul\x00x", strings.Repeat("c", 300)} {
+		r := c.call(10+i, map[string]any{"op": "commit", "consumer": name, "topic": "t", "partition": 0, "offset": 1})
+		if errCode(r) != wire.CodeInvalidRequest {
+			t.Errorf("commit as %q: %v, want invalid_request", name, r)
+		}
+	}
+	r := c.call(20, map[string]any{"op": "consumers", "topic": "t"})
+	if cs, _ := r["topic"].(map[string]any)["consumers"].([]any); len(cs) != 0 {
+		t.Errorf("cursors after refused commits: %v", cs)
+	}
+}
