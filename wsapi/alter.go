@@ -18,16 +18,49 @@ type alterRequest struct {
 }
 
 // alterableFields are the JSON names of wire.TopicAlter's fields: what an
-// alter_topic can change, in the order its refusals list them.
-var alterableFields = func() []string {
-	t := reflect.TypeFor[wire.TopicAlter]()
+// alter_topic can change, in the order its refusals list them; and
+// configFields those of wire.TopicConfig, what create_topic takes.
+var (
+	alterableFields = jsonFieldNames(reflect.TypeFor[wire.TopicAlter]())
+	configFields    = jsonFieldNames(reflect.TypeFor[wire.TopicConfig]())
+)
+
+// jsonFieldNames returns the JSON names of struct type t's fields.
+func jsonFieldNames(t reflect.Type) []string {
 	names := make([]string, 0, t.NumField())
 	for i := range t.NumField() {
 		name, _, _ := strings.Cut(t.Field(i).Tag.Get("json"), ",")
 		names = append(names, name)
 	}
 	return names
-}()
+}
+
+// unknownField returns the first name (in sorted order) of fields that
+// is not in known.
+func unknownField(fields map[string]json.RawMessage, known []string) (string, bool) {
+	for _, name := range slices.Sorted(maps.Keys(fields)) {
+		if !slices.Contains(known, name) {
+			return name, true
+		}
+	}
+	return "", false
+}
+
+// checkConfigFields refuses a create_topic request msg whose "config"
+// names a field create_topic does not know (a misspelt one would
+// otherwise be dropped, and the topic created without it).
+func checkConfigFields(msg []byte) *wire.Error {
+	var body struct {
+		Config map[string]json.RawMessage `json:"config"`
+	}
+	if json.Unmarshal(msg, &body) != nil {
+		return nil // decodeRequest judged the types already
+	}
+	if name, ok := unknownField(body.Config, configFields); ok {
+		return wire.Errorf(wire.CodeInvalidConfig, "config: unknown field %q (create_topic takes %s)", name, strings.Join(configFields, ", "))
+	}
+	return nil
+}
 
 // decodeAlter reads the "alter" object of an alter_topic request msg. A
 // field alter_topic does not change (the codec, a setting fixed at
@@ -40,10 +73,8 @@ func decodeAlter(msg []byte) (*wire.TopicAlter, *wire.Error) {
 	if json.Unmarshal(msg, &body) != nil || json.Unmarshal(body.Alter, &fields) != nil || fields == nil {
 		return nil, wire.Errorf(wire.CodeInvalidRequest, `alter_topic needs an "alter" object, e.g. {"retention_ms":604800000}`)
 	}
-	for _, name := range slices.Sorted(maps.Keys(fields)) {
-		if !slices.Contains(alterableFields, name) {
-			return nil, wire.Errorf(wire.CodeInvalidConfig, "alter: field %q cannot be altered (alter_topic changes %s; the codec, tombstone_retention_ms and protect_cursors are fixed at creation)", name, strings.Join(alterableFields, ", "))
-		}
+	if name, ok := unknownField(fields, alterableFields); ok {
+		return nil, wire.Errorf(wire.CodeInvalidConfig, "alter: field %q cannot be altered (alter_topic changes %s; the codec, tombstone_retention_ms and protect_cursors are fixed at creation)", name, strings.Join(alterableFields, ", "))
 	}
 	var a wire.TopicAlter
 	if e := decodeOpFields(body.Alter, "alter.", &a); e != nil {

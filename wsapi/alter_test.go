@@ -1,6 +1,7 @@
 package wsapi
 
 import (
+	"strconv"
 	"strings"
 	"testing"
 	"time"
@@ -274,5 +275,33 @@ func TestRetentionMsPastDurationIsNamed(t *testing.T) {
 	cfg, _ := r["topic"].(map[string]any)["config"].(map[string]any)
 	if cfg["retention_ms"] != float64(most) || cfg["tombstone_retention_ms"] != float64(most) {
 		t.Errorf("config at the bound: %v", cfg)
+	}
+}
+
+// create_topic refuses a config field it does not know (a misspelt
+// "retention", say) instead of creating the topic without it; nothing is
+// created.
+func TestCreateTopicRefusesUnknownConfigFields(t *testing.T) {
+	s := startServer(t, Options{})
+	c := dialRaw(t, s.addr, "/v1/ws", nil)
+	for i, cfg := range []map[string]any{
+		{"retention": "7d"},
+		{"partitions": 2, "retention_msec": 5},
+		{"segment": 1 << 20},
+	} {
+		r := c.call(1+i, map[string]any{"op": "create_topic", "topic": "t" + strconv.Itoa(i), "config": cfg})
+		e, _ := r["error"].(map[string]any)
+		msg, _ := e["message"].(string)
+		if errCode(r) != wire.CodeInvalidConfig || !strings.Contains(msg, "config: unknown field") {
+			t.Errorf("create_topic with %v: %v, want invalid_config naming the field", cfg, r)
+		}
+	}
+	if dirs := topicDirs(t, s.dir); len(dirs) != 0 {
+		t.Errorf("refused creates made %v", dirs)
+	}
+	every := map[string]any{"partitions": 2, "codec": "none", "segment_bytes": 1 << 20, "sync_mode": "interval",
+		"retention_ms": 1, "retention_bytes": 1, "cleanup": "compact", "tombstone_retention_ms": 1, "protect_cursors": true}
+	if r := c.call(10, map[string]any{"op": "create_topic", "topic": "every", "config": every}); errCode(r) != "" {
+		t.Fatalf("create_topic with every field: %v", r)
 	}
 }

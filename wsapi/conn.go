@@ -619,7 +619,7 @@ func (c *conn) handle(msg []byte) {
 	case "describe":
 		op = c.opDescribe
 	case "create_topic":
-		op = c.opCreateTopic
+		op = func(r *request) { c.opCreateTopic(r, msg) }
 	case "delete_topic":
 		op = c.opDeleteTopic
 	case "alter_topic":
@@ -672,8 +672,12 @@ func (c *conn) opDescribe(req *request) {
 	c.replyJSON(req.ID, "topic", wireTopic(t))
 }
 
-func (c *conn) opCreateTopic(req *request) {
+func (c *conn) opCreateTopic(req *request, msg []byte) {
 	if e := validTopic(req.Topic); e != nil {
+		c.reply(req.ID, nil, e)
+		return
+	}
+	if e := checkConfigFields(msg); e != nil {
 		c.reply(req.ID, nil, e)
 		return
 	}
