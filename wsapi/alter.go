@@ -1,9 +1,11 @@
 package wsapi
 
 import (
-	"bytes"
 	"encoding/json"
-	"time"
+	"maps"
+	"reflect"
+	"slices"
+	"strings"
 
 	"github.com/pulselog/pulse/engine"
 	"github.com/pulselog/pulse/wsapi/wire"
@@ -12,7 +14,73 @@ import (
 // alterRequest is the body of an alter_topic request:
 // {"op":"alter_topic","id":..,"topic":"orders","alter":{"retention_ms":0}}.
 type alterRequest struct {
-	Alter *wire.TopicAlter `json:"alter"`
+	Alter json.RawMessage `json:"alter"`
+}
+
+// alterableFields are the JSON names of wire.TopicAlter's fields: what an
+// alter_topic can change, in the order its refusals list them; and
+// configFields those of wire.TopicConfig, what create_topic takes.
+var (
+	alterableFields = jsonFieldNames(reflect.TypeFor[wire.TopicAlter]())
+	configFields    = jsonFieldNames(reflect.TypeFor[wire.TopicConfig]())
+)
+
+// jsonFieldNames returns the JSON names of struct type t's fields.
+func jsonFieldNames(t reflect.Type) []string {
+	names := make([]string, 0, t.NumField())
+	for i := range t.NumField() {
+		name, _, _ := strings.Cut(t.Field(i).Tag.Get("json"), ",")
+		names = append(names, name)
+	}
+	return names
+}
+
+// unknownField returns the first name (in sorted order) of fields that
+// is not in known.
+func unknownField(fields map[string]json.RawMessage, known []string) (string, bool) {
+	for _, name := range slices.Sorted(maps.Keys(fields)) {
+		if !slices.Contains(known, name) {
+			return name, true
+		}
+	}
+	return "", false
+}
+
+// checkConfigFields refuses a create_topic request msg whose "config"
+// names a field create_topic does not know (a misspelt one would
+// otherwise be dropped, and the topic created without it).
+func checkConfigFields(msg []byte) *wire.Error {
+	var body struct {
+		Config map[string]json.RawMessage `json:"config"`
+	}
+	if json.Unmarshal(msg, &body) != nil {
+		return nil // decodeRequest judged the types already
+	}
+	if name, ok := unknownField(body.Config, configFields); ok {
+		return wire.Errorf(wire.CodeInvalidConfig, "config: unknown field %q (create_topic takes %s)", name, strings.Join(configFields, ", "))
+	}
+	return nil
+}
+
+// decodeAlter reads the "alter" object of an alter_topic request msg. A
+// field alter_topic does not change (the codec, a setting fixed at
+// creation, a misspelt name) is invalid_config naming it, so that no
+// reply suggests it changed; a field of the wrong type is invalid_request
+// naming it.
+func decodeAlter(msg []byte) (*wire.TopicAlter, *wire.Error) {
+	var body alterRequest
+	var fields map[string]json.RawMessage
+	if json.Unmarshal(msg, &body) != nil || json.Unmarshal(body.Alter, &fields) != nil || fields == nil {
+		return nil, wire.Errorf(wire.CodeInvalidRequest, `alter_topic needs an "alter" object, e.g. {"retention_ms":604800000}`)
+	}
+	if name, ok := unknownField(fields, alterableFields); ok {
+		return nil, wire.Errorf(wire.CodeInvalidConfig, "alter: field %q cannot be altered (alter_topic changes %s; the codec, tombstone_retention_ms and protect_cursors are fixed at creation)", name, strings.Join(alterableFields, ", "))
+	}
+	var a wire.TopicAlter
+	if e := decodeOpFields(body.Alter, "alter.", &a); e != nil {
+		return nil, e
+	}
+	return &a, nil
 }
 
 // topicAlterer is the backend's AlterTopic (*engine.Engine has it).
@@ -26,7 +94,11 @@ func applyAlter(a *wire.TopicAlter, cfg engine.TopicConfig) (engine.TopicConfig,
 		if *a.RetentionMs < 0 {
 			return cfg, wire.Errorf(wire.CodeInvalidConfig, "retention_ms %d: must not be negative", *a.RetentionMs)
 		}
-		cfg.RetentionMaxAge = time.Duration(*a.RetentionMs) * time.Millisecond
+		d, e := msDuration("retention_ms", *a.RetentionMs)
+		if e != nil {
+			return cfg, e
+		}
+		cfg.RetentionMaxAge = d
 	}
 	if a.RetentionBytes != nil {
 		if *a.RetentionBytes < 0 {
@@ -75,10 +147,9 @@ func (c *conn) opAlterTopic(req *request, msg []byte) {
 		c.reply(req.ID, nil, wire.Errorf(wire.CodeUnknownOp, "alter_topic: this server cannot change a topic's configuration"))
 		return
 	}
-	var body alterRequest
-	dec := json.NewDecoder(bytes.NewReader(msg))
-	if err := dec.Decode(&body); err != nil || body.Alter == nil {
-		c.reply(req.ID, nil, wire.Errorf(wire.CodeInvalidRequest, `alter_topic needs an "alter" object, e.g. {"retention_ms":604800000}`))
+	a, perr := decodeAlter(msg)
+	if perr != nil {
+		c.reply(req.ID, nil, perr)
 		return
 	}
 	t, err := c.srv.b.Describe(req.Topic)
@@ -86,7 +157,7 @@ func (c *conn) opAlterTopic(req *request, msg []byte) {
 		c.reply(req.ID, nil, toError(err))
 		return
 	}
-	cfg, perr := applyAlter(body.Alter, t.Config)
+	cfg, perr := applyAlter(a, t.Config)
 	if perr != nil {
 		c.reply(req.ID, nil, perr)
 		return

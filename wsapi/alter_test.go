@@ -1,6 +1,7 @@
 package wsapi
 
 import (
+	"strconv"
 	"strings"
 	"testing"
 	"time"
@@ -190,5 +191,117 @@ func TestDeleteConsumer(t *testing.T) {
 	}
 	if cs, _ := s.eng.Consumers("orders"); len(cs) != 1 {
 		t.Fatalf("refused deletes changed cursors: %+v", cs)
+	}
+}
+
+// alter_topic refuses a field it cannot change (the codec, a creation-only
+// setting, a misspelt name) instead of replying as if it had changed it,
+// and a field of the wrong type is named; nothing changes either way.
+func TestAlterRefusesFieldsItDoesNotChange(t *testing.T) {
+	s := startServer(t, Options{})
+	c := dialRaw(t, s.addr, "/v1/ws", nil)
+	if r := c.call(1, map[string]any{"op": "create_topic", "topic": "orders", "config": map[string]any{"codec": "zstd"}}); errCode(r) != "" {
+		t.Fatalf("create: %v", r)
+	}
+	for i, bad := range []struct {
+		alter map[string]any
+		code  string
+		says  string
+	}{
+		{map[string]any{"codec": "none"}, wire.CodeInvalidConfig, `"codec"`},
+		{map[string]any{"tombstone_retention_ms": 1000, "retention_ms": 5}, wire.CodeInvalidConfig, `"tombstone_retention_ms"`},
+		{map[string]any{"protect_cursors": true}, wire.CodeInvalidConfig, `"protect_cursors"`},
+		{map[string]any{"retention_msec": 5}, wire.CodeInvalidConfig, `"retention_msec"`},
+		{map[string]any{"partitions": "7"}, wire.CodeInvalidRequest, `field "alter.partitions": got string, want an integer`},
+		{map[string]any{"cleanup": 1}, wire.CodeInvalidRequest, `field "alter.cleanup"`},
+	} {
+		r := c.call(10+i, map[string]any{"op": "alter_topic", "topic": "orders", "alter": bad.alter})
+		e, _ := r["error"].(map[string]any)
+		msg, _ := e["message"].(string)
+		if errCode(r) != bad.code || !strings.Contains(msg, bad.says) {
+			t.Errorf("alter %v: %v, want %s naming %s", bad.alter, r, bad.code, bad.says)
+		}
+	}
+	if r := c.call(20, map[string]any{"op": "alter_topic", "topic": "orders", "alter": []any{1}}); errCode(r) != wire.CodeInvalidRequest {
+		t.Errorf("alter that is not an object: %v", r)
+	}
+	r := c.call(21, map[string]any{"op": "describe", "topic": "orders"})
+	cfg, _ := r["topic"].(map[string]any)["config"].(map[string]any)
+	if cfg["codec"] != "zstd" || cfg["retention_ms"] != float64(0) || cfg["tombstone_retention_ms"] != float64(86400000) || cfg["protect_cursors"] != nil {
+		t.Fatalf("after refused alters: %v", cfg)
+	}
+	// Every field the reply's config shows that alter_topic changes is
+	// accepted, with the value it already has.
+	same := map[string]any{"retention_ms": 0, "retention_bytes": 0, "cleanup": "delete", "segment_bytes": cfg["segment_bytes"], "sync_mode": "every-write", "partitions": 1}
+	if r := c.call(22, map[string]any{"op": "alter_topic", "topic": "orders", "alter": same}); errCode(r) != "" {
+		t.Fatalf("alter to the same values: %v", r)
+	}
+}
+
+// A retention in milliseconds too long for a time.Duration (over about
+// 292 years) is refused naming the field and its bound, not as a
+// "negative retention" it never was; the bound itself is accepted.
+func TestRetentionMsPastDurationIsNamed(t *testing.T) {
+	s := startServer(t, Options{})
+	c := dialRaw(t, s.addr, "/v1/ws", nil)
+	const most = int64(9223372036854) // math.MaxInt64 ns, in whole ms
+	for i, tc := range []struct {
+		req   map[string]any
+		field string
+	}{
+		{map[string]any{"op": "create_topic", "topic": "a", "config": map[string]any{"retention_ms": most + 1}}, "retention_ms"},
+		{map[string]any{"op": "create_topic", "topic": "b", "config": map[string]any{"tombstone_retention_ms": int64(9300000000000)}}, "tombstone_retention_ms"},
+		{map[string]any{"op": "create_topic", "topic": "c", "config": map[string]any{"retention_ms": int64(1) << 62}}, "retention_ms"},
+	} {
+		r := c.call(1+i, tc.req)
+		e, _ := r["error"].(map[string]any)
+		msg, _ := e["message"].(string)
+		if errCode(r) != wire.CodeInvalidConfig || !strings.Contains(msg, tc.field) || strings.Contains(msg, "negative") {
+			t.Errorf("%v: %v, want invalid_config naming %s", tc.req, r, tc.field)
+		}
+	}
+	if dirs := topicDirs(t, s.dir); len(dirs) != 0 {
+		t.Errorf("refused creates made %v", dirs)
+	}
+	if r := c.call(10, map[string]any{"op": "create_topic", "topic": "d", "config": map[string]any{"retention_ms": most, "tombstone_retention_ms": most}}); errCode(r) != "" {
+		t.Fatalf("retention at the bound: %v", r)
+	}
+	r := c.call(11, map[string]any{"op": "alter_topic", "topic": "d", "alter": map[string]any{"retention_ms": most + 1}})
+	e, _ := r["error"].(map[string]any)
+	if msg, _ := e["message"].(string); errCode(r) != wire.CodeInvalidConfig || !strings.Contains(msg, "retention_ms") || strings.Contains(msg, "negative") {
+		t.Errorf("alter past the bound: %v", r)
+	}
+	r = c.call(12, map[string]any{"op": "describe", "topic": "d"})
+	cfg, _ := r["topic"].(map[string]any)["config"].(map[string]any)
+	if cfg["retention_ms"] != float64(most) || cfg["tombstone_retention_ms"] != float64(most) {
+		t.Errorf("config at the bound: %v", cfg)
+	}
+}
+
+// create_topic refuses a config field it does not know (a misspelt
+// "retention", say) instead of creating the topic without it; nothing is
+// created.
+func TestCreateTopicRefusesUnknownConfigFields(t *testing.T) {
+	s := startServer(t, Options{})
+	c := dialRaw(t, s.addr, "/v1/ws", nil)
+	for i, cfg := range []map[string]any{
+		{"retention": "7d"},
+		{"partitions": 2, "retention_msec": 5},
+		{"segment": 1 << 20},
+	} {
+		r := c.call(1+i, map[string]any{"op": "create_topic", "topic": "t" + strconv.Itoa(i), "config": cfg})
+		e, _ := r["error"].(map[string]any)
+		msg, _ := e["message"].(string)
+		if errCode(r) != wire.CodeInvalidConfig || !strings.Contains(msg, "config: unknown field") {
+			t.Errorf("create_topic with %v: %v, want invalid_config naming the field", cfg, r)
+		}
+	}
+	if dirs := topicDirs(t, s.dir); len(dirs) != 0 {
+		t.Errorf("refused creates made %v", dirs)
+	}
+	every := map[string]any{"partitions": 2, "codec": "none", "segment_bytes": 1 << 20, "sync_mode": "interval",
+		"retention_ms": 1, "retention_bytes": 1, "cleanup": "compact", "tombstone_retention_ms": 1, "protect_cursors": true}
+	if r := c.call(10, map[string]any{"op": "create_topic", "topic": "every", "config": every}); errCode(r) != "" {
+		t.Fatalf("create_topic with every field: %v", r)
 	}
 }

@@ -26,7 +26,7 @@ func decodeBinaryProduce(msg []byte, maxRecordBytes int) (*request, []engine.Rec
 	switch {
 	case req.Op != "produce":
 		return req, nil, 0, wire.Errorf(wire.CodeInvalidRequest, `binary frame header has op %q: binary frames carry only "produce"`, req.Op)
-	case req.RecordIn.HasValue() || req.Records != nil || req.Key != nil || req.KeyB64 != nil || req.Headers != nil || req.HeadersB64 != nil:
+	case req.RecordIn.HasRecordFields() || req.Records != nil:
 		return req, nil, 0, wire.Errorf(wire.CodeInvalidRequest, "binary frame header has record fields: the records follow the header in binary")
 	}
 	recs, size, e := wire.DecodeBinaryRecords(msg[nl+1:], maxRequestRecords, maxRecordBytes)

@@ -5,6 +5,7 @@ import (
 	"encoding/json"
 	"errors"
 	"io"
+	"net"
 	"net/http"
 	"slices"
 	"sync"
@@ -80,6 +81,9 @@ type conn struct {
 	closingC chan struct{} // closed with the first close request
 	closeOne sync.Once
 	readDone chan struct{} // closed when the read pump returns
+	// closeSent is closed once the write pump has written the close frame
+	// (or failed to).
+	closeSent chan struct{}
 
 	inflight atomic.Int64 // requests accepted and not yet answered
 
@@ -101,16 +105,17 @@ type conn struct {
 
 func newConn(s *Server, ws *websocket.Conn, mode connMode) *conn {
 	c := &conn{
-		srv:      s,
-		ws:       ws,
-		mode:     mode,
-		send:     make(chan outMsg, s.opts.SendQueue),
-		roomC:    make(chan struct{}),
-		closeReq: make(chan closeMsg, 1),
-		closingC: make(chan struct{}),
-		readDone: make(chan struct{}),
-		produceQ: make(chan *produceJob, s.opts.MaxInflight),
-		subs:     make(map[int64]*subscription),
+		srv:       s,
+		ws:        ws,
+		mode:      mode,
+		send:      make(chan outMsg, s.opts.SendQueue),
+		roomC:     make(chan struct{}),
+		closeReq:  make(chan closeMsg, 1),
+		closingC:  make(chan struct{}),
+		readDone:  make(chan struct{}),
+		closeSent: make(chan struct{}),
+		produceQ:  make(chan *produceJob, s.opts.MaxInflight),
+		subs:      make(map[int64]*subscription),
 	}
 	c.bc, _ = ws.NetConn().(*wire.BatchConn)
 	c.ctx, c.cancel = context.WithCancel(s.ctx)
@@ -240,16 +245,30 @@ func (c *conn) run(r *http.Request, topic string) {
 func (c *conn) readPump() {
 	defer close(c.readDone)
 	c.ws.SetReadLimit(c.srv.opts.ReadLimit)
-	c.ws.SetReadDeadline(time.Now().Add(pongWait))
-	c.ws.SetPongHandler(func(string) error { return c.ws.SetReadDeadline(time.Now().Add(pongWait)) })
+	wait := c.srv.opts.PongWait
+	c.ws.SetReadDeadline(time.Now().Add(wait))
+	c.ws.SetPongHandler(func(string) error { return c.ws.SetReadDeadline(time.Now().Add(wait)) })
 	hint := 512
 	// The read deadline moves at most once a second (each move is a
-	// system call's worth of work): a peer still has between pongWait-1s
-	// and pongWait after its last message.
+	// system call's worth of work), or a tenth of wait when that is
+	// shorter: a peer still has between wait-step and wait after its
+	// last message.
+	step := min(time.Second, wait/10)
 	deadlineSet := time.Now()
 	for {
 		typ, msg, err := wire.ReadMessage(c.ws, hint)
 		hint = max(512, len(msg)+len(msg)/8)
+		if isTimeout(err) {
+			// Silent for wait, pongs included: the peer is taken for
+			// gone, but told so if its socket still takes a frame.
+			c.closeWith(websocket.CloseGoingAway, "keepalive: nothing from the client for "+wait.String(), false)
+			// Returning ends the connection: first let the frame go.
+			select {
+			case <-c.closeSent:
+			case <-c.ctx.Done():
+			}
+			return
+		}
 		if err != nil {
 			if errors.Is(err, websocket.ErrReadLimit) {
 				// The library sent close 1009. Discard what the client is
@@ -263,8 +282,8 @@ func (c *conn) readPump() {
 			}
 			return
 		}
-		if now := time.Now(); now.Sub(deadlineSet) >= time.Second {
-			c.ws.SetReadDeadline(now.Add(pongWait))
+		if now := time.Now(); now.Sub(deadlineSet) >= step {
+			c.ws.SetReadDeadline(now.Add(wait))
 			deadlineSet = now
 		}
 		select {
@@ -289,10 +308,17 @@ func (c *conn) readPump() {
 	}
 }
 
+// isTimeout reports whether err is a read that hit its deadline (the
+// connection's reads do not wrap it as os.ErrDeadlineExceeded).
+func isTimeout(err error) bool {
+	var ne net.Error
+	return errors.As(err, &ne) && ne.Timeout()
+}
+
 // writePump writes queued messages and pings, and the close frame when one
 // is requested. It is the connection's only writer.
 func (c *conn) writePump() {
-	ticker := time.NewTicker(pingPeriod)
+	ticker := time.NewTicker(c.srv.opts.PongWait * 9 / 10)
 	defer func() {
 		ticker.Stop()
 		c.ws.Close()
@@ -400,7 +426,9 @@ func (c *conn) writeClose(cm closeMsg) {
 		}
 	}
 	c.ws.SetWriteDeadline(time.Now().Add(writeWait))
-	if err := c.ws.WriteMessage(websocket.CloseMessage, websocket.FormatCloseMessage(cm.code, cm.reason)); err != nil {
+	err := c.ws.WriteMessage(websocket.CloseMessage, websocket.FormatCloseMessage(cm.code, cm.reason))
+	close(c.closeSent)
+	if err != nil {
 		return
 	}
 	t := time.NewTimer(closeGrace)
@@ -591,7 +619,7 @@ func (c *conn) handle(msg []byte) {
 	case "describe":
 		op = c.opDescribe
 	case "create_topic":
-		op = c.opCreateTopic
+		op = func(r *request) { c.opCreateTopic(r, msg) }
 	case "delete_topic":
 		op = c.opDeleteTopic
 	case "alter_topic":
@@ -606,7 +634,7 @@ func (c *conn) handle(msg []byte) {
 		c.refuseInOrder(req.ID, wire.Errorf(wire.CodeInvalidRequest, `request has no "op"`))
 		return
 	default:
-		c.refuseInOrder(req.ID, wire.Errorf(wire.CodeUnknownOp, "unknown op %q (want produce, subscribe, unsubscribe, commit, topics, describe, create_topic, delete_topic, alter_topic, consumers or offset_for_time)", req.Op))
+		c.refuseInOrder(req.ID, wire.Errorf(wire.CodeUnknownOp, "unknown op %q (want produce, subscribe, unsubscribe, commit, topics, describe, create_topic, delete_topic, alter_topic, consumers, delete_consumer or offset_for_time)", req.Op))
 		return
 	}
 	c.inOrder(req.ID, func() { op(req) })
@@ -644,8 +672,12 @@ func (c *conn) opDescribe(req *request) {
 	c.replyJSON(req.ID, "topic", wireTopic(t))
 }
 
-func (c *conn) opCreateTopic(req *request) {
+func (c *conn) opCreateTopic(req *request, msg []byte) {
 	if e := validTopic(req.Topic); e != nil {
+		c.reply(req.ID, nil, e)
+		return
+	}
+	if e := checkConfigFields(msg); e != nil {
 		c.reply(req.ID, nil, e)
 		return
 	}

@@ -1,8 +1,6 @@
 package wsapi
 
 import (
-	"bytes"
-	"encoding/json"
 	"errors"
 
 	"github.com/pulselog/pulse/engine"
@@ -86,8 +84,8 @@ func (c *conn) opDeleteConsumer(req *request, msg []byte) {
 	var body struct {
 		DryRun bool `json:"dry_run"`
 	}
-	if err := json.NewDecoder(bytes.NewReader(msg)).Decode(&body); err != nil {
-		c.reply(req.ID, nil, wire.Errorf(wire.CodeInvalidRequest, "delete_consumer: dry_run: %v", err))
+	if e := decodeOpFields(msg, "", &body); e != nil {
+		c.reply(req.ID, nil, e)
 		return
 	}
 	cs, err := del.DeleteConsumer(req.Consumer, req.Topic, body.DryRun)
@@ -113,7 +111,11 @@ func (c *conn) opOffsetForTime(req *request, msg []byte) {
 	var body struct {
 		Timestamp *int64 `json:"timestamp"`
 	}
-	if err := json.NewDecoder(bytes.NewReader(msg)).Decode(&body); err != nil || body.Timestamp == nil || req.Partition == nil {
+	if e := decodeOpFields(msg, "", &body); e != nil {
+		c.reply(req.ID, nil, e)
+		return
+	}
+	if body.Timestamp == nil || req.Partition == nil {
 		c.reply(req.ID, nil, wire.Errorf(wire.CodeInvalidRequest, `offset_for_time needs "partition" and "timestamp" (Unix ms)`))
 		return
 	}

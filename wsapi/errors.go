@@ -48,6 +48,8 @@ func toError(err error) *wire.Error {
 		code = wire.CodeConsumerNotFound
 	case errors.Is(err, engine.ErrConsumerActive):
 		code = wire.CodeConsumerActive
+	case errors.Is(err, engine.ErrInvalidConsumer):
+		code = wire.CodeInvalidRequest // a bad name in the request
 	case errors.Is(err, context.Canceled), errors.Is(err, ErrServerClosed):
 		code = wire.CodeShuttingDown
 	}

@@ -4,10 +4,12 @@ import (
 	"bytes"
 	"encoding/json"
 	"reflect"
+	"slices"
 	"strings"
 	"testing"
 	"unicode/utf8"
 
+	"github.com/pulselog/pulse/engine"
 	"github.com/pulselog/pulse/wsapi/internal/wiretest"
 	"github.com/pulselog/pulse/wsapi/wire"
 	"github.com/pulselog/pulse/wsapi/wsclient"
@@ -23,6 +25,7 @@ func FuzzRequest(f *testing.F) {
 	f.Add([]byte(`{"op":"produce","id":9,"topic":"t","partition":"1","value":1}`))
 	f.Add([]byte(`{"op":"produce","id":9,"topic":"t","value":"42"}`))
 	f.Add([]byte("{\"op\":\"produce\",\"value\":\"\xff\"}"))
+	f.Add([]byte(`{"op":"produce","topic":"t","value_b64":"IG51bGwg"}`)) // bytes " null "
 	f.Fuzz(func(t *testing.T, msg []byte) {
 		preq, e := decodeRequest(msg, "request")
 		var obj map[string]json.RawMessage
@@ -141,6 +144,39 @@ func FuzzDecodeReused(f *testing.F) {
 		}
 		if !reflect.DeepEqual(g, w) {
 			t.Fatalf("after %q, %q:\nreused %+v\nfresh  %+v", first, second, g, w)
+		}
+	})
+}
+
+// FuzzAlter feeds arbitrary alter_topic requests to decodeAlter: nothing
+// panics, a refusal is invalid_request or invalid_config, and an accepted
+// alter names only fields alter_topic changes.
+func FuzzAlter(f *testing.F) {
+	f.Add([]byte(`{"op":"alter_topic","topic":"t","alter":{"retention_ms":5,"cleanup":"compact"}}`))
+	f.Add([]byte(`{"op":"alter_topic","topic":"t","alter":{"codec":"none"}}`))
+	f.Add([]byte(`{"op":"alter_topic","topic":"t","alter":{"partitions":"7"}}`))
+	f.Add([]byte(`{"alter":null}`))
+	f.Fuzz(func(t *testing.T, msg []byte) {
+		a, e := decodeAlter(msg)
+		if e != nil {
+			if e.Code != wire.CodeInvalidRequest && e.Code != wire.CodeInvalidConfig {
+				t.Fatalf("decodeAlter(%s): %v", msg, e)
+			}
+			return
+		}
+		var body struct {
+			Alter map[string]json.RawMessage `json:"alter"`
+		}
+		if err := json.Unmarshal(msg, &body); err != nil || body.Alter == nil {
+			t.Fatalf("decodeAlter accepted %s, whose alter is not an object (%v)", msg, err)
+		}
+		for name := range body.Alter {
+			if !slices.Contains(alterableFields, name) {
+				t.Fatalf("decodeAlter accepted field %q of %s", name, msg)
+			}
+		}
+		if _, perr := applyAlter(a, engine.DefaultTopicConfig()); perr != nil && perr.Code != wire.CodeInvalidConfig {
+			t.Fatalf("applyAlter of %s: %v", msg, perr)
 		}
 	})
 }

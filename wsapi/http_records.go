@@ -52,7 +52,7 @@ func (s *Server) routeHTTP(mux *http.ServeMux) {
 // preflight answers a browser's CORS preflight (a page on an allowed
 // origin posting application/json, or sending Authorization).
 func (s *Server) preflight(w http.ResponseWriter, r *http.Request) {
-	if !s.checkHost(r.Host) {
+	if !s.checkHost(r) {
 		http.Error(w, fmt.Sprintf(hostRefusal, r.Host), http.StatusForbidden)
 		return
 	}

@@ -10,10 +10,10 @@ import (
 const (
 	// writeWait is the time allowed to write one message to the peer.
 	writeWait = 10 * time.Second
-	// pongWait is the time allowed to read the next pong (or any message).
+	// pongWait is the default of Options.PongWait: the time allowed to
+	// read the next pong (or any message). Pings go out at 9/10 of it
+	// (54 s by default).
 	pongWait = 60 * time.Second
-	// pingPeriod is how often pings go out; it must be less than pongWait.
-	pingPeriod = (pongWait * 9) / 10
 	// maxMessageSize is the default limit of one incoming message (ReadLimit).
 	maxMessageSize = 1 << 20
 	// slowConsumerWait is the default of Options.SlowConsumerWait.
@@ -85,6 +85,11 @@ type Options struct {
 	// with 1013 ("try again later"). Default 5s.
 	SlowConsumerWait time.Duration
 
+	// PongWait is how long a connection may stay silent (no message, no
+	// pong) before the server takes the peer for gone and closes it with
+	// 1001; the server pings at 9/10 of it. Default 60 s.
+	PongWait time.Duration
+
 	// Metrics, when set, is served at GET /metrics on the same listener,
 	// behind the same Host and token checks (pulse serve mounts the
 	// Prometheus registry of package metrics there).
@@ -108,6 +113,7 @@ func DefaultOptions() Options {
 		PushBytes:        256 << 10,
 		SendBytes:        512 << 10,
 		SlowConsumerWait: slowConsumerWait,
+		PongWait:         pongWait,
 	}
 }
 
@@ -137,6 +143,9 @@ func (o Options) withDefaults() Options {
 	}
 	if o.SendBytes <= 0 {
 		o.SendBytes = d.SendBytes
+	}
+	if o.PongWait <= 0 {
+		o.PongWait = d.PongWait
 	}
 	if o.SlowConsumerWait <= 0 {
 		o.SlowConsumerWait = d.SlowConsumerWait

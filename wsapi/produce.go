@@ -81,8 +81,8 @@ func (c *conn) opProduce(req *request) {
 		one[0].Partition = req.Partition
 		ins = one[:]
 		job.single = true
-	} else if req.RecordIn.HasValue() {
-		c.refuseInOrder(req.ID, wire.Errorf(wire.CodeInvalidRequest, `produce has both an inline record and "records"`))
+	} else if req.RecordIn.HasRecordFields() {
+		c.refuseInOrder(req.ID, wire.Errorf(wire.CodeInvalidRequest, `produce has both "records" and fields of an inline record (value, value_b64, tombstone, key, key_b64, headers, headers_b64): put them in each record; only "partition" applies to every record`))
 		return
 	} else if len(ins) > maxRequestRecords {
 		c.refuseInOrder(req.ID, wire.Errorf(wire.CodeInvalidRequest, "%d records in one request: at most %d", len(ins), maxRequestRecords))

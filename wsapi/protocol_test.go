@@ -4,6 +4,8 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"slices"
+	"strconv"
 	"strings"
 	"testing"
 	"time"
@@ -439,5 +441,264 @@ func TestCreateTopicTombstoneRetentionAndProtectCursors(t *testing.T) {
 	}
 	if _, err := ts.eng.Describe("neg"); !errors.Is(err, engine.ErrTopicNotFound) {
 		t.Fatalf("after a refused create: %v, want ErrTopicNotFound", err)
+	}
+}
+
+// An unknown op's refusal lists every op there is (each one it names is
+// known), and an unsubscribe without "sub" is invalid_request naming the
+// field, not a subscription 0 that does not exist.
+func TestUnknownOpListsOpsAndUnsubscribeNeedsSub(t *testing.T) {
+	ts := startServer(t, DefaultOptions())
+	c := dialRaw(t, ts.addr, "/v1/ws", nil)
+	r := c.call(1, map[string]any{"op": "PRODUCE"})
+	e, _ := r["error"].(map[string]any)
+	msg, _ := e["message"].(string)
+	_, list, ok := strings.Cut(msg, "(want ")
+	if errCode(r) != wire.CodeUnknownOp || !ok {
+		t.Fatalf("unknown op: %v", r)
+	}
+	list = strings.TrimSuffix(list, ")")
+	ops := strings.Split(strings.ReplaceAll(list, " or ", ", "), ", ")
+	for _, want := range []string{"produce", "subscribe", "unsubscribe", "commit", "topics", "describe", "create_topic", "delete_topic", "alter_topic", "consumers", "delete_consumer", "offset_for_time"} {
+		if !slices.Contains(ops, want) {
+			t.Errorf("unknown op's message %q does not name %s", msg, want)
+		}
+	}
+	for i, op := range ops {
+		if r := c.call(10+i, map[string]any{"op": op}); errCode(r) == wire.CodeUnknownOp {
+			t.Errorf("op %q, named by the unknown op's message, is unknown: %v", op, r)
+		}
+	}
+	r = c.call(50, map[string]any{"op": "unsubscribe"})
+	e, _ = r["error"].(map[string]any)
+	if msg, _ := e["message"].(string); errCode(r) != wire.CodeInvalidRequest || !strings.Contains(msg, `"sub"`) {
+		t.Errorf("unsubscribe without sub: %v, want invalid_request naming \"sub\"", r)
+	}
+}
+
+// A subscribe that is refused creates nothing, also when its topic does
+// not exist yet: not past the connection's subscription limit, not for a
+// "from" offset that a new topic cannot hold (on /v1/ws and on the tail
+// endpoint).
+func TestRefusedSubscribeCreatesNoTopic(t *testing.T) {
+	ts := startServer(t, DefaultOptions())
+	c := dialRaw(t, ts.addr, "/v1/ws", nil)
+	for i := range maxSubscriptions {
+		if r := c.call(i+1, map[string]any{"op": "subscribe", "topic": "t" + strconv.Itoa(i)}); errCode(r) != "" {
+			t.Fatalf("subscribe %d: %v", i, r)
+		}
+	}
+	if r := c.call(100, map[string]any{"op": "subscribe", "topic": "over"}); errCode(r) != wire.CodeRateLimited {
+		t.Fatalf("subscribe past the limit: %v", r)
+	}
+	c2 := dialRaw(t, ts.addr, "/v1/ws", nil)
+	if r := c2.call(1, map[string]any{"op": "subscribe", "topic": "fresh", "from": map[string]any{"offset": 5}}); errCode(r) != wire.CodeOffsetOutOfRange {
+		t.Fatalf("subscribe a new topic from offset 5: %v", r)
+	}
+	if r := c2.call(2, map[string]any{"op": "subscribe", "topic": "fresh2", "from": "7"}); errCode(r) != wire.CodeOffsetOutOfRange {
+		t.Fatalf("subscribe a new topic from \"7\": %v", r)
+	}
+	tail := dialRaw(t, ts.addr, "/v1/topics/fresh3/tail?from=9", nil)
+	if r := tail.next(); errCode(r) != wire.CodeOffsetOutOfRange {
+		t.Fatalf("tail of a new topic from 9: %v", r)
+	}
+	for _, name := range topicDirs(t, ts.dir) {
+		if !strings.HasPrefix(name, "t") {
+			t.Errorf("refused subscribes created topic %s", name)
+		}
+	}
+	// From offset 0 of a new topic is where it starts: created, accepted.
+	if r := c2.call(3, map[string]any{"op": "subscribe", "topic": "fresh4", "from": map[string]any{"offset": 0}}); errCode(r) != "" {
+		t.Fatalf("subscribe a new topic from offset 0: %v", r)
+	}
+}
+
+// A header name is given once per record (as in a binary produce frame): a
+// name in both "headers" and "headers_b64" is refused, not stored twice
+// (a push would show one JSON object with the name twice, which JSON
+// parsers read as one).
+func TestHeaderNameInHeadersAndHeadersB64IsRefused(t *testing.T) {
+	ts := startServer(t, DefaultOptions())
+	c := dialRaw(t, ts.addr, "/v1/ws", nil)
+	if r := c.call(1, map[string]any{"op": "produce", "topic": "h", "value": 1}); errCode(r) != "" {
+		t.Fatalf("produce: %v", r)
+	}
+	before := logState(t, ts.eng)
+	for i, req := range []map[string]any{
+		{"op": "produce", "topic": "h", "value": 1, "headers": map[string]any{"a": "x"}, "headers_b64": map[string]any{"a": "eQ=="}},
+		{"op": "produce", "topic": "h", "records": []any{map[string]any{"value": 2}, map[string]any{"value": 1, "headers": map[string]any{"trace": "x", "b": "1"}, "headers_b64": map[string]any{"trace": "eQ=="}}}},
+	} {
+		r := c.call(10+i, req)
+		e, _ := r["error"].(map[string]any)
+		if msg, _ := e["message"].(string); errCode(r) != wire.CodeInvalidRequest || !strings.Contains(msg, "headers_b64") {
+			t.Errorf("%v: %v, want invalid_request naming headers_b64", req, r)
+		}
+	}
+	if after := logState(t, ts.eng); after != before {
+		t.Errorf("refused produces changed the log:\nbefore %s\nafter  %s", before, after)
+	}
+	// Different names in the two are fine.
+	if r := c.call(20, map[string]any{"op": "produce", "topic": "h", "value": 1, "headers": map[string]any{"a": "x"}, "headers_b64": map[string]any{"b": "/w=="}}); errCode(r) != "" {
+		t.Fatalf("headers and headers_b64 with different names: %v", r)
+	}
+}
+
+// A record's headers are stored in the order of their names, whatever
+// order Go's maps iterate them in, so a push shows them the same way
+// every time.
+func TestHeadersAreStoredSortedByName(t *testing.T) {
+	ts := startServer(t, DefaultOptions())
+	c := dialRaw(t, ts.addr, "/v1/ws", nil)
+	const n = 10
+	c.sendText(`{"op":"subscribe","id":1,"topic":"h","from":"earliest"}`)
+	hdrs := `"headers":{"h":"8","g":"7","a":"1","b":"2","c":"3","d":"4"},"headers_b64":{"e":"/w==","f":"Ng=="}`
+	recs := make([]string, n)
+	for i := range recs {
+		recs[i] = `{"value":1,` + hdrs + `}`
+	}
+	c.sendText(`{"op":"produce","id":2,"topic":"h","records":[` + strings.Join(recs, ",") + `]}`)
+	seen := 0
+	for seen < n {
+		_, b := c.message()
+		if !strings.Contains(string(b), `"records"`) {
+			continue
+		}
+		for _, rec := range strings.Split(string(b), `{"partition"`)[1:] {
+			want := `"headers":{"a":"1","b":"2","c":"3","d":"4","f":"6","g":"7","h":"8"},"headers_b64":{"e":"/w=="}`
+			if !strings.Contains(rec, want) {
+				t.Fatalf("record %d: %s, want headers in name order: %s", seen, rec, want)
+			}
+			seen++
+		}
+	}
+}
+
+// The fields that only one op reads (offset_for_time's timestamp,
+// delete_consumer's dry_run, alter_topic's alter) name a wrong type the
+// way every other field does.
+func TestOpFieldsOfTheWrongTypeAreNamed(t *testing.T) {
+	ts := startServer(t, DefaultOptions())
+	c := dialRaw(t, ts.addr, "/v1/ws", nil)
+	if r := c.call(1, map[string]any{"op": "produce", "topic": "one", "value": 1}); errCode(r) != "" {
+		t.Fatalf("produce: %v", r)
+	}
+	for i, tc := range []struct{ raw, want string }{
+		{`"op":"offset_for_time","topic":"one","partition":0,"timestamp":"now"`, `field "timestamp": got string, want an integer`},
+		{`"op":"delete_consumer","consumer":"c","dry_run":"yes"`, `field "dry_run": got string, want true or false`},
+		{`"op":"alter_topic","topic":"one","alter":{"retention_ms":"1h"}`, `field "alter.retention_ms": got string, want an integer`},
+	} {
+		id := 10 + i
+		c.sendText(fmt.Sprintf(`{"id":%d,%s}`, id, tc.raw))
+		r := c.waitFor(func(m map[string]any) bool { return m["id"] == float64(id) })
+		e, _ := r["error"].(map[string]any)
+		if msg, _ := e["message"].(string); errCode(r) != wire.CodeInvalidRequest || msg != tc.want {
+			t.Errorf("%s: %v, want invalid_request %q", tc.raw, r, tc.want)
+		}
+	}
+}
+
+// A value stored as bytes that read as the JSON null (a binary frame
+// "null", as a Kafka client may write) arrives as the string "null": a
+// push never says "value":null, which reads as a tombstone, and the
+// record can be produced again as it is.
+func TestNullBytesValueIsNotPushedAsJSONNull(t *testing.T) {
+	ts := startServer(t, DefaultOptions())
+	p := dialRaw(t, ts.addr, "/v1/topics/n/produce", nil)
+	for _, v := range []string{"null", " null\n", "nul"} {
+		if err := p.ws.WriteMessage(websocket.BinaryMessage, []byte(v)); err != nil {
+			t.Fatal(err)
+		}
+		if r := p.next(); errCode(r) != "" {
+			t.Fatalf("produce %q: %v", v, r)
+		}
+	}
+	c := dialRaw(t, ts.addr, "/v1/ws", nil)
+	c.sendText(`{"op":"subscribe","id":1,"topic":"n","from":"earliest","value_lens":true}`)
+	var push map[string]any
+	var raw []byte
+	for push == nil {
+		_, b := c.message()
+		var m map[string]any
+		if err := json.Unmarshal(b, &m); err != nil {
+			t.Fatal(err)
+		}
+		if m["records"] != nil {
+			push, raw = m, b
+		}
+	}
+	recs := push["records"].([]any)
+	if len(recs) != 3 || strings.Contains(string(raw), `"value":null`) {
+		t.Fatalf("push: %s", raw)
+	}
+	for i, want := range []string{"null", " null\n", "nul"} {
+		r := recs[i].(map[string]any)
+		if v, ok := r["value"].(string); !ok || v != want || r["tombstone"] != nil {
+			t.Errorf("record %d: %v, want the string %q", i, r, want)
+		}
+	}
+	if lens := fmt.Sprint(push["value_lens"]); lens != "[6 9 5]" {
+		t.Errorf("value_lens %s, want [6 9 5]", lens)
+	}
+	// Produced again as received, it is the same value, not a tombstone.
+	again, _ := json.Marshal(map[string]any{"op": "produce", "id": 2, "topic": "n", "value": recs[0].(map[string]any)["value"]})
+	c.sendText(string(again))
+	if r := c.waitFor(func(m map[string]any) bool { return m["id"] == float64(2) }); errCode(r) != "" {
+		t.Fatalf("produce again: %v", r)
+	}
+	r := c.waitFor(func(m map[string]any) bool { return m["records"] != nil })
+	if rec := r["records"].([]any)[0].(map[string]any); rec["value"] != "null" {
+		t.Errorf("produced again: %v, want the string \"null\"", rec)
+	}
+}
+
+// A produce with "records" and a record field of its own besides
+// "partition" (a key, headers) is refused: the field would apply to no
+// record, and silently dropping it would store other records than asked.
+func TestRecordsWithInlineRecordFieldsAreRefused(t *testing.T) {
+	ts := startServer(t, DefaultOptions())
+	c := dialRaw(t, ts.addr, "/v1/ws", nil)
+	if r := c.call(1, map[string]any{"op": "produce", "topic": "r", "value": 1}); errCode(r) != "" {
+		t.Fatalf("produce: %v", r)
+	}
+	before := logState(t, ts.eng)
+	recs := []any{map[string]any{"value": 1}}
+	for i, extra := range []map[string]any{
+		{"key": "k"}, {"key_b64": "aw=="}, {"headers": map[string]any{"h": "v"}}, {"headers_b64": map[string]any{"h": "dg=="}}, {"value": 5}, {"tombstone": true},
+	} {
+		req := map[string]any{"op": "produce", "topic": "r", "records": recs}
+		for k, v := range extra {
+			req[k] = v
+		}
+		if r := c.call(10+i, req); errCode(r) != wire.CodeInvalidRequest {
+			t.Errorf("records with %v: %v, want invalid_request", extra, r)
+		}
+	}
+	if after := logState(t, ts.eng); after != before {
+		t.Errorf("refused produces changed the log:\nbefore %s\nafter  %s", before, after)
+	}
+	// A request-level partition is what applies to every record.
+	if r := c.call(20, map[string]any{"op": "produce", "topic": "r", "partition": 0, "records": recs}); errCode(r) != "" {
+		t.Fatalf("records with a request-level partition: %v", r)
+	}
+}
+
+// A commit for a consumer name the cursor store refuses (a '/', a NUL,
+// too long) is invalid_request naming the name, not an internal error,
+// and stores nothing.
+func TestCommitWithABadConsumerNameIsInvalidRequest(t *testing.T) {
+	ts := startServer(t, DefaultOptions())
+	c := dialRaw(t, ts.addr, "/v1/ws", nil)
+	if r := c.call(1, map[string]any{"op": "produce", "topic": "t", "value": 1}); errCode(r) != "" {
+		t.Fatalf("produce: %v", r)
+	}
+	for i, name := range []string{"a/b", "nul\x00x", strings.Repeat("c", 300)} {
+		r := c.call(10+i, map[string]any{"op": "commit", "consumer": name, "topic": "t", "partition": 0, "offset": 1})
+		if errCode(r) != wire.CodeInvalidRequest {
+			t.Errorf("commit as %q: %v, want invalid_request", name, r)
+		}
+	}
+	r := c.call(20, map[string]any{"op": "consumers", "topic": "t"})
+	if cs, _ := r["topic"].(map[string]any)["consumers"].([]any); len(cs) != 0 {
+		t.Errorf("cursors after refused commits: %v", cs)
 	}
 }

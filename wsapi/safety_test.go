@@ -1,11 +1,14 @@
 package wsapi
 
 import (
+	"context"
 	"errors"
+	"io"
 	"net"
 	"net/http"
 	"strings"
 	"testing"
+	"time"
 
 	"github.com/gorilla/websocket"
 )
@@ -137,5 +140,115 @@ func TestNonLoopbackNeedsToken(t *testing.T) {
 	s := New(e, DefaultOptions())
 	if err := s.Serve(fakeAddrListener{l}); !errors.Is(err, ErrTokenRequired) {
 		t.Fatalf("Serve on a non-loopback address without a token: %v", err)
+	}
+}
+
+// A refused handshake says why in its body, with the same text on the
+// websocket endpoints as on the HTTP ones, and the token's auth scheme is
+// matched without regard to case (RFC 7235: "bearer" is "Bearer").
+func TestHandshakeRefusalTextAndBearerCase(t *testing.T) {
+	opts := DefaultOptions()
+	opts.Token = "s3cret"
+	ts := startServer(t, opts)
+	for _, path := range []string{"/v1/ws", "/v1/topics/t/tail", "/v1/topics/t/produce"} {
+		h := http.Header{"Origin": {"http://evil.example"}, "Authorization": {"Bearer s3cret"}}
+		ws, resp, err := websocket.DefaultDialer.Dial("ws://"+ts.addr+path, h)
+		if err == nil {
+			ws.Close()
+			t.Fatalf("%s: foreign origin upgraded", path)
+		}
+		if resp == nil {
+			t.Fatalf("%s: %v", path, err)
+		}
+		body := new(strings.Builder)
+		if _, err := io.Copy(body, resp.Body); err != nil {
+			t.Fatalf("%s: read body: %v", path, err)
+		}
+		want := `Origin "http://evil.example" is not allowed`
+		if resp.StatusCode != http.StatusForbidden || !strings.Contains(body.String(), want) || !strings.Contains(body.String(), "--allow-origin") {
+			t.Errorf("%s: %d %q, want 403 naming the origin and --allow-origin", path, resp.StatusCode, body)
+		}
+	}
+	for _, scheme := range []string{"Bearer", "bearer", "BEARER"} {
+		h := http.Header{"Authorization": {scheme + " s3cret"}}
+		ws, resp, err := websocket.DefaultDialer.Dial("ws://"+ts.addr+"/v1/ws", h)
+		if err != nil {
+			status := 0
+			if resp != nil {
+				status = resp.StatusCode
+			}
+			t.Errorf("Authorization: %s <token>: refused (%d): %v", scheme, status, err)
+			continue
+		}
+		ws.Close()
+	}
+	if got := handshake(t, ts.addr, "/v1/ws", "", "", "s3cre", false); got != http.StatusUnauthorized {
+		t.Errorf("wrong token: %d, want 401", got)
+	}
+}
+
+// A peer that sends nothing, not even a pong, for PongWait is closed with
+// a close frame saying so (1001), not cut off without one, when its
+// socket can still take the frame.
+func TestSilentPeerGetsKeepaliveClose(t *testing.T) {
+	opts := DefaultOptions()
+	opts.PongWait = 300 * time.Millisecond
+	ts := startServer(t, opts)
+	ws, _, err := websocket.DefaultDialer.Dial("ws://"+ts.addr+"/v1/ws", nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer ws.Close()
+	pings := 0
+	ws.SetPingHandler(func(string) error { pings++; return nil }) // no pong
+	ws.SetReadDeadline(time.Now().Add(hangGuard))
+	_, _, err = ws.ReadMessage()
+	var ce *websocket.CloseError
+	if !errors.As(err, &ce) || ce.Code != websocket.CloseGoingAway || !strings.Contains(ce.Text, "keepalive") {
+		t.Fatalf("silent peer: %v, want close 1001 naming the keepalive", err)
+	}
+	if pings == 0 {
+		t.Errorf("closed without a ping first")
+	}
+}
+
+// Listening on every address (0.0.0.0, with a token), a client that
+// reaches the server by one of the machine's IP addresses names it in
+// Host and is accepted: an IP address of the connection's own local end
+// is no DNS rebinding. Any other name or address is still refused.
+func TestHostOfTheLocalAddressIsAllowedOnAnUnspecifiedListener(t *testing.T) {
+	e, _ := openEngine(t)
+	l, err := net.Listen("tcp", "0.0.0.0:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	opts := DefaultOptions()
+	opts.Token = "s3cret"
+	s := New(e, opts)
+	done := make(chan error, 1)
+	go func() { done <- s.Serve(l) }()
+	defer func() {
+		s.Shutdown(context.Background())
+		<-done
+	}()
+	_, port, _ := net.SplitHostPort(l.Addr().String())
+	// 127.0.0.2 is an address of this machine (all of 127/8 is loopback
+	// on Linux) that the loopback names do not cover.
+	addr := net.JoinHostPort("127.0.0.2", port)
+	if c, err := net.Dial("tcp", addr); err != nil {
+		t.Skipf("cannot reach %s on this machine: %v", addr, err)
+	} else {
+		c.Close()
+	}
+	for host, want := range map[string]int{
+		"127.0.0.2:" + port: http.StatusSwitchingProtocols,
+		"127.0.0.2":         http.StatusSwitchingProtocols,
+		"127.0.0.3:" + port: http.StatusForbidden,
+		"evil.example":      http.StatusForbidden,
+		"0.0.0.0:" + port:   http.StatusForbidden,
+	} {
+		if got := handshake(t, addr, "/v1/ws", "", host, "s3cret", false); got != want {
+			t.Errorf("Host %s via %s: %d, want %d", host, addr, got, want)
+		}
 	}
 }

@@ -231,10 +231,10 @@ func (s *Server) Stats() Stats {
 
 // serve runs the handshake checks, upgrades and runs one connection.
 func (s *Server) serve(w http.ResponseWriter, r *http.Request, mode connMode, topic string) {
-	if !s.admit(w, r, "websocket handshake") {
+	if !s.admit(w, r, "websocket handshake") || !s.admitOrigin(w, r, "websocket handshake") {
 		return
 	}
-	ws, err := s.up.Upgrade(w, r, nil) // checks the Origin (checkOrigin)
+	ws, err := s.up.Upgrade(w, r, nil) // checks the Origin again (checkOrigin)
 	if err != nil {
 		s.opts.Logger.Warn("websocket handshake refused", "origin", r.Header.Get("Origin"), "remote", r.RemoteAddr, "err", err)
 		return
@@ -263,7 +263,7 @@ const (
 // response (403 or 401, plain text), logs one line naming what was refused
 // and returns false.
 func (s *Server) admit(w http.ResponseWriter, r *http.Request, what string) bool {
-	if !s.checkHost(r.Host) {
+	if !s.checkHost(r) {
 		s.opts.Logger.Warn(what+" refused: Host not allowed", "host", r.Host, "remote", r.RemoteAddr)
 		http.Error(w, fmt.Sprintf(hostRefusal, r.Host), http.StatusForbidden)
 		return false
@@ -277,6 +277,19 @@ func (s *Server) admit(w http.ResponseWriter, r *http.Request, what string) bool
 	return true
 }
 
+// admitOrigin runs the Origin check (checkOrigin) of every endpoint, so
+// that a refused browser gets the same 403 text on each. On refusal it
+// writes the response, logs one line naming the origin and returns false.
+func (s *Server) admitOrigin(w http.ResponseWriter, r *http.Request, what string) bool {
+	if s.checkOrigin(r) {
+		return true
+	}
+	origin := r.Header.Get("Origin")
+	s.opts.Logger.Warn(what+" refused: Origin not allowed", "origin", origin, "host", r.Host, "remote", r.RemoteAddr)
+	http.Error(w, fmt.Sprintf(originRefusal, origin), http.StatusForbidden)
+	return false
+}
+
 // admitBrowser is admit plus the Origin check the websocket upgrader makes
 // (checkOrigin), for the plain HTTP endpoints: a page from a foreign origin
 // is refused whatever the method and content type (a form or a
@@ -284,13 +297,7 @@ func (s *Server) admit(w http.ResponseWriter, r *http.Request, what string) bool
 // stops cross-site request forgery). An allowed browser origin gets the CORS
 // headers that let its page read the response.
 func (s *Server) admitBrowser(w http.ResponseWriter, r *http.Request, what string) bool {
-	if !s.admit(w, r, what) {
-		return false
-	}
-	if !s.checkOrigin(r) {
-		origin := r.Header.Get("Origin")
-		s.opts.Logger.Warn(what+" refused: Origin not allowed", "origin", origin, "remote", r.RemoteAddr)
-		http.Error(w, fmt.Sprintf(originRefusal, origin), http.StatusForbidden)
+	if !s.admit(w, r, what) || !s.admitOrigin(w, r, what) {
 		return false
 	}
 	if origin := r.Header.Get("Origin"); origin != "" {
@@ -332,12 +339,21 @@ func (s *Server) isClosing() bool {
 // loopbackHosts are the Host names always accepted.
 var loopbackHosts = []string{"localhost", "127.0.0.1", "::1"}
 
-// checkHost accepts a Host header naming a loopback host (any port), a
-// host Serve listens on, or one of Options.AllowHosts.
-func (s *Server) checkHost(hostport string) bool {
-	h := hostOnly(hostport)
+// checkHost accepts a request whose Host header names a loopback host (any
+// port), a host Serve listens on, the IP address the request arrived at, or
+// one of Options.AllowHosts.
+func (s *Server) checkHost(r *http.Request) bool {
+	h := hostOnly(r.Host)
 	if h == "" {
 		return false
+	}
+	// An IP address of the connection's own local end: the address the
+	// client reached the server by (on a 0.0.0.0 listener, any of the
+	// machine's). A literal address is no DNS rebinding.
+	if la, ok := r.Context().Value(http.LocalAddrContextKey).(*net.TCPAddr); ok {
+		if ip := net.ParseIP(h); ip != nil && ip.Equal(la.IP) && !ip.IsUnspecified() {
+			return true
+		}
 	}
 	for _, a := range loopbackHosts {
 		if strings.EqualFold(h, a) {
@@ -404,8 +420,9 @@ func (s *Server) checkToken(r *http.Request) bool {
 		return true
 	}
 	got := r.URL.Query().Get("token")
-	if auth := r.Header.Get("Authorization"); strings.HasPrefix(auth, "Bearer ") {
-		got = strings.TrimPrefix(auth, "Bearer ")
+	// The auth scheme is case-insensitive (RFC 7235 section 2.1).
+	if scheme, token, ok := strings.Cut(r.Header.Get("Authorization"), " "); ok && strings.EqualFold(scheme, "Bearer") {
+		got = token
 	}
 	return subtle.ConstantTimeCompare([]byte(got), []byte(s.opts.Token)) == 1
 }

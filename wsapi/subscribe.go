@@ -63,6 +63,12 @@ func (c *conn) opSubscribe(req *request) {
 		c.reply(req.ID, nil, toError(err))
 		return
 	}
+	// Refused before startOffsets, which may create the topic: a refused
+	// subscribe creates nothing.
+	if e := c.subRoom(); e != nil {
+		c.reply(req.ID, nil, e)
+		return
+	}
 	starts, err := c.srv.startOffsets(req.Topic, req.Partition, from, req.Consumer, true)
 	if err != nil {
 		c.reply(req.ID, nil, toError(err))
@@ -151,6 +157,11 @@ func (s *Server) startOffsets(topic string, partition *int, from wire.From, cons
 	}
 	t, err := b.Describe(topic)
 	if errors.Is(err, engine.ErrTopicNotFound) && create && s.opts.AutoCreate {
+		if from.Kind == wire.FromOffset && from.N > 0 {
+			// A topic created now holds no offset: refused before
+			// anything is created.
+			return nil, wire.Errorf(wire.CodeOffsetOutOfRange, "offset %d of %s: the topic does not exist yet, and a new one holds [0, 0)", from.N, topic)
+		}
 		p := -1
 		if partition != nil {
 			p = *partition
@@ -214,17 +225,33 @@ func (s *Server) startOffsets(topic string, partition *int, from wire.From, cons
 func (c *conn) addSub(topic, consumer string, plain bool) (*subscription, *wire.Error) {
 	c.mu.Lock()
 	defer c.mu.Unlock()
-	if c.draining {
-		return nil, wire.Errorf(wire.CodeShuttingDown, "server shutting down: subscribe refused")
-	}
-	if len(c.subs) >= maxSubscriptions {
-		return nil, wire.Errorf(wire.CodeRateLimited, "%d subscriptions on this connection (limit %d): unsubscribe one first", len(c.subs), maxSubscriptions)
+	if e := c.subRoomLocked(); e != nil {
+		return nil, e
 	}
 	c.nextSub++
 	s := &subscription{c: c, id: c.nextSub, topic: topic, consumer: consumer, plain: plain}
 	s.ctx, s.cancel = context.WithCancel(c.ctx)
 	c.subs[s.id] = s
 	return s, nil
+}
+
+// subRoom refuses a new subscription when the connection is draining or
+// has maxSubscriptions already.
+func (c *conn) subRoom() *wire.Error {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	return c.subRoomLocked()
+}
+
+// subRoomLocked is subRoom with c.mu held.
+func (c *conn) subRoomLocked() *wire.Error {
+	if c.draining {
+		return wire.Errorf(wire.CodeShuttingDown, "server shutting down: subscribe refused")
+	}
+	if len(c.subs) >= maxSubscriptions {
+		return wire.Errorf(wire.CodeRateLimited, "%d subscriptions on this connection (limit %d): unsubscribe one first", len(c.subs), maxSubscriptions)
+	}
+	return nil
 }
 
 func (c *conn) sub(id int64) *subscription {
@@ -251,6 +278,10 @@ func (c *conn) stopSubs() {
 }
 
 func (c *conn) opUnsubscribe(req *request) {
+	if req.Sub == 0 { // subscriptions are numbered from 1
+		c.reply(req.ID, nil, wire.Errorf(wire.CodeInvalidRequest, `unsubscribe needs "sub" (the number a subscribe replied with)`))
+		return
+	}
 	c.mu.Lock()
 	s := c.subs[req.Sub]
 	delete(c.subs, req.Sub)

@@ -4,7 +4,9 @@ import (
 	"encoding/base64"
 	"encoding/json"
 	"errors"
+	"math"
 	"reflect"
+	"slices"
 	"strings"
 	"time"
 	"unicode/utf8"
@@ -108,12 +110,20 @@ func toRecord(r *wire.RecordIn, maxBytes int) (engine.Record, error) {
 		size += len(k) + len(v)
 	}
 	for k, v := range r.HeadersB64 {
+		if _, twice := r.Headers[k]; twice {
+			return rec, wire.Errorf(wire.CodeInvalidRequest, "header %q is in both headers and headers_b64: give each name once", k)
+		}
 		b, err := base64.StdEncoding.DecodeString(v)
 		if err != nil {
 			return rec, wire.Errorf(wire.CodeInvalidRequest, "headers_b64[%q]: %v", k, err)
 		}
 		rec.Headers = append(rec.Headers, engine.Header{Key: k, Value: b})
 		size += len(k) + len(b)
+	}
+	if len(rec.Headers) > 1 {
+		// Maps iterate in no order: store the headers in their names'
+		// order, the same every time.
+		slices.SortFunc(rec.Headers, func(a, b engine.Header) int { return strings.Compare(a.Key, b.Key) })
 	}
 	if size > maxBytes {
 		return rec, wire.Errorf(wire.CodeRecordTooLarge, "record of %d bytes exceeds the limit of %d bytes", size, maxBytes)
@@ -131,7 +141,11 @@ func engineConfig(c *wire.TopicConfig) (engine.TopicConfig, error) {
 		return cfg, wire.Errorf(wire.CodeInvalidConfig, "partitions, segment_bytes, retention_ms, retention_bytes and tombstone_retention_ms must not be negative")
 	}
 	if c.TombstoneRetentionMs > 0 {
-		cfg.TombstoneRetention = time.Duration(c.TombstoneRetentionMs) * time.Millisecond
+		d, e := msDuration("tombstone_retention_ms", c.TombstoneRetentionMs)
+		if e != nil {
+			return cfg, e
+		}
+		cfg.TombstoneRetention = d
 	}
 	cfg.ProtectCursors = c.ProtectCursors
 	if c.Partitions > 0 {
@@ -155,7 +169,11 @@ func engineConfig(c *wire.TopicConfig) (engine.TopicConfig, error) {
 		}
 		cfg.SyncMode = m
 	}
-	cfg.RetentionMaxAge = time.Duration(c.RetentionMs) * time.Millisecond
+	d, e := msDuration("retention_ms", c.RetentionMs)
+	if e != nil {
+		return cfg, e
+	}
+	cfg.RetentionMaxAge = d
 	cfg.RetentionMaxBytes = c.RetentionBytes
 	if c.Cleanup != "" {
 		cl, err := engine.ParseCleanup(c.Cleanup)
@@ -165,6 +183,20 @@ func engineConfig(c *wire.TopicConfig) (engine.TopicConfig, error) {
 		cfg.Cleanup = cl
 	}
 	return cfg, nil
+}
+
+// maxDurationMs is the most milliseconds a time.Duration holds (about 292
+// years).
+const maxDurationMs = math.MaxInt64 / int64(time.Millisecond)
+
+// msDuration turns a config field's milliseconds (not negative) into a
+// time.Duration, refusing a value past what one holds rather than letting
+// it wrap around.
+func msDuration(field string, ms int64) (time.Duration, *wire.Error) {
+	if ms > maxDurationMs {
+		return 0, wire.Errorf(wire.CodeInvalidConfig, "%s %d: at most %d (about 292 years)", field, ms, maxDurationMs)
+	}
+	return time.Duration(ms) * time.Millisecond, nil
 }
 
 // wireConfig is the wire form of an engine configuration.
@@ -229,10 +261,30 @@ func decodeRequestInto(msg []byte, what string, req *request) (*request, *wire.E
 		// encoding/json decodes every other field before it reports the
 		// first mistyped one, so req.ID is the request's id.
 		// The inline record's fields are the request's own.
-		field := strings.ReplaceAll(te.Field, "RecordIn.", "")
-		return req, wire.Errorf(wire.CodeInvalidRequest, "field %q: got %s, want %s", field, te.Value, jsonKind(te.Type))
+		return req, fieldTypeError(te, strings.ReplaceAll(te.Field, "RecordIn.", ""))
 	}
 	return nil, wire.Errorf(wire.CodeInvalidJSON, "%s is not a JSON object: %v", what, err)
+}
+
+// decodeOpFields parses msg (JSON) into v, the fields that one op reads
+// beyond the request's: a value of the wrong type is invalid_request naming
+// the field (prefix + its JSON name), as decodeRequest names the others.
+func decodeOpFields(msg []byte, prefix string, v any) *wire.Error {
+	err := json.Unmarshal(msg, v)
+	if err == nil {
+		return nil
+	}
+	var te *json.UnmarshalTypeError
+	if errors.As(err, &te) && te.Field != "" {
+		return fieldTypeError(te, prefix+te.Field)
+	}
+	return wire.Errorf(wire.CodeInvalidRequest, "%s: %v", strings.TrimSuffix(prefix, "."), err)
+}
+
+// fieldTypeError is the invalid_request for field, whose value te says is
+// of the wrong JSON type.
+func fieldTypeError(te *json.UnmarshalTypeError, field string) *wire.Error {
+	return wire.Errorf(wire.CodeInvalidRequest, "field %q: got %s, want %s", field, te.Value, jsonKind(te.Type))
 }
 
 // jsonKind names the JSON value that a Go type of a request field takes.

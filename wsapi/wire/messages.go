@@ -31,6 +31,13 @@ func (r *RecordIn) HasValue() bool {
 	return len(r.Value) > 0 || r.ValueB64 != nil || r.Tombstone
 }
 
+// HasRecordFields reports whether r has any field of a record besides
+// Partition: a value, a key or headers. A request that carries its
+// records elsewhere ("records", a binary frame) must have none.
+func (r *RecordIn) HasRecordFields() bool {
+	return r.HasValue() || r.Key != nil || r.KeyB64 != nil || r.Headers != nil || r.HeadersB64 != nil
+}
+
 // TopicConfig is the wire form of a topic's configuration. Zero fields take
 // the defaults of engine.DefaultTopicConfig.
 type TopicConfig struct {

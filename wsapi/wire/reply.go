@@ -76,7 +76,8 @@ func AppendAcks(b []byte, acks []engine.Ack) []byte {
 // dst: partition, offset, timestamp, key (key_b64 when not UTF-8), value
 // (a string when it was produced as text, engine.AttrTextValue; else
 // embedded as JSON when it was checked as JSON at produce time,
-// codec.AttrJSONValue, or when the bytes are valid JSON, else a string;
+// codec.AttrJSONValue, or when the bytes are valid JSON other than null,
+// else a string;
 // value_b64 when not UTF-8), tombstone, headers (headers_b64 for non-UTF-8
 // values).
 func AppendRecordJSON(dst []byte, p int, rec *engine.Record) []byte {
@@ -110,8 +111,11 @@ func AppendRecordJSONLen(dst []byte, p int, rec *engine.Record) ([]byte, int) {
 	switch {
 	case rec.Value == nil:
 		dst = append(dst, `,"tombstone":true`...)
-	case rec.Attributes&codec.AttrJSONValue != 0 && len(rec.Value) > 0,
-		rec.Attributes&engine.AttrTextValue == 0 && len(rec.Value) > 0 && ValidJSON(rec.Value):
+	case (rec.Attributes&codec.AttrJSONValue != 0 && len(rec.Value) > 0 ||
+		rec.Attributes&engine.AttrTextValue == 0 && len(rec.Value) > 0 && ValidJSON(rec.Value)) &&
+		string(trimWS(rec.Value)) != "null":
+		// Bytes that read as the JSON null go as a string below:
+		// "value":null would read as a tombstone.
 		dst = append(dst, `,"value":`...)
 		dst = append(dst, rec.Value...)
 		vlen = len(trimWS(rec.Value))
