@@ -8,6 +8,7 @@ import (
 	"github.com/twmb/franz-go/pkg/kmsg"
 
 	"github.com/pulselog/pulse/engine"
+	"github.com/pulselog/pulse/internal/units"
 )
 
 // ensureTopic returns 0 when topic exists, creating it with the default
@@ -178,8 +179,10 @@ func setTopicConfig(cfg *engine.TopicConfig, name, v string) (int16, string) {
 		if err != nil || n < -1 {
 			return bad()
 		}
-		cfg.RetentionMaxAge = 0 // -1 or 0: no limit
-		if n > 0 {
+		// -1 or 0: no limit; so is anything past what a Duration holds
+		// (Long.MAX_VALUE is Kafka's other "forever").
+		cfg.RetentionMaxAge = 0
+		if n > 0 && n <= units.MaxDurationMillis {
 			cfg.RetentionMaxAge = time.Duration(n) * time.Millisecond
 		}
 	case "retention.bytes":

@@ -95,3 +95,40 @@ func TestIncrementalAlterConfigs(t *testing.T) {
 		t.Fatal("altering a missing topic succeeded")
 	}
 }
+
+// TestRetentionMsPastADuration: retention.ms set to Long.MAX_VALUE (Kafka's
+// other way of saying "forever") or anything else past what Pulse's
+// durations hold (about 292 years) is no time limit, not a value wrapped
+// around to a negative or tiny retention that would delete records.
+func TestRetentionMsPastADuration(t *testing.T) {
+	p := startPulse(t, "", DefaultOptions())
+	if err := p.eng.CreateTopic("forever", engine.TopicConfig{RetentionMaxAge: time.Hour}); err != nil {
+		t.Fatal(err)
+	}
+	adm := kadm.NewClient(kgoClient(t, p.addr))
+	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
+	defer cancel()
+	for _, v := range []string{"9223372036854775807", "9223372036855", "4611686018427387904"} {
+		resp, err := adm.AlterTopicConfigs(ctx, []kadm.AlterConfig{{Op: kadm.SetConfig, Name: "retention.ms", Value: &v}}, "forever")
+		if err != nil {
+			t.Fatal(err)
+		}
+		if r, err := resp.On("forever", nil); err != nil || r.Err != nil {
+			t.Fatalf("retention.ms %s: %v %v", v, err, r.Err)
+		}
+		info, err := p.eng.Describe("forever")
+		if err != nil {
+			t.Fatal(err)
+		}
+		if got := info.Config.RetentionMaxAge; got != 0 {
+			t.Errorf("retention.ms %s: retention %v, want no time limit", v, got)
+		}
+	}
+	ct, err := adm.CreateTopic(ctx, 1, 1, map[string]*string{"retention.ms": kadm.StringPtr("9223372036854775807")}, "forever2")
+	if err != nil || ct.Err != nil {
+		t.Fatalf("CreateTopics with retention.ms Long.MAX_VALUE: %v %v", err, ct.Err)
+	}
+	if info, _ := p.eng.Describe("forever2"); info.Config.RetentionMaxAge != 0 {
+		t.Errorf("created with retention.ms Long.MAX_VALUE: retention %v, want no time limit", info.Config.RetentionMaxAge)
+	}
+}

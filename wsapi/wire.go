@@ -4,7 +4,6 @@ import (
 	"encoding/base64"
 	"encoding/json"
 	"errors"
-	"math"
 	"reflect"
 	"slices"
 	"strings"
@@ -13,6 +12,7 @@ import (
 
 	"github.com/pulselog/pulse/engine"
 	"github.com/pulselog/pulse/engine/codec"
+	"github.com/pulselog/pulse/internal/units"
 	"github.com/pulselog/pulse/wsapi/wire"
 )
 
@@ -185,16 +185,12 @@ func engineConfig(c *wire.TopicConfig) (engine.TopicConfig, error) {
 	return cfg, nil
 }
 
-// maxDurationMs is the most milliseconds a time.Duration holds (about 292
-// years).
-const maxDurationMs = math.MaxInt64 / int64(time.Millisecond)
-
 // msDuration turns a config field's milliseconds (not negative) into a
 // time.Duration, refusing a value past what one holds rather than letting
 // it wrap around.
 func msDuration(field string, ms int64) (time.Duration, *wire.Error) {
-	if ms > maxDurationMs {
-		return 0, wire.Errorf(wire.CodeInvalidConfig, "%s %d: at most %d (about 292 years)", field, ms, maxDurationMs)
+	if ms > units.MaxDurationMillis {
+		return 0, wire.Errorf(wire.CodeInvalidConfig, "%s %d: at most %d (about 292 years)", field, ms, units.MaxDurationMillis)
 	}
 	return time.Duration(ms) * time.Millisecond, nil
 }

@@ -15,6 +15,11 @@ import (
 // ErrSyntax is wrapped by every parse error.
 var ErrSyntax = errors.New("not a valid value")
 
+// MaxDurationMillis is the most whole milliseconds a time.Duration holds
+// (about 292 years): a millisecond field of the wire protocols past it
+// cannot be a Duration.
+const MaxDurationMillis = math.MaxInt64 / int64(time.Millisecond)
+
 // maxBytes bounds sizes (well above any segment or retention limit).
 const maxBytes = 1 << 62
 
