@@ -253,3 +253,24 @@ func TestTopicsAlterRespectsPartitionCap(t *testing.T) {
 		t.Fatalf("grow up to the cap printed %q", out)
 	}
 }
+
+// pulse topics alter changes only the flags given, so its help shows no
+// default for them (a default there reads as what alter would set).
+func TestTopicsAlterHelpShowsNoDefaults(t *testing.T) {
+	out := mustPulse(t, "", "topics", "alter", "--help")
+	for _, name := range []string{"--cleanup", "--segment", "--sync-mode", "--retention", "--retention-bytes", "--partitions"} {
+		i := strings.Index(out, "      "+name+" ")
+		if i < 0 {
+			t.Errorf("alter --help lacks %s:\n%s", name, out)
+			continue
+		}
+		line, _, _ := strings.Cut(out[i:], "\n")
+		if strings.Contains(line, "(default") {
+			t.Errorf("alter --help shows a default: %q", line)
+		}
+	}
+	// create still shows what it sets.
+	if out := mustPulse(t, "", "topics", "create", "--help"); !strings.Contains(out, `(default "delete")`) {
+		t.Errorf("create --help lost its defaults:\n%s", out)
+	}
+}

@@ -256,6 +256,10 @@ The codec is fixed at creation. A refused change changes nothing.`,
 	}
 	cf := addClientFlags(cmd)
 	addTopicConfigFlags(cmd, &cfg)
+	// Only the flags given change anything: no default to show.
+	for _, name := range []string{"segment", "segment-bytes", "sync-mode", "sync", "cleanup"} {
+		cmd.Flags().Lookup(name).DefValue = ""
+	}
 	cmd.Flags().IntVar(&cfg.Partitions, "partitions", 0, "grow the topic to this many partitions (never fewer than it has)")
 	cmd.RunE = func(cmd *cobra.Command, args []string) error {
 		f := cmd.Flags()
