@@ -274,3 +274,19 @@ func TestTopicsAlterHelpShowsNoDefaults(t *testing.T) {
 		t.Errorf("create --help lost its defaults:\n%s", out)
 	}
 }
+
+// pulse topics create --partitions 0 is refused (it used to create a topic
+// of one partition, as if the flag were left out), and creates nothing.
+func TestTopicsCreateZeroPartitions(t *testing.T) {
+	dir := filepath.Join(t.TempDir(), "data")
+	s := startServe(t, dir)
+	for _, n := range []string{"0", "-1"} {
+		_, errOut, err := pulse(t, "", "topics", "create", "zero", "--partitions", n, "--server", s.addr)
+		if err == nil || !strings.Contains(errOut, "partitions") {
+			t.Errorf("create --partitions %s: %v, stderr %q; want an error naming partitions", n, err, errOut)
+		}
+	}
+	if out := mustPulse(t, "", "topics", "list", "--server", s.addr); strings.Contains(out, "zero") {
+		t.Errorf("a refused create made the topic:\n%s", out)
+	}
+}
