@@ -290,3 +290,21 @@ func TestTopicsCreateZeroPartitions(t *testing.T) {
 		t.Errorf("a refused create made the topic:\n%s", out)
 	}
 }
+
+// pulse tail -o -N prints the last N records of each partition; -0 is the
+// last none (it used to read as offset 0 and print every record).
+func TestTailLastN(t *testing.T) {
+	dir := filepath.Join(t.TempDir(), "data")
+	s := startServe(t, dir)
+	mustPulse(t, "a\nb\nc\n", "produce", "words", "--server", s.addr)
+	for _, c := range []struct{ from, want string }{
+		{"-0", ""},
+		{"-1", "2 c\n"},
+		{"-2", "1 b\n2 c\n"},
+		{"-9", "0 a\n1 b\n2 c\n"},
+	} {
+		if got := mustPulse(t, "", "tail", "words", "-o", c.from, "-e", "-f", `%o %v\n`, "--server", s.addr); got != c.want {
+			t.Errorf("tail -o %s -e printed %q, want %q", c.from, got, c.want)
+		}
+	}
+}
