@@ -308,21 +308,3 @@ func TestTailLastN(t *testing.T) {
 		}
 	}
 }
-
-// pulse tail -e from an offset past a partition's end is the server's
-// offset_out_of_range, as without -e (it used to exit 0 printing nothing);
-// from the end itself it prints nothing and exits.
-func TestTailExitAtEndPastTheLog(t *testing.T) {
-	dir := filepath.Join(t.TempDir(), "data")
-	s := startServe(t, dir)
-	mustPulse(t, "a\nb\nc\n", "produce", "words", "--server", s.addr)
-	for _, extra := range [][]string{nil, {"-e"}} {
-		_, errOut, err := pulse(t, "", append([]string{"tail", "words", "-o", "99", "--server", s.addr}, extra...)...)
-		if err == nil || !strings.Contains(errOut, "offset_out_of_range") {
-			t.Errorf("tail -o 99 %v: %v, stderr %q; want offset_out_of_range", extra, err, errOut)
-		}
-	}
-	if got := mustPulse(t, "", "tail", "words", "-o", "3", "-e", "--server", s.addr); got != "" {
-		t.Errorf("tail -o 3 -e (the end) printed %q", got)
-	}
-}

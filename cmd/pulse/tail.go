@@ -127,7 +127,6 @@ func runTail(ctx context.Context, cf *clientFlags, topic string, cfg tailConfig,
 			}
 		}
 		ends = map[int]int64{}
-		pastEnd := false // a start the server refuses: it says why
 		for _, p := range t.Partitions {
 			if cfg.partition >= 0 && p.Partition != cfg.partition {
 				continue
@@ -150,7 +149,6 @@ func runTail(ctx context.Context, cf *clientFlags, topic string, cfg tailConfig,
 			if first < 0 || first < p.HWM {
 				ends[p.Partition] = p.HWM
 			}
-			pastEnd = pastEnd || first > p.HWM
 			if start.before > 0 {
 				sub, err := c.Subscribe(ctx, wsclient.SubscribeOptions{Topic: topic, Partition: p.Partition, From: from, Consumer: cfg.consumer})
 				if err != nil {
@@ -159,7 +157,7 @@ func runTail(ctx context.Context, cf *clientFlags, topic string, cfg tailConfig,
 				subs = append(subs, sub)
 			}
 		}
-		if cfg.exitAtEnd && len(ends) == 0 && !pastEnd {
+		if cfg.exitAtEnd && len(ends) == 0 {
 			return nil
 		}
 	}
@@ -169,9 +167,6 @@ func runTail(ctx context.Context, cf *clientFlags, topic string, cfg tailConfig,
 			return fmt.Errorf("tail %s: %w", topic, err)
 		}
 		subs = append(subs, sub)
-	}
-	if cfg.exitAtEnd && len(ends) == 0 {
-		return nil // the server took a start past the HWM: nothing to print
 	}
 	w := bufio.NewWriter(out)
 	defer w.Flush()
