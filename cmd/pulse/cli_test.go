@@ -253,3 +253,58 @@ func TestTopicsAlterRespectsPartitionCap(t *testing.T) {
 		t.Fatalf("grow up to the cap printed %q", out)
 	}
 }
+
+// pulse topics alter changes only the flags given, so its help shows no
+// default for them (a default there reads as what alter would set).
+func TestTopicsAlterHelpShowsNoDefaults(t *testing.T) {
+	out := mustPulse(t, "", "topics", "alter", "--help")
+	for _, name := range []string{"--cleanup", "--segment", "--sync-mode", "--retention", "--retention-bytes", "--partitions"} {
+		i := strings.Index(out, "      "+name+" ")
+		if i < 0 {
+			t.Errorf("alter --help lacks %s:\n%s", name, out)
+			continue
+		}
+		line, _, _ := strings.Cut(out[i:], "\n")
+		if strings.Contains(line, "(default") {
+			t.Errorf("alter --help shows a default: %q", line)
+		}
+	}
+	// create still shows what it sets.
+	if out := mustPulse(t, "", "topics", "create", "--help"); !strings.Contains(out, `(default "delete")`) {
+		t.Errorf("create --help lost its defaults:\n%s", out)
+	}
+}
+
+// pulse topics create --partitions 0 is refused (it used to create a topic
+// of one partition, as if the flag were left out), and creates nothing.
+func TestTopicsCreateZeroPartitions(t *testing.T) {
+	dir := filepath.Join(t.TempDir(), "data")
+	s := startServe(t, dir)
+	for _, n := range []string{"0", "-1"} {
+		_, errOut, err := pulse(t, "", "topics", "create", "zero", "--partitions", n, "--server", s.addr)
+		if err == nil || !strings.Contains(errOut, "partitions") {
+			t.Errorf("create --partitions %s: %v, stderr %q; want an error naming partitions", n, err, errOut)
+		}
+	}
+	if out := mustPulse(t, "", "topics", "list", "--server", s.addr); strings.Contains(out, "zero") {
+		t.Errorf("a refused create made the topic:\n%s", out)
+	}
+}
+
+// pulse tail -o -N prints the last N records of each partition; -0 is the
+// last none (it used to read as offset 0 and print every record).
+func TestTailLastN(t *testing.T) {
+	dir := filepath.Join(t.TempDir(), "data")
+	s := startServe(t, dir)
+	mustPulse(t, "a\nb\nc\n", "produce", "words", "--server", s.addr)
+	for _, c := range []struct{ from, want string }{
+		{"-0", ""},
+		{"-1", "2 c\n"},
+		{"-2", "1 b\n2 c\n"},
+		{"-9", "0 a\n1 b\n2 c\n"},
+	} {
+		if got := mustPulse(t, "", "tail", "words", "-o", c.from, "-e", "-f", `%o %v\n`, "--server", s.addr); got != c.want {
+			t.Errorf("tail -o %s -e printed %q, want %q", c.from, got, c.want)
+		}
+	}
+}

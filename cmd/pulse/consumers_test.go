@@ -4,6 +4,7 @@ import (
 	"context"
 	"net"
 	"path/filepath"
+	"slices"
 	"strings"
 	"testing"
 	"time"
@@ -149,4 +150,45 @@ func TestConsumersDelete(t *testing.T) {
 	if got, want := run("consumers", "delete", "kgroup"), "deleted kgroup cursor on orders partition 0: offset 3, lag 0\n"; !strings.HasPrefix(got, want) {
 		t.Errorf("delete after the member left:\n%s\nwant\n%s", got, want)
 	}
+}
+
+// tail -e with --consumer resumes from the consumer's cursors and exits
+// once each partition is printed up to its end, also when the cursors are
+// already there (nothing left to print).
+func TestTailConsumerExitAtEnd(t *testing.T) {
+	dir := filepath.Join(t.TempDir(), "data")
+	s := startServe(t, dir)
+	srv := []string{"--server", s.addr}
+	run := func(args ...string) string {
+		t.Helper()
+		return mustPulse(t, "", append(args, srv...)...)
+	}
+	run("topics", "create", "orders", "--partitions", "2")
+	mustPulse(t, "a\nb\nc\n", append([]string{"produce", "orders", "-p", "0"}, srv...)...)
+	mustPulse(t, "d\ne\n", append([]string{"produce", "orders", "-p", "1"}, srv...)...)
+	run("tail", "orders", "-p", "0", "-o", "beginning", "-c", "2", "--consumer", "billing")
+
+	// p0 resumes at billing's cursor 2; p1 has no cursor: from the beginning.
+	if got, want := run("tail", "orders", "-o", "beginning", "-e", "--consumer", "billing", "-f", `%p %o %v\n`), "0 2 c\n1 0 d\n1 1 e\n"; !sameLines(got, want) {
+		t.Errorf("tail -e --consumer printed %q, want the lines of %q", got, want)
+	}
+	// Every cursor is at the end now: nothing to print, and the tail exits.
+	for _, args := range [][]string{
+		{"tail", "orders", "-o", "beginning", "-e", "--consumer", "billing"},
+		{"tail", "orders", "-p", "0", "-o", "beginning", "-e", "--consumer", "billing"},
+		{"tail", "orders", "-o", "-5", "-e", "--consumer", "billing"},
+	} {
+		if got := run(args...); got != "" {
+			t.Errorf("%v with every cursor at the end printed %q", args, got)
+		}
+	}
+}
+
+// sameLines says whether a and b hold the same lines in any order (the
+// partitions of a tail interleave).
+func sameLines(a, b string) bool {
+	as, bs := strings.Split(a, "\n"), strings.Split(b, "\n")
+	slices.Sort(as)
+	slices.Sort(bs)
+	return slices.Equal(as, bs)
 }

@@ -150,8 +150,13 @@ func TestTerminalCrashLab(t *testing.T) {
 	t.Cleanup(func() { x.run("kill-server") })
 
 	x.waitScreen("Topics", "orders")
+	// Each step waits for the screen to show the previous key took: a
+	// ":" and the text after it that reach pulse in one read are one
+	// key message of runes (":crashlab orders 0"), which opens no prompt.
 	x.keys(":")
+	x.waitScreen("enter ok") // the command prompt is open
 	x.keys("-l", "crashlab orders 0")
+	x.waitScreen(":crashlab orders 0")
 	x.keys("Enter")
 	x.waitScreen("Topics / orders / p0 / crash lab", "compaction-crash", "cut:SEGMENT=0:")
 	x.keys("Enter") // apply the default: a cut inside the last batch

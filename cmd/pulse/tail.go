@@ -112,6 +112,20 @@ func runTail(ctx context.Context, cf *clientFlags, topic string, cfg tailConfig,
 		if cfg.partition >= len(t.Partitions) {
 			return fmt.Errorf("tail %s: partition %d: the topic has %d", topic, cfg.partition, len(t.Partitions))
 		}
+		// A consumer's committed cursor is where its subscription starts,
+		// whatever from says.
+		cursors := map[int]int64{}
+		if cfg.consumer != "" {
+			tc, err := c.ConsumerOn(ctx, topic, cfg.consumer)
+			if err != nil {
+				return fmt.Errorf("tail %s: %s's cursors: %w", topic, cfg.consumer, err)
+			}
+			for _, cc := range tc.Consumers {
+				if cc.Consumer == cfg.consumer {
+					cursors[cc.Partition] = cc.Offset
+				}
+			}
+		}
 		ends = map[int]int64{}
 		for _, p := range t.Partitions {
 			if cfg.partition >= 0 && p.Partition != cfg.partition {
@@ -128,6 +142,9 @@ func runTail(ctx context.Context, cf *clientFlags, topic string, cfg tailConfig,
 				if first, err = c.OffsetForTime(ctx, topic, p.Partition, n); err != nil {
 					return fmt.Errorf("tail %s partition %d: %w", topic, p.Partition, err)
 				}
+			}
+			if cur, ok := cursors[p.Partition]; ok {
+				first = max(cur, p.LogStart)
 			}
 			if first < 0 || first < p.HWM {
 				ends[p.Partition] = p.HWM

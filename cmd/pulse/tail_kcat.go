@@ -32,6 +32,9 @@ func parseStart(v string) (startSpec, error) {
 		if n < 0 {
 			return startSpec{before: -n}, nil
 		}
+		if strings.HasPrefix(v, "-") { // -0: the last none of each partition
+			return startSpec{from: "latest"}, nil
+		}
 		return startSpec{from: strconv.FormatInt(n, 10)}, nil
 	}
 	return startSpec{}, fmt.Errorf("offset %q: want beginning, end, N, -N or @unix-ms", v)

@@ -209,6 +209,10 @@ func newTopicsCreateCmd() *cobra.Command {
 	addTopicConfigFlags(cmd, &cfg)
 	f.StringVar(&cfg.Codec, "codec", "zstd", "batch compression: zstd or none")
 	cmd.RunE = func(cmd *cobra.Command, args []string) error {
+		// The wire reads partitions 0 as "the default": refuse it here.
+		if cfg.Partitions < 1 {
+			return fmt.Errorf("creating topic %q: --partitions %d: want at least 1", args[0], cfg.Partitions)
+		}
 		return cf.withClient(cmd, func(ctx context.Context, c *wsclient.Client) error {
 			t, err := c.CreateTopic(ctx, args[0], cfg)
 			if err != nil {
@@ -256,6 +260,10 @@ The codec is fixed at creation. A refused change changes nothing.`,
 	}
 	cf := addClientFlags(cmd)
 	addTopicConfigFlags(cmd, &cfg)
+	// Only the flags given change anything: no default to show.
+	for _, name := range []string{"segment", "segment-bytes", "sync-mode", "sync", "cleanup"} {
+		cmd.Flags().Lookup(name).DefValue = ""
+	}
 	cmd.Flags().IntVar(&cfg.Partitions, "partitions", 0, "grow the topic to this many partitions (never fewer than it has)")
 	cmd.RunE = func(cmd *cobra.Command, args []string) error {
 		f := cmd.Flags()
