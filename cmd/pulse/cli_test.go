@@ -3,6 +3,7 @@ package main
 import (
 	"context"
 	"encoding/json"
+	"fmt"
 	"os/exec"
 	"path/filepath"
 	"strings"
@@ -305,6 +306,39 @@ func TestTailLastN(t *testing.T) {
 	} {
 		if got := mustPulse(t, "", "tail", "words", "-o", c.from, "-e", "-f", `%o %v\n`, "--server", s.addr); got != c.want {
 			t.Errorf("tail -o %s -e printed %q, want %q", c.from, got, c.want)
+		}
+	}
+}
+
+// TestProduceExitsOnceVisible: `pulse produce` to an interval-mode topic
+// (acked once written, visible a few milliseconds later, once fsynced)
+// exits only when its records are visible, so that a `pulse tail -e` or a
+// describe run right after it sees them, as after an every-write produce.
+func TestProduceExitsOnceVisible(t *testing.T) {
+	s := startServe(t, filepath.Join(t.TempDir(), "data"))
+	mustPulse(t, "", "topics", "create", "lax", "--partitions", "2", "--sync-mode", "interval", "--server", s.addr)
+	ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
+	defer cancel()
+	c, err := wsclient.Dial(ctx, s.addr, wsclient.DialOptions{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer c.Close()
+	var want int64
+	for round := range 5 {
+		lines := fmt.Sprintf("k%d:a\nk%d:b\nother:c\n", round, round+1)
+		mustPulse(t, lines, "produce", "lax", "-K:", "--server", s.addr)
+		want += 3
+		info, err := c.Describe(ctx, "lax")
+		if err != nil {
+			t.Fatal(err)
+		}
+		var hwm int64
+		for _, p := range info.Partitions {
+			hwm += p.HWM
+		}
+		if hwm != want {
+			t.Fatalf("round %d: right after pulse produce exited, %d records visible, want %d", round, hwm, want)
 		}
 	}
 }

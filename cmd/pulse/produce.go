@@ -13,6 +13,7 @@ import (
 	"os/signal"
 	"strings"
 	"syscall"
+	"time"
 	"unicode/utf8"
 
 	"github.com/spf13/cobra"
@@ -46,8 +47,9 @@ is the line's text. With --json each line is a JSON object
 string is stored as its text, anything else as the JSON), and key_b64 /
 value_b64 carry bytes. The topic is created on first produce unless the
 server runs with --no-auto-create. Records are sent in batches as lines
-arrive and acknowledged once the topic's sync mode promise holds; the count
-is printed on stderr at the end.`,
+arrive and acknowledged once the topic's sync mode promise holds; the
+command exits once they are visible to readers (for an interval-mode topic
+a few milliseconds after the last ack), and prints the count on stderr.`,
 		Args: cobra.ExactArgs(1),
 	}
 	cf := addClientFlags(cmd)
@@ -195,6 +197,7 @@ func runProduce(ctx context.Context, cf *clientFlags, topic string, cfg produceC
 	}()
 
 	acked := 0
+	last := map[int]int64{} // the highest offset acked on each partition
 	var window []*wsclient.Pending
 	var sizes []int
 	wait := func() error {
@@ -204,6 +207,11 @@ func runProduce(ctx context.Context, cf *clientFlags, topic string, cfg produceC
 		}
 		if len(acks) != sizes[0] {
 			return fmt.Errorf("produce to %s: %d acks for %d records", topic, len(acks), sizes[0])
+		}
+		for _, a := range acks {
+			if o, ok := last[a.Partition]; !ok || a.Offset > o {
+				last[a.Partition] = a.Offset
+			}
 		}
 		acked += sizes[0]
 		window, sizes = window[1:], sizes[1:]
@@ -240,7 +248,10 @@ func runProduce(ctx context.Context, cf *clientFlags, topic string, cfg produceC
 				return acked, errors.Join(err, werr)
 			}
 		}
-		return acked, err
+		if ctx.Err() != nil {
+			return acked, err
+		}
+		return acked, errors.Join(err, awaitVisible(ctx, c, topic, last))
 	}
 	for done := false; !done; {
 		l, ok := <-lines
@@ -291,5 +302,49 @@ func runProduce(ctx context.Context, cf *clientFlags, topic string, cfg produceC
 			return acked, err
 		}
 	}
-	return acked, ctx.Err()
+	if err := ctx.Err(); err != nil {
+		return acked, err
+	}
+	return acked, awaitVisible(ctx, c, topic, last)
+}
+
+// visibleWait bounds how long `pulse produce` waits for its acked records
+// to become visible: an interval-mode topic makes them visible within a few
+// milliseconds of the ack, and fsyncs at least every sync interval (1 s).
+const visibleWait = 10 * time.Second
+
+// awaitVisible returns once every partition of topic in last has its HWM
+// past the offset last gives it: the records acked are then what a reader
+// starting now gets. An every-write ack already is visible (one describe);
+// an interval-mode one becomes visible once fsynced, a few milliseconds
+// later. Past visibleWait it says so instead of waiting on.
+func awaitVisible(ctx context.Context, c *wsclient.Client, topic string, last map[int]int64) error {
+	if len(last) == 0 {
+		return nil
+	}
+	deadline := time.Now().Add(visibleWait)
+	for pause := time.Millisecond; ; pause = min(2*pause, 50*time.Millisecond) {
+		info, err := c.Describe(ctx, topic)
+		if err != nil {
+			return fmt.Errorf("produce to %s: acked, then checking they are visible: %w", topic, err)
+		}
+		visible := true
+		for p, off := range last {
+			if p >= len(info.Partitions) || info.Partitions[p].HWM <= off {
+				visible = false
+				break
+			}
+		}
+		if visible {
+			return nil
+		}
+		if time.Now().After(deadline) {
+			return fmt.Errorf("produce to %s: the records were acked but are still not visible after %v (not yet fsynced)", topic, visibleWait)
+		}
+		select {
+		case <-ctx.Done():
+			return ctx.Err()
+		case <-time.After(pause):
+		}
+	}
 }
