@@ -1104,5 +1104,10 @@ func decodeRecordJSON(raw []byte) (Record, error) {
 		}
 		r.Headers = append(r.Headers, engine.Header{Key: k, Value: b})
 	}
+	if len(r.Headers) > 1 {
+		// The object's order is gone with the maps: the headers come in
+		// their names' order, the order a JSON produce stores them in.
+		slices.SortFunc(r.Headers, func(a, b engine.Header) int { return strings.Compare(a.Key, b.Key) })
+	}
 	return r, nil
 }

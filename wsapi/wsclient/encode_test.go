@@ -3,6 +3,7 @@ package wsclient
 import (
 	"encoding/json"
 	"reflect"
+	"slices"
 	"testing"
 
 	"github.com/pulselog/pulse/wsapi/wire"
@@ -74,5 +75,26 @@ func TestProduceRequestEncoding(t *testing.T) {
 	got := decode(appendProduceRequest(nil, 9, "t\"opic", 1, recs))
 	if w := want(9, 1, map[string]any{"records": all}); !reflect.DeepEqual(got, w) {
 		t.Errorf("records:\n got %v\nwant %v", got, w)
+	}
+}
+
+// TestDecodedHeadersInNameOrder: a pushed record's headers (a JSON object,
+// text and base64 alike) come out in their names' order, the order a JSON
+// produce stores them in, the same on every decode, not in map order.
+func TestDecodedHeadersInNameOrder(t *testing.T) {
+	raw := []byte(`{"partition":0,"offset":1,"timestamp":2,"value":"v","headers":{"zeta":"1","alpha":"2","mid":"3","beta":"4"},"headers_b64":{"bin":"/w=="}}`)
+	want := []string{"alpha", "beta", "bin", "mid", "zeta"}
+	for range 20 {
+		r, err := decodeRecordJSON(raw)
+		if err != nil {
+			t.Fatal(err)
+		}
+		var got []string
+		for _, h := range r.Headers {
+			got = append(got, h.Key)
+		}
+		if !slices.Equal(got, want) {
+			t.Fatalf("header order %v, want %v", got, want)
+		}
 	}
 }
