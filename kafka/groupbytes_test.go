@@ -50,20 +50,11 @@ func roundTrip(t *testing.T, c net.Conn, req kmsg.Request, version int16, resp k
 // answers, carry them byte for byte.
 func TestGroupKeepsMembersBytes(t *testing.T) {
 	p := startPulse(t, "", DefaultOptions())
-	c, err := net.Dial("tcp", p.addr)
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer c.Close()
+	c := dialRaw(t, p.addr)
 	meta := bytes.Repeat([]byte("member-metadata;"), 8)
 	assignment := bytes.Repeat([]byte("assignment;"), 8)
 
-	join := kmsg.NewPtrJoinGroupRequest()
-	join.Group, join.ProtocolType = "bytes", "consumer"
-	join.SessionTimeoutMillis, join.RebalanceTimeoutMillis = 30000, 1000
-	proto := kmsg.NewJoinGroupRequestProtocol()
-	proto.Name, proto.Metadata = "range", bytes.Clone(meta)
-	join.Protocols = append(join.Protocols, proto)
+	join := rawJoin("bytes", 1000, "range", bytes.Clone(meta))
 	joined := kmsg.NewPtrJoinGroupResponse()
 	roundTrip(t, c, join, 3, joined) // v3: the id comes with the first join
 	if joined.ErrorCode != 0 || joined.LeaderID != joined.MemberID {
@@ -140,17 +131,8 @@ func TestJoinWithoutCommonProtocolLeavesGroupAlone(t *testing.T) {
 		t.Fatalf("group before: %s with %d members", before.State, len(before.Members))
 	}
 
-	c, err := net.Dial("tcp", p.addr)
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer c.Close()
-	join := kmsg.NewPtrJoinGroupRequest()
-	join.Group, join.ProtocolType = "running", "consumer"
-	join.SessionTimeoutMillis, join.RebalanceTimeoutMillis = 30000, 60000
-	proto := kmsg.NewJoinGroupRequestProtocol()
-	proto.Name, proto.Metadata = "nobody-else-has-this", []byte{0, 0}
-	join.Protocols = append(join.Protocols, proto)
+	c := dialRaw(t, p.addr)
+	join := rawJoin("running", 60000, "nobody-else-has-this", []byte{0, 0})
 	joined := kmsg.NewPtrJoinGroupResponse()
 	roundTrip(t, c, join, 5, joined)
 	if joined.ErrorCode == errMemberIDRequired {
@@ -182,17 +164,8 @@ func describeOne(t *testing.T, adm *kadm.Client, group string) kadm.DescribedGro
 // cannot grow the coordinator without bound.
 func TestPendingJoinsDoNotPinGroups(t *testing.T) {
 	p := startPulse(t, "", DefaultOptions())
-	c, err := net.Dial("tcp", p.addr)
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer c.Close()
-	join := kmsg.NewPtrJoinGroupRequest()
-	join.ProtocolType = "consumer"
-	join.SessionTimeoutMillis, join.RebalanceTimeoutMillis = 30000, math.MaxInt32
-	proto := kmsg.NewJoinGroupRequestProtocol()
-	proto.Name = "range"
-	join.Protocols = append(join.Protocols, proto)
+	c := dialRaw(t, p.addr)
+	join := rawJoin("", math.MaxInt32, "range", nil)
 	joined := kmsg.NewPtrJoinGroupResponse()
 	const n = maxGroups + 50
 	for i := range n {
@@ -217,17 +190,8 @@ func TestPendingJoinsDoNotPinGroups(t *testing.T) {
 // without bound, and the latest id still joins.
 func TestPendingMemberIDsBounded(t *testing.T) {
 	p := startPulse(t, "", DefaultOptions())
-	c, err := net.Dial("tcp", p.addr)
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer c.Close()
-	join := kmsg.NewPtrJoinGroupRequest()
-	join.Group, join.ProtocolType = "asking", "consumer"
-	join.SessionTimeoutMillis, join.RebalanceTimeoutMillis = 30000, 1000
-	proto := kmsg.NewJoinGroupRequestProtocol()
-	proto.Name = "range"
-	join.Protocols = append(join.Protocols, proto)
+	c := dialRaw(t, p.addr)
+	join := rawJoin("asking", 1000, "range", nil)
 	joined := kmsg.NewPtrJoinGroupResponse()
 	var first, last string
 	for i := range maxPendingMembers + 20 {
@@ -256,4 +220,28 @@ func TestPendingMemberIDsBounded(t *testing.T) {
 	if joined.ErrorCode != 0 || joined.MemberID != last {
 		t.Fatalf("join with the latest id: error %d, member %q", joined.ErrorCode, joined.MemberID)
 	}
+}
+
+// dialRaw opens a plain TCP connection to the listener at addr for
+// hand-made requests (roundTrip), closed at cleanup.
+func dialRaw(t *testing.T, addr string) net.Conn {
+	t.Helper()
+	c, err := net.Dial("tcp", addr)
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { c.Close() })
+	return c
+}
+
+// rawJoin is a JoinGroup of a consumer with a 30 s session, the given
+// rebalance timeout and one protocol.
+func rawJoin(group string, rebalanceMillis int32, protocol string, meta []byte) *kmsg.JoinGroupRequest {
+	join := kmsg.NewPtrJoinGroupRequest()
+	join.Group, join.ProtocolType = group, "consumer"
+	join.SessionTimeoutMillis, join.RebalanceTimeoutMillis = 30000, rebalanceMillis
+	proto := kmsg.NewJoinGroupRequestProtocol()
+	proto.Name, proto.Metadata = protocol, meta
+	join.Protocols = append(join.Protocols, proto)
+	return join
 }

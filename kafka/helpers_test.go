@@ -21,6 +21,12 @@ type pulse struct {
 
 func startPulse(t testing.TB, dir string, opts Options) *pulse {
 	t.Helper()
+	return startPulseOn(t, dir, "127.0.0.1:0", opts)
+}
+
+// startPulseOn is startPulse with the listener on listen (host:port).
+func startPulseOn(t testing.TB, dir, listen string, opts Options) *pulse {
+	t.Helper()
 	if dir == "" {
 		dir = t.TempDir()
 	}
@@ -28,7 +34,7 @@ func startPulse(t testing.TB, dir string, opts Options) *pulse {
 	if err != nil {
 		t.Fatal(err)
 	}
-	l, err := net.Listen("tcp", "127.0.0.1:0")
+	l, err := net.Listen("tcp", listen)
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -184,11 +184,7 @@ func TestHostileFrames(t *testing.T) {
 
 	// KIP-511: ApiVersions v99 gets a v0 response with UNSUPPORTED_VERSION
 	// and the served ranges.
-	c, err := net.Dial("tcp", p.addr)
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer c.Close()
+	c := dialRaw(t, p.addr)
 	c.Write(frame(hdr(int16(kmsg.ApiVersions), 99)))
 	var size [4]byte
 	if _, err := io.ReadFull(c, size[:]); err != nil {
@@ -258,11 +254,7 @@ func TestSlowClient(t *testing.T) {
 		t.Fatal("a half-sent frame kept its connection open")
 	}
 	// Requests whose responses are never read.
-	c, err := net.Dial("tcp", p.addr)
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer c.Close()
+	c := dialRaw(t, p.addr)
 	req := frame(encodeRequest(kmsg.NewPtrApiVersionsRequest(), 3))
 	closed := make(chan struct{})
 	go func() {

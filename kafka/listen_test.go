@@ -10,8 +10,6 @@ import (
 	"time"
 
 	"github.com/twmb/franz-go/pkg/kmsg"
-
-	"github.com/pulselog/pulse/engine"
 )
 
 // TestWildcardListenAdvertisesLoopback listens on every interface (as
@@ -20,20 +18,8 @@ import (
 // librdkafka cannot resolve (kcat then waits for its message timeout).
 func TestWildcardListenAdvertisesLoopback(t *testing.T) {
 	kcat := need(t, "kcat", "-V")
-	eng, err := engine.Open(engine.DefaultOptions(t.TempDir()))
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer eng.Close()
-	l, err := net.Listen("tcp", "0.0.0.0:0")
-	if err != nil {
-		t.Fatal(err)
-	}
-	srv := New(eng, DefaultOptions())
-	served := make(chan error, 1)
-	go func() { served <- srv.Serve(l) }()
-	defer func() { srv.Close(); <-served }()
-	_, port, _ := net.SplitHostPort(l.Addr().String())
+	p := startPulseOn(t, "", "0.0.0.0:0", DefaultOptions())
+	_, port, _ := net.SplitHostPort(p.addr)
 	addr := "127.0.0.1:" + port
 
 	ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
@@ -47,7 +33,7 @@ func TestWildcardListenAdvertisesLoopback(t *testing.T) {
 	if err != nil || string(out) != "one\ntwo\n" {
 		t.Fatalf("kcat -C on a wildcard listener: %v, read %q, want %q", err, out, "one\ntwo\n")
 	}
-	if got, want := srv.Addr(), addr; got != want {
+	if got, want := p.srv.Addr(), addr; got != want {
 		t.Fatalf("advertised %q, want %q", got, want)
 	}
 }
@@ -57,20 +43,8 @@ func TestWildcardListenAdvertisesLoopback(t *testing.T) {
 // local address that connection reached, so a client on the network
 // follows the interface's address, not a loopback it cannot reach.
 func TestWildcardListenAdvertisesTheAddressConnectedTo(t *testing.T) {
-	eng, err := engine.Open(engine.DefaultOptions(t.TempDir()))
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer eng.Close()
-	l, err := net.Listen("tcp", ":0")
-	if err != nil {
-		t.Fatal(err)
-	}
-	srv := New(eng, DefaultOptions())
-	served := make(chan error, 1)
-	go func() { served <- srv.Serve(l) }()
-	defer func() { srv.Close(); <-served }()
-	_, port, _ := net.SplitHostPort(l.Addr().String())
+	p := startPulseOn(t, "", ":0", DefaultOptions())
+	_, port, _ := net.SplitHostPort(p.addr)
 
 	hosts := []string{"127.0.0.1"}
 	if ifaddrs, err := net.InterfaceAddrs(); err == nil {
