@@ -15,18 +15,7 @@ import (
 // pulse consumers list, describe and reset against a running pulse serve,
 // with exact output.
 func TestConsumersCommands(t *testing.T) {
-	dir := filepath.Join(t.TempDir(), "data")
-	s := startServe(t, dir)
-	srv := []string{"--server", s.addr}
-	run := func(args ...string) string {
-		t.Helper()
-		return mustPulse(t, "", append(args, srv...)...)
-	}
-	run("topics", "create", "orders", "--partitions", "2")
-	mustPulse(t, "a\nb\nc\n", append([]string{"produce", "orders", "-p", "0"}, srv...)...)
-	mustPulse(t, "d\ne\n", append([]string{"produce", "orders", "-p", "1"}, srv...)...)
-	// billing reads two records of p0, through a tail with --consumer.
-	run("tail", "orders", "-p", "0", "-o", "beginning", "-c", "2", "--consumer", "billing")
+	s, run := billingFixture(t)
 
 	if got, want := run("consumers", "list"), "CONSUMER  TOPIC   PARTITIONS  LAG\nbilling   orders  1           1\n"; got != want {
 		t.Errorf("consumers list:\n%s\nwant\n%s", got, want)
@@ -67,7 +56,7 @@ func TestConsumersCommands(t *testing.T) {
 		{[]string{"consumers", "reset", "billing", "--topic", "orders", "--to-offset", "-3"}, "want an offset ≥ 0"},
 		{[]string{"consumers", "describe", "nobody"}, `consumer "nobody" has no cursor`},
 	} {
-		_, errOut, err := pulse(t, "", append(bad.args, srv...)...)
+		_, errOut, err := pulse(t, "", append(bad.args, "--server", s.addr)...)
 		if err == nil || !strings.Contains(errOut, bad.want) {
 			t.Errorf("pulse %v: %v, stderr %q, want %q", bad.args, err, errOut, bad.want)
 		}
@@ -156,17 +145,7 @@ func TestConsumersDelete(t *testing.T) {
 // once each partition is printed up to its end, also when the cursors are
 // already there (nothing left to print).
 func TestTailConsumerExitAtEnd(t *testing.T) {
-	dir := filepath.Join(t.TempDir(), "data")
-	s := startServe(t, dir)
-	srv := []string{"--server", s.addr}
-	run := func(args ...string) string {
-		t.Helper()
-		return mustPulse(t, "", append(args, srv...)...)
-	}
-	run("topics", "create", "orders", "--partitions", "2")
-	mustPulse(t, "a\nb\nc\n", append([]string{"produce", "orders", "-p", "0"}, srv...)...)
-	mustPulse(t, "d\ne\n", append([]string{"produce", "orders", "-p", "1"}, srv...)...)
-	run("tail", "orders", "-p", "0", "-o", "beginning", "-c", "2", "--consumer", "billing")
+	_, run := billingFixture(t)
 
 	// p0 resumes at billing's cursor 2; p1 has no cursor: from the beginning.
 	if got, want := run("tail", "orders", "-o", "beginning", "-e", "--consumer", "billing", "-f", `%p %o %v\n`), "0 2 c\n1 0 d\n1 1 e\n"; !sameLines(got, want) {
@@ -191,4 +170,22 @@ func sameLines(a, b string) bool {
 	slices.Sort(as)
 	slices.Sort(bs)
 	return slices.Equal(as, bs)
+}
+
+// billingFixture serves a fresh data dir with topic orders: a, b, c on p0
+// and d, e on p1, of which consumer billing has read a and b (a tail with
+// --consumer). run runs a client command against it.
+func billingFixture(t *testing.T) (*served, func(args ...string) string) {
+	t.Helper()
+	s := startServe(t, filepath.Join(t.TempDir(), "data"))
+	srv := []string{"--server", s.addr}
+	run := func(args ...string) string {
+		t.Helper()
+		return mustPulse(t, "", append(args, srv...)...)
+	}
+	run("topics", "create", "orders", "--partitions", "2")
+	mustPulse(t, "a\nb\nc\n", append([]string{"produce", "orders", "-p", "0"}, srv...)...)
+	mustPulse(t, "d\ne\n", append([]string{"produce", "orders", "-p", "1"}, srv...)...)
+	run("tail", "orders", "-p", "0", "-o", "beginning", "-c", "2", "--consumer", "billing")
+	return s, run
 }
