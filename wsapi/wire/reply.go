@@ -107,18 +107,13 @@ func AppendRecordJSONLen(dst []byte, p int, rec *engine.Record) ([]byte, int) {
 			dst = append(dst, '"')
 		}
 	}
-	vlen := 0
+	vlen, embed := embeddedJSON(rec)
 	switch {
 	case rec.Value == nil:
 		dst = append(dst, `,"tombstone":true`...)
-	case (rec.Attributes&codec.AttrJSONValue != 0 && len(rec.Value) > 0 ||
-		rec.Attributes&engine.AttrTextValue == 0 && len(rec.Value) > 0 && ValidJSON(rec.Value)) &&
-		string(trimWS(rec.Value)) != "null":
-		// Bytes that read as the JSON null go as a string below:
-		// "value":null would read as a tombstone.
+	case embed:
 		dst = append(dst, `,"value":`...)
 		dst = append(dst, rec.Value...)
-		vlen = len(trimWS(rec.Value))
 	case utf8.Valid(rec.Value):
 		dst = append(dst, `,"value":`...)
 		n := len(dst)
@@ -132,6 +127,22 @@ func AppendRecordJSONLen(dst []byte, p int, rec *engine.Record) ([]byte, int) {
 	dst = appendHeaders(dst, rec.Headers, true, `,"headers":{`)
 	dst = appendHeaders(dst, rec.Headers, false, `,"headers_b64":{`)
 	return append(dst, '}'), vlen
+}
+
+// embeddedJSON reports whether rec's value goes into a JSON push as JSON
+// (checked as JSON when produced, or valid JSON not produced as text), and
+// then its length without the whitespace around it. Bytes that read as the
+// JSON null go as a string instead: "value":null would read as a tombstone.
+func embeddedJSON(rec *engine.Record) (int, bool) {
+	v := rec.Value
+	if len(v) == 0 || rec.Attributes&codec.AttrJSONValue == 0 && (rec.Attributes&engine.AttrTextValue != 0 || !ValidJSON(v)) {
+		return 0, false
+	}
+	t := trimWS(v)
+	if string(t) == "null" {
+		return 0, false
+	}
+	return len(t), true
 }
 
 // appendHeaders appends the headers whose value is (text) or is not (!text)
