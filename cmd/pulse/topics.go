@@ -12,6 +12,7 @@ import (
 	"time"
 
 	"github.com/spf13/cobra"
+	"github.com/spf13/pflag"
 
 	"github.com/pulselog/pulse/internal/units"
 	"github.com/pulselog/pulse/wsapi/wire"
@@ -206,7 +207,7 @@ func newTopicsCreateCmd() *cobra.Command {
 	cf := addClientFlags(cmd)
 	f := cmd.Flags()
 	f.IntVar(&cfg.Partitions, "partitions", 1, "number of partitions")
-	addTopicConfigFlags(cmd, &cfg)
+	addTopicConfigFlags(cmd, &cfg, true)
 	f.StringVar(&cfg.Codec, "codec", "zstd", "batch compression: zstd or none")
 	cmd.RunE = func(cmd *cobra.Command, args []string) error {
 		// The wire reads partitions 0 as "the default": refuse it here.
@@ -227,8 +228,11 @@ func newTopicsCreateCmd() *cobra.Command {
 
 // addTopicConfigFlags adds the flags of a topic's changeable configuration
 // (create and alter): sizes and durations in human units.
-func addTopicConfigFlags(cmd *cobra.Command, cfg *wire.TopicConfig) {
-	f := cmd.Flags()
+// addTopicConfigFlags adds the flags of a topic's configuration. create's
+// show the defaults a new topic gets; alter's show none, since alter
+// changes only the flags given.
+func addTopicConfigFlags(cmd *cobra.Command, cfg *wire.TopicConfig, create bool) {
+	f := pflag.NewFlagSet(cmd.Name(), pflag.ContinueOnError)
 	cfg.SegmentBytes = 64 << 20
 	f.Var(sizeFlag{&cfg.SegmentBytes}, "segment", "segment size before rolling, e.g. 16MiB (at least 1 MiB)")
 	f.Var(sizeFlag{&cfg.SegmentBytes}, "segment-bytes", "the same as --segment")
@@ -241,6 +245,10 @@ func addTopicConfigFlags(cmd *cobra.Command, cfg *wire.TopicConfig) {
 	f.MarkHidden("segment-bytes")
 	f.MarkHidden("sync")
 	f.MarkHidden("retention-ms")
+	if !create {
+		f.VisitAll(func(fl *pflag.Flag) { fl.DefValue = "" })
+	}
+	cmd.Flags().AddFlagSet(f)
 }
 
 func newTopicsAlterCmd() *cobra.Command {
@@ -259,11 +267,7 @@ The codec is fixed at creation. A refused change changes nothing.`,
 		Args: cobra.ExactArgs(1),
 	}
 	cf := addClientFlags(cmd)
-	addTopicConfigFlags(cmd, &cfg)
-	// Only the flags given change anything: no default to show.
-	for _, name := range []string{"segment", "segment-bytes", "sync-mode", "sync", "cleanup"} {
-		cmd.Flags().Lookup(name).DefValue = ""
-	}
+	addTopicConfigFlags(cmd, &cfg, false)
 	cmd.Flags().IntVar(&cfg.Partitions, "partitions", 0, "grow the topic to this many partitions (never fewer than it has)")
 	cmd.RunE = func(cmd *cobra.Command, args []string) error {
 		f := cmd.Flags()
