@@ -597,6 +597,16 @@ func (e *Engine) Describe(name string) (TopicInfo, error) {
 	return t.info(), nil
 }
 
+// Config returns one topic's configuration: Describe without the sizes of
+// its partitions, cheap enough for every produce request.
+func (e *Engine) Config(name string) (TopicConfig, error) {
+	t, err := e.topic(name)
+	if err != nil {
+		return TopicConfig{}, err
+	}
+	return t.config(), nil
+}
+
 func (t *topic) info() TopicInfo {
 	info := TopicInfo{Name: t.name, Config: t.config(), CreatedAt: t.createdAt, Partitions: make([]PartitionInfo, len(t.parts))}
 	for p, l := range t.parts {

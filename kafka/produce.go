@@ -3,6 +3,7 @@ package kafka
 import (
 	"context"
 	"errors"
+	"fmt"
 	"math"
 	"sync"
 
@@ -28,6 +29,11 @@ func (s *Server) produce(r *kmsg.ProduceRequest) *kmsg.ProduceResponse {
 		if !badAcks {
 			topicErr = s.ensureTopic(t.Topic, true)
 		}
+		compacted := false
+		if topicErr == 0 {
+			cfg, err := s.eng.Config(t.Topic)
+			compacted = err == nil && cfg.Cleanup == engine.CleanupCompact
+		}
 		for i, p := range t.Partitions {
 			rp := &rt.Partitions[i]
 			*rp = kmsg.NewProduceResponseTopicPartition()
@@ -46,7 +52,7 @@ func (s *Server) produce(r *kmsg.ProduceRequest) *kmsg.ProduceResponse {
 			wg.Add(1)
 			go func() {
 				defer wg.Done()
-				s.producePartition(t.Topic, p.Partition, p.Records, rp)
+				s.producePartition(t.Topic, p.Partition, p.Records, compacted, rp)
 			}()
 		}
 		resp.Topics = append(resp.Topics, rt)
@@ -56,8 +62,10 @@ func (s *Server) produce(r *kmsg.ProduceRequest) *kmsg.ProduceResponse {
 }
 
 // producePartition decodes and appends one partition's records. Nothing is
-// appended when any batch fails to decode.
-func (s *Server) producePartition(topic string, partition int32, records []byte, rp *kmsg.ProduceResponseTopicPartition) {
+// appended when any batch fails to decode, nor on a compacted topic when
+// any record has no key (Kafka's INVALID_RECORD: compaction keeps the
+// newest record of each key, and such a record has none).
+func (s *Server) producePartition(topic string, partition int32, records []byte, compacted bool, rp *kmsg.ProduceResponseTopicPartition) {
 	batches, err := decodeBatches(records, s.opts.MaxRecordsBytes)
 	if err != nil {
 		rp.ErrorCode = batchErrorCode(err)
@@ -65,6 +73,14 @@ func (s *Server) producePartition(topic string, partition int32, records []byte,
 		rp.ErrorMessage = &msg
 		s.opts.Logger.Warn("kafka: produce refused", "topic", topic, "partition", partition, "err", err)
 		return
+	}
+	if compacted {
+		if bi, ri, ok := keylessRecord(batches); ok {
+			rp.ErrorCode = errInvalidRecord
+			msg := fmt.Sprintf("compacted topic %s cannot accept a record without a key (partition %d, batch %d, record %d)", topic, partition, bi, ri)
+			rp.ErrorMessage = &msg
+			return
+		}
 	}
 	for i, b := range batches {
 		var base, ts int64
@@ -87,6 +103,19 @@ func (s *Server) producePartition(topic string, partition int32, records []byte,
 			rp.BaseOffset, rp.LogAppendTime = base, ts
 		}
 	}
+}
+
+// keylessRecord finds the first record without a key, by its batch and
+// its index in the batch.
+func keylessRecord(batches []producedBatch) (batch, record int, ok bool) {
+	for bi, b := range batches {
+		for ri, r := range b.Records {
+			if r.Key == nil {
+				return bi, ri, true
+			}
+		}
+	}
+	return 0, 0, false
 }
 
 // appendRecords appends recs to one partition and returns the first offset

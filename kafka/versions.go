@@ -81,6 +81,7 @@ const (
 	errPolicyViolation             int16 = 44 // past the data dir's topic or partition cap
 	errUnknownServerError          int16 = -1
 	errMemberIDRequired            int16 = 79
+	errInvalidRecord               int16 = 87 // a keyless record to a compacted topic
 )
 
 // apiVersions answers ApiVersions with servedVersions.
