@@ -2,6 +2,7 @@ package kafka
 
 import (
 	"errors"
+	"fmt"
 	"strconv"
 	"time"
 
@@ -271,6 +272,12 @@ func (s *Server) describeConfigs(r *kmsg.DescribeConfigsRequest) *kmsg.DescribeC
 				{"flush.messages", FlushMessages(c.SyncMode)},
 			}
 		case kmsg.ConfigResourceTypeBroker:
+			// As in Kafka: this broker's id, or "" for the defaults.
+			if res.ResourceName != "" && res.ResourceName != strconv.Itoa(nodeID) {
+				rr.ErrorCode = errInvalidRequest
+				rr.ErrorMessage = kmsg.StringPtr(fmt.Sprintf("Pulse is broker %d: no broker %q", nodeID, res.ResourceName))
+				break
+			}
 			kv = [][2]string{
 				{"auto.create.topics.enable", strconv.FormatBool(s.opts.AutoCreate)},
 				{"num.partitions", "1"},

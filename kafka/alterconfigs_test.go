@@ -2,10 +2,13 @@ package kafka
 
 import (
 	"context"
+	"strconv"
+	"strings"
 	"testing"
 	"time"
 
 	"github.com/twmb/franz-go/pkg/kadm"
+	"github.com/twmb/franz-go/pkg/kmsg"
 
 	"github.com/pulselog/pulse/engine"
 )
@@ -130,5 +133,38 @@ func TestRetentionMsPastADuration(t *testing.T) {
 	}
 	if info, _ := p.eng.Describe("forever2"); info.Config.RetentionMaxAge != 0 {
 		t.Errorf("created with retention.ms Long.MAX_VALUE: retention %v, want no time limit", info.Config.RetentionMaxAge)
+	}
+}
+
+// TestDescribeBrokerConfigsOfThisBrokerOnly: Pulse is broker 0; as in
+// Kafka, its broker configs are described for the name "0" or "" (the
+// broker's defaults), and another name is INVALID_REQUEST naming it.
+func TestDescribeBrokerConfigsOfThisBrokerOnly(t *testing.T) {
+	p := startPulse(t, "", DefaultOptions())
+	cl := kgoClient(t, p.addr)
+	req := kmsg.NewPtrDescribeConfigsRequest()
+	for _, name := range []string{"0", "", "1", "x"} {
+		r := kmsg.NewDescribeConfigsRequestResource()
+		r.ResourceType, r.ResourceName = kmsg.ConfigResourceTypeBroker, name
+		req.Resources = append(req.Resources, r)
+	}
+	// Straight to broker 0: franz-go would route each broker resource to
+	// the broker it names.
+	kresp, err := cl.Broker(0).Request(context.Background(), req)
+	if err != nil {
+		t.Fatal(err)
+	}
+	resp := kresp.(*kmsg.DescribeConfigsResponse)
+	if len(resp.Resources) != 4 {
+		t.Fatalf("%d resources answered, want 4", len(resp.Resources))
+	}
+	for _, r := range resp.Resources {
+		mine := r.ResourceName == "0" || r.ResourceName == ""
+		switch {
+		case mine && (r.ErrorCode != 0 || len(r.Configs) == 0):
+			t.Errorf("broker %q: code %d, %d configs", r.ResourceName, r.ErrorCode, len(r.Configs))
+		case !mine && (r.ErrorCode != errInvalidRequest || len(r.Configs) != 0 || r.ErrorMessage == nil || !strings.Contains(*r.ErrorMessage, strconv.Quote(r.ResourceName))):
+			t.Errorf("broker %q: code %d, %d configs, message %v; want INVALID_REQUEST naming it", r.ResourceName, r.ErrorCode, len(r.Configs), r.ErrorMessage)
+		}
 	}
 }
