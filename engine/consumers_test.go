@@ -2,6 +2,7 @@ package engine
 
 import (
 	"errors"
+	"strings"
 	"testing"
 )
 
@@ -45,6 +46,8 @@ func TestDeleteConsumer(t *testing.T) {
 	}
 	if _, err := e.DeleteConsumer("billing", "", false); !errors.Is(err, ErrConsumerActive) {
 		t.Fatalf("delete with live members: %v, want ErrConsumerActive", err)
+	} else if want := "consumer billing has 1 live member (m-1): stop it before deleting the consumer"; !strings.Contains(err.Error(), want) {
+		t.Fatalf("delete with a live member: %q, want it to say %q", err, want)
 	}
 	remove()
 	if ms := e.ConsumerMembers("billing"); len(ms) != 0 {

@@ -162,7 +162,10 @@ func (e *Engine) DeleteConsumer(consumer, topic string, dryRun bool) ([]Consumer
 		}
 	}
 	if ms := e.ConsumerMembers(consumer); len(ms) > 0 {
-		return nil, fmt.Errorf("%w: consumer %s has %d live members (%s first): stop them before deleting it", ErrConsumerActive, consumer, len(ms), ms[0].ID)
+		if len(ms) == 1 {
+			return nil, fmt.Errorf("%w: consumer %s has 1 live member (%s): stop it before deleting the consumer", ErrConsumerActive, consumer, ms[0].ID)
+		}
+		return nil, fmt.Errorf("%w: consumer %s has %d live members (%s first): stop them before deleting the consumer", ErrConsumerActive, consumer, len(ms), ms[0].ID)
 	}
 	var infos []ConsumerInfo
 	if dryRun {
