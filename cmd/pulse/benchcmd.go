@@ -35,7 +35,7 @@ ratios of what the disk allows.`,
 	f.IntVar(&cfg.WSRecords, "ws-records", cfg.WSRecords, "records of the single-record and 1-vs-100-topics websocket runs (a tenth of it: fan-out and end-to-end runs)")
 	f.IntVar(&cfg.ServerPID, "server-pid", cfg.ServerPID, "pid of the pulse serve behind --ws, for its CPU and i/o figures (default: the process listening on its port)")
 	f.StringVar(&cfg.WSSteps, "ws-steps", cfg.WSSteps, "comma-separated websocket steps to run, of "+strings.Join(bench.WSSteps(), ",")+" (default: all)")
-	f.BoolVar(&cfg.NoExtras, "no-extras", cfg.NoExtras, "skip the figures other parts of Pulse add (compaction; the Kafka listener's unless --kafka-listener is given)")
+	f.BoolVar(&cfg.NoExtras, "no-extras", cfg.NoExtras, "skip the compaction figures (the Kafka listener's run only with --kafka-listener, then also with this flag)")
 	f.MarkHidden("no-extras")
 	f.BoolVar(&cfg.Kafka, "kafka-listener", cfg.Kafka, "also benchmark the Kafka listener (in this process, franz-go over loopback)")
 	return cmd

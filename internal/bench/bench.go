@@ -234,6 +234,7 @@ func printBench(w io.Writer, res benchResult, notes benchNotes, asJSON bool) err
 	ratio("every_write_1p / fsync", "append_every_write_1p_rps", "fsync_per_sec", 0.8)
 	ratio("every_write_1p / fdatasync", "append_every_write_1p_rps", "fdatasync_per_sec", 0.8)
 	ratio("every_write_64p / 1p", "append_every_write_64p_rps", "append_every_write_1p_rps", 30)
+	ratio("append_interval_zstd / append_interval", "append_interval_zstd_mbps", "append_interval_mbps", 0.6)
 	ratio("ws batch100 / append_interval", "ws_produce_batch100_mbps", "append_interval_mbps", 0.7)
 	ratio("ws binary100 / append_interval", "ws_produce_binary100_mbps", "append_interval_mbps", 0.9)
 	ratio("ws topics100 / topics1", "ws_produce_topics100_rps", "ws_produce_topics1_rps", 0.9)

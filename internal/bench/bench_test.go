@@ -150,3 +150,29 @@ func TestCompactionBench(t *testing.T) {
 		t.Errorf("compaction_reclaimed_ratio = %v: the pass dropped everything", r)
 	}
 }
+
+// TestPrintBenchRatios: after the figures come the ratios of figures of the
+// same run, each beside its target, and only those whose two figures were
+// measured.
+func TestPrintBenchRatios(t *testing.T) {
+	res := benchResult{
+		"append_interval_mbps": 800, "append_interval_zstd_mbps": 400, "raw_write_mbps": 1000,
+		"ws_e2e_every_write_p50_us": 300, "fdatasync_p50_us": 200,
+	}
+	var out strings.Builder
+	if err := printBench(&out, res, nil, false); err != nil {
+		t.Fatal(err)
+	}
+	for _, want := range []string{
+		"append_interval / raw_write                                0.80   (target >= 0.85)\n",
+		"append_interval_zstd / append_interval                     0.50   (target >= 0.60)\n",
+		"ws e2e every-write p50 / fdatasync p50                     1.50   (target <= 1.50)\n",
+	} {
+		if !strings.Contains(out.String(), want) {
+			t.Errorf("output lacks %q:\n%s", want, out.String())
+		}
+	}
+	if strings.Contains(out.String(), "every_write_64p / 1p") {
+		t.Errorf("a ratio of figures not measured is printed:\n%s", out.String())
+	}
+}
