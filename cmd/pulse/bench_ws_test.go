@@ -33,7 +33,8 @@ var wsBenchFigures = []string{
 
 // wsBenchRatios are the ratio lines printed under the figures.
 var wsBenchRatios = []string{
-	"every_write_64p / 1p", "ws topics100 / topics1", "ws fanout64 / fanout1 (per subscriber)", "ws fanout64 / fanout1 (produce)",
+	"every_write_64p / 1p", "append_interval_zstd / append_interval",
+	"ws topics100 / topics1", "ws fanout64 / fanout1 (per subscriber)", "ws fanout64 / fanout1 (produce)",
 	"ws e2e every-write p50 / fdatasync p50", "ws e2e every-write p99 / fdatasync p99",
 }
 
