@@ -45,7 +45,7 @@ func startKafkaServer(eng *engine.Engine, records kafka.RecordPath, listen strin
 	l, err := net.Listen("tcp", listen)
 	if err != nil {
 		if !explicit {
-			fmt.Fprintf(warn, "pulse: warning: Kafka listener not started: %v (use --kafka-listen ADDR, or \"\" to turn it off)\n", err)
+			fmt.Fprintf(warn, "pulse: warning: Kafka listener not started: %v (use --kafka-listen ADDR, or --kafka-listen off)\n", err)
 			return "", nil, stop, nil
 		}
 		return "", nil, nil, fmt.Errorf("kafka listener on %s: %w", listen, err)

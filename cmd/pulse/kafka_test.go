@@ -26,7 +26,7 @@ func TestKafkaListenTaken(t *testing.T) {
 
 	var warn bytes.Buffer
 	addr, stop, err := startKafka(e, nil, taken, false, false, nil, &warn)
-	if err != nil || addr != "" || !strings.Contains(warn.String(), "Kafka listener not started") {
+	if err != nil || addr != "" || !strings.Contains(warn.String(), "Kafka listener not started") || !strings.Contains(warn.String(), "--kafka-listen off") {
 		t.Fatalf("taken default: addr %q, err %v, warning %q", addr, err, warn.String())
 	}
 	stop()
