@@ -6,14 +6,20 @@ import (
 
 	"github.com/pulselog/pulse/engine"
 	"github.com/pulselog/pulse/kafka/cluster/clusterinfo"
+	"github.com/pulselog/pulse/meta"
 	"github.com/twmb/franz-go/pkg/kadm"
 )
 
 // CommitCursor commits consumer's position on a partition as the offset of
 // the consumer group named consumer (an OffsetCommit outside any
 // generation, as kafka-consumer-groups --reset-offsets does): the next
-// offset it will read. An offset past the HWM is engine.ErrOffsetOutOfRange.
+// offset it will read. An offset past the HWM is engine.ErrOffsetOutOfRange;
+// a name the cursor store refuses (meta.ValidateConsumerName) is
+// engine.ErrInvalidConsumer, as on a data dir, and nothing is sent.
 func (s *Source) CommitCursor(consumer, topic string, partition int, offset int64) error {
+	if err := meta.ValidateConsumerName(consumer); err != nil {
+		return fmt.Errorf("cursor %s/%s/%d: %w", consumer, topic, partition, err)
+	}
 	if err := s.checkPartition(topic, partition); err != nil {
 		return err
 	}

@@ -23,6 +23,7 @@ var externalBrokerTests = []string{
 	"TestKafkaClientProduceReadOverWebsocket",
 	"TestConsumerCursorSurvivesRestart",
 	"TestAdminOverWebsocket",
+	"TestBadInputRefusedBeforeTheCluster",
 	"TestSubscribeFromTimestamp",
 	"TestUIShowsClusterWatermarksAndLag",
 	"TestMirrorInProcess",
