@@ -97,8 +97,11 @@ func TestMirrorInProcess(t *testing.T) {
 }
 
 // MirrorFromServer reads through a Pulse's websocket API and commits its
-// cursor there: a second run resumes from it.
+// cursor there: a second run resumes from it. Each partition holds many
+// pushes' worth of records (a push carries at most 500), so the pushes
+// queue up on the connection while the mirror waits for its commits.
 func TestMirrorFromServerInProcess(t *testing.T) {
+	const mirrorServerRecords = 30000
 	addr := bootstrap(t)
 	dstTopic := uniq(t, "wscopy")
 	e, err := engine.Open(engine.DefaultOptions(t.TempDir()))
@@ -110,7 +113,7 @@ func TestMirrorFromServerInProcess(t *testing.T) {
 		t.Fatal(err)
 	}
 	var recs []engine.Record
-	for i := range 900 {
+	for i := range mirrorServerRecords {
 		recs = append(recs, engine.Record{Key: []byte(fmt.Sprint("k", i)), Value: []byte(fmt.Sprint(i))})
 	}
 	acks, err := e.Produce(context.Background(), "local", -1, recs)
@@ -122,7 +125,7 @@ func TestMirrorFromServerInProcess(t *testing.T) {
 		hwm[a.Partition] = max(hwm[a.Partition], a.Offset+1)
 	}
 	ws, _ := serve(t, e)
-	c := dialWS(t, ws)
+	c, stream := dialWS(t, ws), dialWS(t, ws)
 	dst := openSource(t, addr)
 	run := func() MirrorStatus {
 		ctx, cancel := context.WithCancel(testCtx(t))
@@ -133,7 +136,7 @@ func TestMirrorFromServerInProcess(t *testing.T) {
 		var once sync.Once
 		done := make(chan error, 1)
 		go func() {
-			done <- MirrorFromServer(ctx, c, dst, MirrorOptions{Topic: "local", ToTopic: dstTopic, Progress: func(st MirrorStatus) {
+			done <- MirrorFromServer(ctx, c, stream, dst, MirrorOptions{Topic: "local", ToTopic: dstTopic, Progress: func(st MirrorStatus) {
 				mu.Lock()
 				last = st
 				mu.Unlock()
@@ -166,7 +169,7 @@ func TestMirrorFromServerInProcess(t *testing.T) {
 	for _, mp := range first.Partitions {
 		copied += mp.Copied
 	}
-	if copied != 900 {
+	if copied != mirrorServerRecords {
 		t.Fatalf("first run copied %d", copied)
 	}
 	for p := range 3 {
