@@ -78,6 +78,9 @@ func runMirror(cmd *cobra.Command, dir string, cf *clientFlags, k *kafkaFlags, o
 	if o.From != "earliest" && o.From != "latest" {
 		return fmt.Errorf("--from %q: want earliest or latest", o.From)
 	}
+	if o.BatchRecords < 1 {
+		return fmt.Errorf("--batch %d: want 1 or more records", o.BatchRecords)
+	}
 	var (
 		run  func(context.Context, *cluster.Source) error
 		from string
