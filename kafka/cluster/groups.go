@@ -1,6 +1,7 @@
 package cluster
 
 import (
+	"errors"
 	"fmt"
 	"sort"
 
@@ -8,6 +9,7 @@ import (
 	"github.com/pulselog/pulse/kafka/cluster/clusterinfo"
 	"github.com/pulselog/pulse/meta"
 	"github.com/twmb/franz-go/pkg/kadm"
+	"github.com/twmb/franz-go/pkg/kerr"
 )
 
 // CommitCursor commits consumer's position on a partition as the offset of
@@ -137,6 +139,74 @@ func (s *Source) Groups() ([]clusterinfo.Group, error) {
 			g.Partitions = append(g.Partitions, gp)
 		}
 		out = append(out, g)
+	}
+	return out, nil
+}
+
+// DeleteConsumer deletes the committed offsets of the consumer group named
+// consumer on topic (OffsetDelete), or on every topic when topic is ""
+// (DeleteGroups), as engine.DeleteConsumer deletes a consumer's cursors,
+// and returns each one deleted with its offset and lag as they were;
+// dryRun lists them and deletes nothing. A group without an offset (on
+// topic) is engine.ErrConsumerNotFound, one with live members
+// engine.ErrConsumerActive (Kafka's NON_EMPTY_GROUP), a missing topic
+// engine.ErrTopicNotFound, a name the cursor store refuses
+// engine.ErrInvalidConsumer; nothing changes then.
+func (s *Source) DeleteConsumer(consumer, topic string, dryRun bool) ([]engine.ConsumerInfo, error) {
+	if err := meta.ValidateConsumerName(consumer); err != nil {
+		return nil, err
+	}
+	if topic != "" {
+		if _, err := s.partitions(topic); err != nil {
+			return nil, err
+		}
+	}
+	gs, err := s.Groups()
+	if err != nil {
+		return nil, err
+	}
+	var (
+		out  []engine.ConsumerInfo
+		live int
+		set  = kadm.TopicsSet{}
+	)
+	for _, g := range gs {
+		if g.Name != consumer {
+			continue
+		}
+		live = len(g.Members)
+		for _, gp := range g.Partitions {
+			if topic == "" || gp.Topic == topic {
+				out = append(out, engine.ConsumerInfo{Consumer: consumer, Topic: gp.Topic, Partition: gp.Partition, Offset: gp.Committed, Lag: gp.Lag})
+				set.Add(gp.Topic, int32(gp.Partition))
+			}
+		}
+	}
+	switch {
+	case len(out) == 0 && topic != "":
+		return nil, fmt.Errorf("%w: %q has no committed offset on topic %q", engine.ErrConsumerNotFound, consumer, topic)
+	case len(out) == 0:
+		return nil, fmt.Errorf("%w: %q has no committed offset", engine.ErrConsumerNotFound, consumer)
+	case live > 0:
+		return nil, fmt.Errorf("%w: consumer group %q has %d live members: stop its consumers first", engine.ErrConsumerActive, consumer, live)
+	case dryRun:
+		return out, nil
+	}
+	ctx, cancel := s.opCtx()
+	defer cancel()
+	if topic == "" {
+		_, err = s.adm.DeleteGroup(ctx, consumer)
+	} else {
+		var resp kadm.DeleteOffsetsResponses
+		if resp, err = s.adm.DeleteOffsets(ctx, consumer, set); err == nil {
+			err = resp.Error()
+		}
+	}
+	if errors.Is(err, kerr.NonEmptyGroup) || errors.Is(err, kerr.GroupSubscribedToTopic) {
+		return nil, fmt.Errorf("%w: consumer group %q: %w", engine.ErrConsumerActive, consumer, err)
+	}
+	if err != nil {
+		return nil, mapErr(fmt.Sprintf("delete consumer group %q offsets", consumer), err)
 	}
 	return out, nil
 }
