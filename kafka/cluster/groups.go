@@ -210,3 +210,27 @@ func (s *Source) DeleteConsumer(consumer, topic string, dryRun bool) ([]engine.C
 	}
 	return out, nil
 }
+
+// ConsumerMembers lists the live members of the consumer group named
+// consumer (DescribeGroups), for the websocket API's consumers reply; none
+// when the group has no members, does not exist or cannot be described.
+func (s *Source) ConsumerMembers(consumer string) []engine.ConsumerMember {
+	if consumer == "" {
+		return nil
+	}
+	ctx, cancel := s.opCtx()
+	defer cancel()
+	ds, err := s.adm.DescribeGroups(ctx, consumer)
+	if err != nil {
+		return nil
+	}
+	g, ok := ds[consumer]
+	if !ok || g.Err != nil {
+		return nil
+	}
+	var out []engine.ConsumerMember
+	for _, m := range g.Members {
+		out = append(out, engine.ConsumerMember{ID: m.MemberID, ClientID: m.ClientID, Host: m.ClientHost})
+	}
+	return out
+}

@@ -174,6 +174,13 @@ func TestDeleteConsumerOnCluster(t *testing.T) {
 	if err := member.CommitUncommittedOffsets(ctx); err != nil {
 		t.Fatal(err)
 	}
+	tc, err := c.Consumers(ctx, b)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if ms := tc.Members[live]; len(ms) != 1 || ms[0].ID == "" || ms[0].ClientID == "" {
+		t.Errorf("consumers of %s: members %+v, want the one member of %s", b, tc.Members, live)
+	}
 	if _, err := c.DeleteConsumer(ctx, live, b, false); codeOf(err) != wire.CodeConsumerActive {
 		t.Errorf("delete_consumer of a group with a live member: %v, want %s", err, wire.CodeConsumerActive)
 	}
