@@ -254,7 +254,9 @@ func topicConfig(cs []kadm.Config) engine.TopicConfig {
 // none gets) leaves the cluster its own flush.messages, so that a topic
 // created through Pulse does not fsync every message of a real cluster
 // unasked (it reads back as the cluster has it: interval on Kafka's
-// default). A codec other than Pulse's stored ones is refused.
+// default). A codec other than Pulse's stored ones is refused, and so are
+// protect_cursors and a tombstone retention other than the default, which a
+// cluster has no setting for.
 func kafkaConfigs(cfg engine.TopicConfig) (map[string]*string, error) {
 	def := engine.DefaultTopicConfig()
 	out := map[string]*string{}
@@ -271,6 +273,15 @@ func kafkaConfigs(cfg engine.TopicConfig) (map[string]*string, error) {
 		// Pulse's stored codec; the cluster keeps the producer's ("producer").
 	default:
 		return nil, fmt.Errorf("%w: codec %q", engine.ErrInvalidConfig, cfg.Codec)
+	}
+	// Settings of Pulse's own retention and compaction that a cluster
+	// cannot be given: refused rather than dropped, so that nobody counts
+	// on a promise the cluster does not keep.
+	if cfg.ProtectCursors {
+		return nil, fmt.Errorf("%w: protect_cursors: a cluster's retention does not know Pulse's consumer cursors", engine.ErrInvalidConfig)
+	}
+	if cfg.TombstoneRetention != 0 && cfg.TombstoneRetention != def.TombstoneRetention {
+		return nil, fmt.Errorf("%w: tombstone_retention_ms %d: a cluster keeps tombstones for its own delete.retention.ms", engine.ErrInvalidConfig, cfg.TombstoneRetention.Milliseconds())
 	}
 	if cfg.SegmentMaxBytes > 0 && cfg.SegmentMaxBytes != def.SegmentMaxBytes {
 		set("segment.bytes", strconv.FormatInt(cfg.SegmentMaxBytes, 10))

@@ -15,7 +15,8 @@ import (
 // Bad input over the websocket API on a cluster gets the same code as on a
 // data dir, with a message naming what was wrong, and nothing reaches the
 // cluster: a consumer name the cursor store refuses, a segment size or a
-// partition count outside Pulse's bounds.
+// partition count outside Pulse's bounds, and the settings of Pulse's own
+// retention a cluster does not have (protect_cursors, tombstone_retention_ms).
 func TestBadInputRefusedBeforeTheCluster(t *testing.T) {
 	addr := bootstrap(t)
 	topic := uniq(t, "guarded")
@@ -49,6 +50,10 @@ func TestBadInputRefusedBeforeTheCluster(t *testing.T) {
 	refused("create with segment_bytes 100", err, wire.CodeInvalidConfig, "segment size 100 bytes")
 	_, err = c.CreateTopic(ctx, bad, wire.TopicConfig{Partitions: 100001})
 	refused("create with 100001 partitions", err, wire.CodeInvalidConfig, "partitions 100001, want 1..100000")
+	_, err = c.CreateTopic(ctx, bad, wire.TopicConfig{ProtectCursors: true})
+	refused("create with protect_cursors", err, wire.CodeInvalidConfig, "protect_cursors")
+	_, err = c.CreateTopic(ctx, bad, wire.TopicConfig{TombstoneRetentionMs: 1000})
+	refused("create with tombstone_retention_ms", err, wire.CodeInvalidConfig, "tombstone_retention_ms")
 	md, err := adm.Metadata(ctx, bad)
 	if err != nil {
 		t.Fatal(err)
