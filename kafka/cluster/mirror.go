@@ -391,7 +391,13 @@ func (l wsLocal) commit(ctx context.Context, name, topic string, p int, off int6
 	return l.c.Commit(ctx, name, topic, p, off)
 }
 
-func (l wsLocal) stream(ctx context.Context, topic string, p int, from int64, _ int, fn func([]engine.Record, int64, int64) error) error {
+// stream hands fn the records of each push in batches of at most batch
+// records (a push may hold up to 500): the next offset of a batch is the
+// one after its last record, of the last batch the push's next.
+func (l wsLocal) stream(ctx context.Context, topic string, p int, from int64, batch int, fn func([]engine.Record, int64, int64) error) error {
+	if batch < 1 {
+		batch = int(^uint(0) >> 1) // no limit but the push's
+	}
 	sub, err := l.pushes.Subscribe(ctx, wsclient.SubscribeOptions{Topic: topic, Partition: p, From: strconv.FormatInt(from, 10)})
 	if err != nil {
 		return err
@@ -415,6 +421,12 @@ func (l wsLocal) stream(ctx context.Context, topic string, p int, from int64, _ 
 			recs := make([]engine.Record, len(push.Records))
 			for i, r := range push.Records {
 				recs[i] = engine.Record{Offset: r.Offset, Timestamp: r.Timestamp, Key: r.Key, Value: r.Value, Headers: r.Headers}
+			}
+			for len(recs) > batch {
+				if err := fn(recs[:batch], recs[batch-1].Offset+1, -1); err != nil {
+					return err
+				}
+				recs = recs[batch:]
 			}
 			if err := fn(recs, push.Next, -1); err != nil {
 				return err

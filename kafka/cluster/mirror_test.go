@@ -187,3 +187,50 @@ func TestMirrorFromServerInProcess(t *testing.T) {
 		}
 	}
 }
+
+// Through a running Pulse the mirror produces and commits at most
+// BatchRecords records at a time, as from a data dir, though a push of
+// the subscription may carry more; the batches follow each other without
+// a gap and end at the HWM.
+func TestMirrorFromServerBatches(t *testing.T) {
+	e, err := engine.Open(engine.DefaultOptions(t.TempDir()))
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer e.Close()
+	if err := e.CreateTopic("local", engine.TopicConfig{Partitions: 1}); err != nil {
+		t.Fatal(err)
+	}
+	recs := make([]engine.Record, 300)
+	for i := range recs {
+		recs[i] = engine.Record{Value: []byte(fmt.Sprint(i))}
+	}
+	if _, err := e.Produce(context.Background(), "local", 0, recs); err != nil {
+		t.Fatal(err)
+	}
+	ws, _ := serve(t, e)
+	l := wsLocal{c: dialWS(t, ws), pushes: dialWS(t, ws)}
+	ctx, cancel := context.WithCancel(testCtx(t))
+	defer cancel()
+	const batch = 7
+	next := int64(0)
+	err = l.stream(ctx, "local", 0, 0, batch, func(got []engine.Record, n, _ int64) error {
+		if len(got) > batch {
+			return fmt.Errorf("a batch of %d records, want at most %d", len(got), batch)
+		}
+		if len(got) > 0 && (got[0].Offset != next || n != got[len(got)-1].Offset+1) {
+			return fmt.Errorf("batch [%d, %d) next %d after %d", got[0].Offset, got[len(got)-1].Offset+1, n, next)
+		}
+		next = n
+		if next == int64(len(recs)) {
+			cancel()
+		}
+		return nil
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if next != int64(len(recs)) {
+		t.Fatalf("stream stopped at %d of %d", next, len(recs))
+	}
+}
