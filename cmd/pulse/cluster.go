@@ -19,6 +19,7 @@ import (
 // kafkaFlags are the --kafka* flags of `pulse`, `pulse serve` and
 // `pulse mirror`: how to reach a Kafka or Redpanda cluster.
 type kafkaFlags struct {
+	flag     string // the flag of the bootstrap list: "kafka" or "to"
 	brokers  string
 	tls      bool
 	ca       string
@@ -31,7 +32,7 @@ type kafkaFlags struct {
 // addKafkaFlags adds the connection flags; prefix is "kafka" (pulse,
 // pulse serve) or "to" (pulse mirror --to BROKERS).
 func addKafkaFlags(cmd *cobra.Command, brokersFlag, brokersHelp string) *kafkaFlags {
-	k := &kafkaFlags{}
+	k := &kafkaFlags{flag: brokersFlag}
 	f := cmd.Flags()
 	f.StringVar(&k.brokers, brokersFlag, os.Getenv("PULSE_KAFKA"), brokersHelp)
 	f.BoolVar(&k.tls, "kafka-tls", false, "connect to the cluster with TLS (system roots unless --kafka-ca)")
@@ -59,11 +60,11 @@ func (k *kafkaFlags) config() cluster.Config {
 }
 
 // open connects to the cluster, failing within a few seconds when no
-// broker answers.
+// broker answers; the error names the flag of the bootstrap list.
 func (k *kafkaFlags) open() (*cluster.Source, error) {
 	src, err := cluster.Open(k.config())
 	if err != nil {
-		return nil, fmt.Errorf("--kafka: %w", err)
+		return nil, fmt.Errorf("--%s: %w", k.flag, err)
 	}
 	return src, nil
 }

@@ -78,17 +78,29 @@ func runMirror(cmd *cobra.Command, dir string, cf *clientFlags, k *kafkaFlags, o
 	if o.From != "earliest" && o.From != "latest" {
 		return fmt.Errorf("--from %q: want earliest or latest", o.From)
 	}
+	if o.BatchRecords < 1 {
+		return fmt.Errorf("--batch %d: want 1 or more records", o.BatchRecords)
+	}
 	var (
 		run  func(context.Context, *cluster.Source) error
 		from string
 	)
 	if cf != nil {
+		// Two connections: requests and commits on c, the records on
+		// stream (cluster.MirrorFromServer says why).
 		c, err := cf.dial(ctx)
 		if err != nil {
 			return err
 		}
 		defer c.Close()
-		run = func(ctx context.Context, dst *cluster.Source) error { return cluster.MirrorFromServer(ctx, c, dst, o) }
+		stream, err := cf.dial(ctx)
+		if err != nil {
+			return err
+		}
+		defer stream.Close()
+		run = func(ctx context.Context, dst *cluster.Source) error {
+			return cluster.MirrorFromServer(ctx, c, stream, dst, o)
+		}
 		from = "the pulse at " + cf.server
 	} else {
 		e, err := engine.Open(engine.DefaultOptions(dir))

@@ -3,6 +3,7 @@ package main
 import (
 	"context"
 	"fmt"
+	"net"
 	"os/exec"
 	"path/filepath"
 	"strconv"
@@ -173,5 +174,33 @@ func TestMirrorSurvivesSIGKILL(t *testing.T) {
 	}
 	if n := total(); n != int64(mirrorRecords+dups) {
 		t.Fatalf("cluster holds %d records, want %d copied + %d duplicates", n, mirrorRecords, dups)
+	}
+}
+
+// pulse mirror names its own flags in its errors: a bad --batch is refused
+// before anything is opened, and an unreachable cluster is reported
+// against --to, the flag that names it (not --kafka, which mirror does
+// not have).
+func TestMirrorFlagErrors(t *testing.T) {
+	data := filepath.Join(t.TempDir(), "data")
+	l, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	refused := l.Addr().String()
+	l.Close()
+	for _, tc := range []struct {
+		args []string
+		want string
+	}{
+		{[]string{"--batch", "0"}, "--batch 0: want 1 or more records"},
+		{[]string{"--batch", "-3"}, "--batch -3: want 1 or more records"},
+		{nil, "--to: kafka cluster unreachable: " + refused + ": "},
+	} {
+		args := append([]string{"mirror", "orders", "--data", data, "--to", refused}, tc.args...)
+		_, _, err := runPulse(t, args...)
+		if err == nil || !strings.Contains(err.Error(), tc.want) {
+			t.Errorf("pulse %s: %v, want an error containing %q", strings.Join(args, " "), err, tc.want)
+		}
 	}
 }

@@ -1,19 +1,27 @@
 package cluster
 
 import (
+	"errors"
 	"fmt"
 	"sort"
 
 	"github.com/pulselog/pulse/engine"
 	"github.com/pulselog/pulse/kafka/cluster/clusterinfo"
+	"github.com/pulselog/pulse/meta"
 	"github.com/twmb/franz-go/pkg/kadm"
+	"github.com/twmb/franz-go/pkg/kerr"
 )
 
 // CommitCursor commits consumer's position on a partition as the offset of
 // the consumer group named consumer (an OffsetCommit outside any
 // generation, as kafka-consumer-groups --reset-offsets does): the next
-// offset it will read. An offset past the HWM is engine.ErrOffsetOutOfRange.
+// offset it will read. An offset past the HWM is engine.ErrOffsetOutOfRange;
+// a name the cursor store refuses (meta.ValidateConsumerName) is
+// engine.ErrInvalidConsumer, as on a data dir, and nothing is sent.
 func (s *Source) CommitCursor(consumer, topic string, partition int, offset int64) error {
+	if err := meta.ValidateConsumerName(consumer); err != nil {
+		return fmt.Errorf("cursor %s/%s/%d: %w", consumer, topic, partition, err)
+	}
 	if err := s.checkPartition(topic, partition); err != nil {
 		return err
 	}
@@ -133,4 +141,96 @@ func (s *Source) Groups() ([]clusterinfo.Group, error) {
 		out = append(out, g)
 	}
 	return out, nil
+}
+
+// DeleteConsumer deletes the committed offsets of the consumer group named
+// consumer on topic (OffsetDelete), or on every topic when topic is ""
+// (DeleteGroups), as engine.DeleteConsumer deletes a consumer's cursors,
+// and returns each one deleted with its offset and lag as they were;
+// dryRun lists them and deletes nothing. A group without an offset (on
+// topic) is engine.ErrConsumerNotFound, one with live members
+// engine.ErrConsumerActive (Kafka's NON_EMPTY_GROUP), a missing topic
+// engine.ErrTopicNotFound, a name the cursor store refuses
+// engine.ErrInvalidConsumer; nothing changes then.
+func (s *Source) DeleteConsumer(consumer, topic string, dryRun bool) ([]engine.ConsumerInfo, error) {
+	if err := meta.ValidateConsumerName(consumer); err != nil {
+		return nil, err
+	}
+	if topic != "" {
+		if _, err := s.partitions(topic); err != nil {
+			return nil, err
+		}
+	}
+	gs, err := s.Groups()
+	if err != nil {
+		return nil, err
+	}
+	var (
+		out  []engine.ConsumerInfo
+		live int
+		set  = kadm.TopicsSet{}
+	)
+	for _, g := range gs {
+		if g.Name != consumer {
+			continue
+		}
+		live = len(g.Members)
+		for _, gp := range g.Partitions {
+			if topic == "" || gp.Topic == topic {
+				out = append(out, engine.ConsumerInfo{Consumer: consumer, Topic: gp.Topic, Partition: gp.Partition, Offset: gp.Committed, Lag: gp.Lag})
+				set.Add(gp.Topic, int32(gp.Partition))
+			}
+		}
+	}
+	switch {
+	case len(out) == 0 && topic != "":
+		return nil, fmt.Errorf("%w: %q has no committed offset on topic %q", engine.ErrConsumerNotFound, consumer, topic)
+	case len(out) == 0:
+		return nil, fmt.Errorf("%w: %q has no committed offset", engine.ErrConsumerNotFound, consumer)
+	case live > 0:
+		return nil, fmt.Errorf("%w: consumer group %q has %d live members: stop its consumers first", engine.ErrConsumerActive, consumer, live)
+	case dryRun:
+		return out, nil
+	}
+	ctx, cancel := s.opCtx()
+	defer cancel()
+	if topic == "" {
+		_, err = s.adm.DeleteGroup(ctx, consumer)
+	} else {
+		var resp kadm.DeleteOffsetsResponses
+		if resp, err = s.adm.DeleteOffsets(ctx, consumer, set); err == nil {
+			err = resp.Error()
+		}
+	}
+	if errors.Is(err, kerr.NonEmptyGroup) || errors.Is(err, kerr.GroupSubscribedToTopic) {
+		return nil, fmt.Errorf("%w: consumer group %q: %w", engine.ErrConsumerActive, consumer, err)
+	}
+	if err != nil {
+		return nil, mapErr(fmt.Sprintf("delete consumer group %q offsets", consumer), err)
+	}
+	return out, nil
+}
+
+// ConsumerMembers lists the live members of the consumer group named
+// consumer (DescribeGroups), for the websocket API's consumers reply; none
+// when the group has no members, does not exist or cannot be described.
+func (s *Source) ConsumerMembers(consumer string) []engine.ConsumerMember {
+	if consumer == "" {
+		return nil
+	}
+	ctx, cancel := s.opCtx()
+	defer cancel()
+	ds, err := s.adm.DescribeGroups(ctx, consumer)
+	if err != nil {
+		return nil
+	}
+	g, ok := ds[consumer]
+	if !ok || g.Err != nil {
+		return nil
+	}
+	var out []engine.ConsumerMember
+	for _, m := range g.Members {
+		out = append(out, engine.ConsumerMember{ID: m.MemberID, ClientID: m.ClientID, Host: m.ClientHost})
+	}
+	return out
 }

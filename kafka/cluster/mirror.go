@@ -84,11 +84,16 @@ func Mirror(ctx context.Context, src MirrorSource, dst *Source, o MirrorOptions)
 }
 
 // MirrorFromServer is Mirror reading the local topic through the websocket
-// API of a running Pulse (c) instead of opening its data dir: the cursor
-// is committed over the API, so the UI of that Pulse shows the mirror as a
-// consumer with its lag while it runs.
-func MirrorFromServer(ctx context.Context, c *wsclient.Client, dst *Source, o MirrorOptions) error {
-	return mirror(ctx, wsLocal{c}, dst, o)
+// API of a running Pulse instead of opening its data dir: the cursor is
+// committed over the API, so the UI of that Pulse shows the mirror as a
+// consumer with its lag while it runs. ctl and stream are two connections
+// to that Pulse: stream carries the subscriptions the records arrive on,
+// ctl the describes, cursor look-ups and commits. On one connection a
+// commit's reply would queue behind pushes the mirror has not read yet
+// (the client hands them over in order), and a mirror waiting for its
+// commit while a partition's pushes fill up would stop for good.
+func MirrorFromServer(ctx context.Context, ctl, stream *wsclient.Client, dst *Source, o MirrorOptions) error {
+	return mirror(ctx, wsLocal{c: ctl, pushes: stream}, dst, o)
 }
 
 // mirrorLocal is the local side of a mirror: the engine, or a running
@@ -350,8 +355,9 @@ func (l engineLocal) stream(ctx context.Context, topic string, p int, next int64
 }
 
 // wsLocal is a running Pulse's websocket API as the local side of a
-// mirror.
-type wsLocal struct{ c *wsclient.Client }
+// mirror: c for requests, pushes for the subscriptions of stream (see
+// MirrorFromServer).
+type wsLocal struct{ c, pushes *wsclient.Client }
 
 func (l wsLocal) partitions(ctx context.Context, topic string) ([]engine.PartitionInfo, error) {
 	t, err := l.c.Describe(ctx, topic)
@@ -385,8 +391,14 @@ func (l wsLocal) commit(ctx context.Context, name, topic string, p int, off int6
 	return l.c.Commit(ctx, name, topic, p, off)
 }
 
-func (l wsLocal) stream(ctx context.Context, topic string, p int, from int64, _ int, fn func([]engine.Record, int64, int64) error) error {
-	sub, err := l.c.Subscribe(ctx, wsclient.SubscribeOptions{Topic: topic, Partition: p, From: strconv.FormatInt(from, 10)})
+// stream hands fn the records of each push in batches of at most batch
+// records (a push may hold up to 500): the next offset of a batch is the
+// one after its last record, of the last batch the push's next.
+func (l wsLocal) stream(ctx context.Context, topic string, p int, from int64, batch int, fn func([]engine.Record, int64, int64) error) error {
+	if batch < 1 {
+		batch = int(^uint(0) >> 1) // no limit but the push's
+	}
+	sub, err := l.pushes.Subscribe(ctx, wsclient.SubscribeOptions{Topic: topic, Partition: p, From: strconv.FormatInt(from, 10)})
 	if err != nil {
 		return err
 	}
@@ -409,6 +421,12 @@ func (l wsLocal) stream(ctx context.Context, topic string, p int, from int64, _ 
 			recs := make([]engine.Record, len(push.Records))
 			for i, r := range push.Records {
 				recs[i] = engine.Record{Offset: r.Offset, Timestamp: r.Timestamp, Key: r.Key, Value: r.Value, Headers: r.Headers}
+			}
+			for len(recs) > batch {
+				if err := fn(recs[:batch], recs[batch-1].Offset+1, -1); err != nil {
+					return err
+				}
+				recs = recs[batch:]
 			}
 			if err := fn(recs, push.Next, -1); err != nil {
 				return err

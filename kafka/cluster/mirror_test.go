@@ -97,8 +97,11 @@ func TestMirrorInProcess(t *testing.T) {
 }
 
 // MirrorFromServer reads through a Pulse's websocket API and commits its
-// cursor there: a second run resumes from it.
+// cursor there: a second run resumes from it. Each partition holds many
+// pushes' worth of records (a push carries at most 500), so the pushes
+// queue up on the connection while the mirror waits for its commits.
 func TestMirrorFromServerInProcess(t *testing.T) {
+	const mirrorServerRecords = 30000
 	addr := bootstrap(t)
 	dstTopic := uniq(t, "wscopy")
 	e, err := engine.Open(engine.DefaultOptions(t.TempDir()))
@@ -110,7 +113,7 @@ func TestMirrorFromServerInProcess(t *testing.T) {
 		t.Fatal(err)
 	}
 	var recs []engine.Record
-	for i := range 900 {
+	for i := range mirrorServerRecords {
 		recs = append(recs, engine.Record{Key: []byte(fmt.Sprint("k", i)), Value: []byte(fmt.Sprint(i))})
 	}
 	acks, err := e.Produce(context.Background(), "local", -1, recs)
@@ -122,7 +125,7 @@ func TestMirrorFromServerInProcess(t *testing.T) {
 		hwm[a.Partition] = max(hwm[a.Partition], a.Offset+1)
 	}
 	ws, _ := serve(t, e)
-	c := dialWS(t, ws)
+	c, stream := dialWS(t, ws), dialWS(t, ws)
 	dst := openSource(t, addr)
 	run := func() MirrorStatus {
 		ctx, cancel := context.WithCancel(testCtx(t))
@@ -133,7 +136,7 @@ func TestMirrorFromServerInProcess(t *testing.T) {
 		var once sync.Once
 		done := make(chan error, 1)
 		go func() {
-			done <- MirrorFromServer(ctx, c, dst, MirrorOptions{Topic: "local", ToTopic: dstTopic, Progress: func(st MirrorStatus) {
+			done <- MirrorFromServer(ctx, c, stream, dst, MirrorOptions{Topic: "local", ToTopic: dstTopic, Progress: func(st MirrorStatus) {
 				mu.Lock()
 				last = st
 				mu.Unlock()
@@ -166,7 +169,7 @@ func TestMirrorFromServerInProcess(t *testing.T) {
 	for _, mp := range first.Partitions {
 		copied += mp.Copied
 	}
-	if copied != 900 {
+	if copied != mirrorServerRecords {
 		t.Fatalf("first run copied %d", copied)
 	}
 	for p := range 3 {
@@ -182,5 +185,52 @@ func TestMirrorFromServerInProcess(t *testing.T) {
 		if mp.Copied != 0 || mp.Resumed != hwm[p] {
 			t.Fatalf("second run p%d: %+v", p, mp)
 		}
+	}
+}
+
+// Through a running Pulse the mirror produces and commits at most
+// BatchRecords records at a time, as from a data dir, though a push of
+// the subscription may carry more; the batches follow each other without
+// a gap and end at the HWM.
+func TestMirrorFromServerBatches(t *testing.T) {
+	e, err := engine.Open(engine.DefaultOptions(t.TempDir()))
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer e.Close()
+	if err := e.CreateTopic("local", engine.TopicConfig{Partitions: 1}); err != nil {
+		t.Fatal(err)
+	}
+	recs := make([]engine.Record, 300)
+	for i := range recs {
+		recs[i] = engine.Record{Value: []byte(fmt.Sprint(i))}
+	}
+	if _, err := e.Produce(context.Background(), "local", 0, recs); err != nil {
+		t.Fatal(err)
+	}
+	ws, _ := serve(t, e)
+	l := wsLocal{c: dialWS(t, ws), pushes: dialWS(t, ws)}
+	ctx, cancel := context.WithCancel(testCtx(t))
+	defer cancel()
+	const batch = 7
+	next := int64(0)
+	err = l.stream(ctx, "local", 0, 0, batch, func(got []engine.Record, n, _ int64) error {
+		if len(got) > batch {
+			return fmt.Errorf("a batch of %d records, want at most %d", len(got), batch)
+		}
+		if len(got) > 0 && (got[0].Offset != next || n != got[len(got)-1].Offset+1) {
+			return fmt.Errorf("batch [%d, %d) next %d after %d", got[0].Offset, got[len(got)-1].Offset+1, n, next)
+		}
+		next = n
+		if next == int64(len(recs)) {
+			cancel()
+		}
+		return nil
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if next != int64(len(recs)) {
+		t.Fatalf("stream stopped at %d of %d", next, len(recs))
 	}
 }

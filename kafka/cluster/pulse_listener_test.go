@@ -23,6 +23,8 @@ var externalBrokerTests = []string{
 	"TestKafkaClientProduceReadOverWebsocket",
 	"TestConsumerCursorSurvivesRestart",
 	"TestAdminOverWebsocket",
+	"TestBadInputRefusedBeforeTheCluster",
+	"TestDeleteConsumerOnCluster",
 	"TestSubscribeFromTimestamp",
 	"TestUIShowsClusterWatermarksAndLag",
 	"TestMirrorInProcess",

@@ -254,7 +254,9 @@ func topicConfig(cs []kadm.Config) engine.TopicConfig {
 // none gets) leaves the cluster its own flush.messages, so that a topic
 // created through Pulse does not fsync every message of a real cluster
 // unasked (it reads back as the cluster has it: interval on Kafka's
-// default). A codec other than Pulse's stored ones is refused.
+// default). A codec other than Pulse's stored ones is refused, and so are
+// protect_cursors and a tombstone retention other than the default, which a
+// cluster has no setting for.
 func kafkaConfigs(cfg engine.TopicConfig) (map[string]*string, error) {
 	def := engine.DefaultTopicConfig()
 	out := map[string]*string{}
@@ -271,6 +273,15 @@ func kafkaConfigs(cfg engine.TopicConfig) (map[string]*string, error) {
 		// Pulse's stored codec; the cluster keeps the producer's ("producer").
 	default:
 		return nil, fmt.Errorf("%w: codec %q", engine.ErrInvalidConfig, cfg.Codec)
+	}
+	// Settings of Pulse's own retention and compaction that a cluster
+	// cannot be given: refused rather than dropped, so that nobody counts
+	// on a promise the cluster does not keep.
+	if cfg.ProtectCursors {
+		return nil, fmt.Errorf("%w: protect_cursors: a cluster's retention does not know Pulse's consumer cursors", engine.ErrInvalidConfig)
+	}
+	if cfg.TombstoneRetention != 0 && cfg.TombstoneRetention != def.TombstoneRetention {
+		return nil, fmt.Errorf("%w: tombstone_retention_ms %d: a cluster keeps tombstones for its own delete.retention.ms", engine.ErrInvalidConfig, cfg.TombstoneRetention.Milliseconds())
 	}
 	if cfg.SegmentMaxBytes > 0 && cfg.SegmentMaxBytes != def.SegmentMaxBytes {
 		set("segment.bytes", strconv.FormatInt(cfg.SegmentMaxBytes, 10))
@@ -291,13 +302,32 @@ func kafkaConfigs(cfg engine.TopicConfig) (map[string]*string, error) {
 	return out, nil
 }
 
-// CreateTopic creates a topic with the cluster's default replication factor.
+// checkPartitionCount holds a topic's partition count to the bound it has
+// on a data dir (engine.MaxPartitions; 0 is the default count), so that a
+// count the websocket API documents as invalid_config never reaches the
+// cluster.
+func checkPartitionCount(n int) error {
+	if n < 0 || n > engine.MaxPartitions {
+		return fmt.Errorf("%w: partitions %d, want 1..%d", engine.ErrInvalidConfig, n, engine.MaxPartitions)
+	}
+	return nil
+}
+
+// CreateTopic creates a topic with the cluster's default replication
+// factor. The partition count and the segment size are held to the
+// engine's bounds first (a bad one is engine.ErrInvalidConfig naming it,
+// and nothing is sent); the cluster checks the rest.
 func (s *Source) CreateTopic(name string, cfg engine.TopicConfig) error {
 	if err := engine.ValidateTopicName(name); err != nil {
 		return err
 	}
-	if cfg.Partitions < 0 || cfg.Partitions > 1<<20 {
-		return fmt.Errorf("%w: %d partitions", engine.ErrInvalidConfig, cfg.Partitions)
+	if err := checkPartitionCount(cfg.Partitions); err != nil {
+		return fmt.Errorf("topic %s: %w", name, err)
+	}
+	if cfg.SegmentMaxBytes != 0 {
+		if err := engine.CheckSegmentBytes(cfg.SegmentMaxBytes); err != nil {
+			return fmt.Errorf("topic %s: %w", name, err)
+		}
 	}
 	parts := cfg.Partitions
 	if parts == 0 {
@@ -424,6 +454,9 @@ func (s *Source) AlterTopic(name string, cfg engine.TopicConfig) error {
 	old := cur.Config
 	if cfg.Codec != "" && cfg.Codec != old.Codec {
 		return fmt.Errorf("%w: topic %s: the codec is fixed at creation", engine.ErrInvalidConfig, name)
+	}
+	if err := checkPartitionCount(cfg.Partitions); err != nil {
+		return fmt.Errorf("topic %s: %w", name, err)
 	}
 	if cfg.Partitions < old.Partitions {
 		return fmt.Errorf("%w: topic %s: partitions %d: a topic's partitions grow, never shrink (it has %d)", engine.ErrInvalidConfig, name, cfg.Partitions, old.Partitions)
