@@ -46,10 +46,10 @@ func normalize(cfg TopicConfig) (TopicConfig, error) {
 	if cfg.TombstoneRetention == 0 {
 		cfg.TombstoneRetention = d.TombstoneRetention
 	}
-	switch {
-	case cfg.Partitions < 1 || cfg.Partitions > MaxPartitions:
-		return cfg, fmt.Errorf("%w: partitions %d, want 1..%d", ErrInvalidConfig, cfg.Partitions, MaxPartitions)
-	case cfg.RetentionMaxAge < 0 || cfg.RetentionMaxBytes < 0 || cfg.TombstoneRetention < 0:
+	if err := CheckPartitions(cfg.Partitions); err != nil {
+		return cfg, err
+	}
+	if cfg.RetentionMaxAge < 0 || cfg.RetentionMaxBytes < 0 || cfg.TombstoneRetention < 0 {
 		return cfg, fmt.Errorf("%w: negative retention", ErrInvalidConfig)
 	}
 	if err := CheckSegmentBytes(cfg.SegmentMaxBytes); err != nil {
@@ -78,6 +78,14 @@ func ParseSyncMode(s string) (SyncMode, error) {
 		return m, nil
 	}
 	return "", fmt.Errorf("%w: sync mode %q, want %q or %q", ErrInvalidConfig, s, SyncEveryWrite, SyncInterval)
+}
+
+// CheckPartitions checks a topic's partition count: see ParseSyncMode.
+func CheckPartitions(n int) error {
+	if n < 1 || n > MaxPartitions {
+		return fmt.Errorf("%w: partitions %d, want 1..%d", ErrInvalidConfig, n, MaxPartitions)
+	}
+	return nil
 }
 
 // CheckSegmentBytes checks a segment roll size: see ParseSyncMode.
@@ -155,17 +163,13 @@ func (e *Engine) reserveTopic(name string, cfg TopicConfig) (*topic, error) {
 			e.mu.Unlock()
 			return nil, ErrClosed
 		}
-		if old, ok := e.topics[name]; ok {
-			if old.state == topicActive || old.state == topicAltering {
-				e.mu.Unlock()
-				return nil, fmt.Errorf("%w: %s", ErrTopicExists, name)
-			}
+		if old, ok := e.topics[name]; ok && old.state != topicActive && old.state != topicAltering {
 			settled := old.settled
 			e.mu.Unlock()
 			<-settled
 			continue
 		}
-		if err := e.checkCapsLocked(name, cfg.Partitions); err != nil {
+		if err := e.checkCreateLocked(name, cfg); err != nil {
 			e.mu.Unlock()
 			return nil, err
 		}
@@ -178,6 +182,56 @@ func (e *Engine) reserveTopic(name string, cfg TopicConfig) (*topic, error) {
 		e.mu.Unlock()
 		return t, nil
 	}
+}
+
+// checkCreateLocked refuses what CreateTopic refuses from the engine's
+// state: a topic of that name, or one past the data dir's caps.
+func (e *Engine) checkCreateLocked(name string, cfg TopicConfig) error {
+	if old, ok := e.topics[name]; ok && old.state != topicDeleting {
+		return fmt.Errorf("%w: %s", ErrTopicExists, name)
+	}
+	return e.checkCapsLocked(name, cfg.Partitions)
+}
+
+// CheckCreate returns the error CreateTopic(name, cfg) would return for its
+// name, its configuration or the engine's state (an existing topic, the
+// caps), and changes nothing: a validate-only request's answer. A create or
+// delete of the name under way is taken as settled.
+func (e *Engine) CheckCreate(name string, cfg TopicConfig) error {
+	if err := ValidateTopicName(name); err != nil {
+		return err
+	}
+	cfg, err := normalize(cfg)
+	if err != nil {
+		return fmt.Errorf("topic %s: %w", name, err)
+	}
+	e.mu.RLock()
+	defer e.mu.RUnlock()
+	if e.closed {
+		return ErrClosed
+	}
+	return e.checkCreateLocked(name, cfg)
+}
+
+// CheckAlter is CheckCreate for AlterTopic(name, cfg).
+func (e *Engine) CheckAlter(name string, cfg TopicConfig) error {
+	if err := ValidateTopicName(name); err != nil {
+		return err
+	}
+	cfg, err := normalize(cfg)
+	if err != nil {
+		return fmt.Errorf("topic %s: %w", name, err)
+	}
+	e.mu.RLock()
+	defer e.mu.RUnlock()
+	if e.closed {
+		return ErrClosed
+	}
+	t, ok := e.topics[name]
+	if !ok || t.state == topicCreating || t.state == topicDeleting {
+		return fmt.Errorf("%w: %s", ErrTopicNotFound, name)
+	}
+	return e.checkAlterLocked(t, cfg)
 }
 
 // makeTopic does a reserved topic's I/O: its partition directories, the
@@ -382,21 +436,11 @@ func (e *Engine) beginAlter(name string, cfg TopicConfig) (*topic, error) {
 			<-settled
 			continue
 		}
-		old, have := t.config(), len(t.parts)
-		var err error
-		switch {
-		case cfg.Codec != old.Codec:
-			err = fmt.Errorf("%w: topic %s: the codec is fixed at creation (%s)", ErrInvalidConfig, name, old.Codec)
-		case cfg.Partitions < have:
-			err = fmt.Errorf("%w: topic %s: partitions can grow, never shrink (it has %d, asked for %d)", ErrInvalidConfig, name, have, cfg.Partitions)
-		case cfg.Partitions > have:
-			err = e.checkGrowLocked(name, cfg.Partitions-have)
-		}
-		if err != nil {
+		if err := e.checkAlterLocked(t, cfg); err != nil {
 			e.mu.Unlock()
 			return nil, err
 		}
-		t.state, t.settled, t.adding = topicAltering, make(chan struct{}), cfg.Partitions-have
+		t.state, t.settled, t.adding = topicAltering, make(chan struct{}), cfg.Partitions-len(t.parts)
 		e.ops.Add(1)
 		e.mu.Unlock()
 		return t, nil
@@ -534,6 +578,21 @@ func applyLive(l *plog.Log, cfg TopicConfig) error {
 
 // checkGrowLocked refuses adding n partitions to topic name past
 // Options.MaxPartitions. The caller holds e.mu.
+// checkAlterLocked refuses what AlterTopic refuses from t's state: a codec
+// change, a shrink, and a grow past Options.MaxPartitions.
+func (e *Engine) checkAlterLocked(t *topic, cfg TopicConfig) error {
+	old, have := t.config(), len(t.parts)
+	switch {
+	case cfg.Codec != old.Codec:
+		return fmt.Errorf("%w: topic %s: the codec is fixed at creation (%s)", ErrInvalidConfig, t.name, old.Codec)
+	case cfg.Partitions < have:
+		return fmt.Errorf("%w: topic %s: partitions can grow, never shrink (it has %d, asked for %d)", ErrInvalidConfig, t.name, have, cfg.Partitions)
+	case cfg.Partitions > have:
+		return e.checkGrowLocked(t.name, cfg.Partitions-have)
+	}
+	return nil
+}
+
 func (e *Engine) checkGrowLocked(name string, n int) error {
 	parts := 0
 	for _, t := range e.topics {
