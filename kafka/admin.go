@@ -105,8 +105,12 @@ func (s *Server) createTopics(r *kmsg.CreateTopicsRequest) *kmsg.CreateTopicsRes
 				code, msg = errInvalidTopic, err.Error()
 			} else if _, err := s.eng.Describe(t.Topic); err == nil {
 				code, msg = errTopicAlreadyExists, "topic "+t.Topic+" already exists"
-			} else if !r.ValidateOnly {
-				if err := s.eng.CreateTopic(t.Topic, cfg); err != nil {
+			} else {
+				create := s.eng.CreateTopic
+				if r.ValidateOnly {
+					create = s.eng.CheckCreate
+				}
+				if err := create(t.Topic, cfg); err != nil {
 					code, msg = engineErrorCode(err), err.Error()
 					if code == errUnknownServerError {
 						code = errInvalidConfig
@@ -137,6 +141,11 @@ func topicConfig(t kmsg.CreateTopicsRequestTopic) (engine.TopicConfig, int16, st
 	}
 	if len(t.ReplicaAssignment) > 0 {
 		cfg.Partitions = len(t.ReplicaAssignment)
+	}
+	if cfg.Partitions != 0 {
+		if err := engine.CheckPartitions(cfg.Partitions); err != nil {
+			return cfg, errInvalidPartitions, err.Error()
+		}
 	}
 	for _, a := range t.ReplicaAssignment {
 		if msg, ok := replicasOnPulse(a.Replicas); !ok {
@@ -360,10 +369,11 @@ func (s *Server) incrementalAlterConfigs(r *kmsg.IncrementalAlterConfigsRequest)
 					return errInvalidRequest, "config " + c.Name + ": only SET and DELETE apply to a topic's settings"
 				}
 			}
+			alter := s.eng.AlterTopic
 			if r.ValidateOnly {
-				return 0, ""
+				alter = s.eng.CheckAlter
 			}
-			if err := s.eng.AlterTopic(res.ResourceName, cfg); err != nil {
+			if err := alter(res.ResourceName, cfg); err != nil {
 				return engineErrorCode(err), err.Error()
 			}
 			return 0, ""

@@ -34,6 +34,18 @@ func startPulseOn(t testing.TB, dir, listen string, opts Options) *pulse {
 	if err != nil {
 		t.Fatal(err)
 	}
+	return servePulse(t, eng, listen, opts)
+}
+
+// startPulseOnEngine is startPulse on an engine opened with options of the
+// test's own; the listener closes it on cleanup.
+func startPulseOnEngine(t testing.TB, eng *engine.Engine, opts Options) *pulse {
+	t.Helper()
+	return servePulse(t, eng, "127.0.0.1:0", opts)
+}
+
+func servePulse(t testing.TB, eng *engine.Engine, listen string, opts Options) *pulse {
+	t.Helper()
 	l, err := net.Listen("tcp", listen)
 	if err != nil {
 		t.Fatal(err)
@@ -41,7 +53,7 @@ func startPulseOn(t testing.TB, dir, listen string, opts Options) *pulse {
 	srv := New(eng, opts)
 	served := make(chan error, 1)
 	go func() { served <- srv.Serve(l) }()
-	p := &pulse{eng: eng, srv: srv, addr: l.Addr().String(), dir: dir}
+	p := &pulse{eng: eng, srv: srv, addr: l.Addr().String(), dir: eng.Dir()}
 	t.Cleanup(func() { p.stop(t); <-served })
 	return p
 }

@@ -37,12 +37,13 @@ func (s *Server) createPartitions(r *kmsg.CreatePartitionsRequest) *kmsg.CreateP
 					return errInvalidReplicaAssignment, msg
 				}
 			}
-			if r.ValidateOnly {
-				return errNone, ""
-			}
 			cfg := info.Config
 			cfg.Partitions = int(t.Count)
-			if err := s.eng.AlterTopic(t.Topic, cfg); err != nil {
+			alter := s.eng.AlterTopic
+			if r.ValidateOnly {
+				alter = s.eng.CheckAlter
+			}
+			if err := alter(t.Topic, cfg); err != nil {
 				code := engineErrorCode(err)
 				if code == errInvalidConfig {
 					code = errInvalidPartitions
