@@ -124,12 +124,9 @@ func CheckCodec(s string) error {
 // that meets the same name being created or deleted waits for that to end:
 // of two creates of one name, one wins and the other gets ErrTopicExists.
 func (e *Engine) CreateTopic(name string, cfg TopicConfig) error {
-	if err := ValidateTopicName(name); err != nil {
-		return err
-	}
-	cfg, err := normalize(cfg)
+	cfg, err := checkRequest(name, cfg)
 	if err != nil {
-		return fmt.Errorf("topic %s: %w", name, err)
+		return err
 	}
 	t, err := e.reserveTopic(name, cfg)
 	if err != nil {
@@ -193,45 +190,53 @@ func (e *Engine) checkCreateLocked(name string, cfg TopicConfig) error {
 	return e.checkCapsLocked(name, cfg.Partitions)
 }
 
+// checkRequest checks the name of a create or an alter and returns its
+// configuration filled with the defaults and checked (normalize).
+func checkRequest(name string, cfg TopicConfig) (TopicConfig, error) {
+	if err := ValidateTopicName(name); err != nil {
+		return cfg, err
+	}
+	cfg, err := normalize(cfg)
+	if err != nil {
+		return cfg, fmt.Errorf("topic %s: %w", name, err)
+	}
+	return cfg, nil
+}
+
 // CheckCreate returns the error CreateTopic(name, cfg) would return for its
 // name, its configuration or the engine's state (an existing topic, the
 // caps), and changes nothing: a validate-only request's answer. A create or
 // delete of the name under way is taken as settled.
 func (e *Engine) CheckCreate(name string, cfg TopicConfig) error {
-	if err := ValidateTopicName(name); err != nil {
-		return err
-	}
-	cfg, err := normalize(cfg)
-	if err != nil {
-		return fmt.Errorf("topic %s: %w", name, err)
-	}
-	e.mu.RLock()
-	defer e.mu.RUnlock()
-	if e.closed {
-		return ErrClosed
-	}
-	return e.checkCreateLocked(name, cfg)
+	return e.checkAgainstState(name, cfg, func(cfg TopicConfig) error {
+		return e.checkCreateLocked(name, cfg)
+	})
 }
 
 // CheckAlter is CheckCreate for AlterTopic(name, cfg).
 func (e *Engine) CheckAlter(name string, cfg TopicConfig) error {
-	if err := ValidateTopicName(name); err != nil {
-		return err
-	}
-	cfg, err := normalize(cfg)
+	return e.checkAgainstState(name, cfg, func(cfg TopicConfig) error {
+		t, ok := e.topics[name]
+		if !ok || t.state == topicCreating || t.state == topicDeleting {
+			return fmt.Errorf("%w: %s", ErrTopicNotFound, name)
+		}
+		return e.checkAlterLocked(t, cfg)
+	})
+}
+
+// checkAgainstState runs checkRequest, then check under the engine's read
+// lock.
+func (e *Engine) checkAgainstState(name string, cfg TopicConfig, check func(TopicConfig) error) error {
+	cfg, err := checkRequest(name, cfg)
 	if err != nil {
-		return fmt.Errorf("topic %s: %w", name, err)
+		return err
 	}
 	e.mu.RLock()
 	defer e.mu.RUnlock()
 	if e.closed {
 		return ErrClosed
 	}
-	t, ok := e.topics[name]
-	if !ok || t.state == topicCreating || t.state == topicDeleting {
-		return fmt.Errorf("%w: %s", ErrTopicNotFound, name)
-	}
-	return e.checkAlterLocked(t, cfg)
+	return check(cfg)
 }
 
 // makeTopic does a reserved topic's I/O: its partition directories, the
@@ -379,12 +384,9 @@ func (e *Engine) finishDelete(name string) error {
 // (ErrInvalidConfig, ErrTooManyTopics past Options.MaxPartitions) changes
 // nothing.
 func (e *Engine) AlterTopic(name string, cfg TopicConfig) error {
-	if err := ValidateTopicName(name); err != nil {
-		return err
-	}
-	cfg, err := normalize(cfg)
+	cfg, err := checkRequest(name, cfg)
 	if err != nil {
-		return fmt.Errorf("topic %s: %w", name, err)
+		return err
 	}
 	// The topic is marked altering under the engine's lock (it serves on;
 	// a create, delete or alter of the same name waits for the change to
