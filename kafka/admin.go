@@ -207,6 +207,17 @@ func setTopicConfig(cfg *engine.TopicConfig, name, v string) (int16, string) {
 			return bad()
 		}
 		cfg.SegmentMaxBytes = n
+	case "delete.retention.ms":
+		// How long compaction keeps a tombstone. 0 (remove at the next
+		// pass) is 1 ms: the engine's zero is its 24 h default.
+		n, err := strconv.ParseInt(v, 10, 64)
+		if err != nil || n < 0 {
+			return bad()
+		}
+		cfg.TombstoneRetention = time.Millisecond
+		if n > 0 {
+			cfg.TombstoneRetention = time.Duration(min(n, units.MaxDurationMillis)) * time.Millisecond
+		}
 	case "pulse.sync.mode":
 		m, err := engine.ParseSyncMode(v)
 		if err != nil {
@@ -274,6 +285,7 @@ func (s *Server) describeConfigs(r *kmsg.DescribeConfigsRequest) *kmsg.DescribeC
 				{"retention.ms", strconv.FormatInt(retMS, 10)},
 				{"retention.bytes", strconv.FormatInt(retBytes, 10)},
 				{"segment.bytes", strconv.FormatInt(c.SegmentMaxBytes, 10)},
+				{"delete.retention.ms", strconv.FormatInt(c.TombstoneRetention.Milliseconds(), 10)},
 				{"message.timestamp.type", "LogAppendTime"},
 				{"min.insync.replicas", "1"},
 				{"pulse.codec", c.Codec},
@@ -322,7 +334,7 @@ func (s *Server) describeConfigs(r *kmsg.DescribeConfigsRequest) *kmsg.DescribeC
 // alterable is the topic settings IncrementalAlterConfigs changes.
 var alterable = map[string]bool{
 	"cleanup.policy": true, "retention.ms": true, "retention.bytes": true,
-	"segment.bytes": true, "pulse.sync.mode": true, "flush.messages": true,
+	"segment.bytes": true, "delete.retention.ms": true, "pulse.sync.mode": true, "flush.messages": true,
 }
 
 // incrementalAlterConfigs changes topic settings (SET and DELETE of the
@@ -362,6 +374,8 @@ func (s *Server) incrementalAlterConfigs(r *kmsg.IncrementalAlterConfigsRequest)
 						cfg.RetentionMaxBytes = def.RetentionMaxBytes
 					case "segment.bytes":
 						cfg.SegmentMaxBytes = def.SegmentMaxBytes
+					case "delete.retention.ms":
+						cfg.TombstoneRetention = def.TombstoneRetention
 					case "pulse.sync.mode", "flush.messages":
 						cfg.SyncMode = def.SyncMode
 					}

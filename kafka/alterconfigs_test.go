@@ -2,12 +2,14 @@ package kafka
 
 import (
 	"context"
+	"errors"
 	"strconv"
 	"strings"
 	"testing"
 	"time"
 
 	"github.com/twmb/franz-go/pkg/kadm"
+	"github.com/twmb/franz-go/pkg/kerr"
 	"github.com/twmb/franz-go/pkg/kmsg"
 
 	"github.com/pulselog/pulse/engine"
@@ -167,4 +169,78 @@ func TestDescribeBrokerConfigsOfThisBrokerOnly(t *testing.T) {
 			t.Errorf("broker %q: code %d, %d configs, message %v; want INVALID_REQUEST naming it", r.ResourceName, r.ErrorCode, len(r.Configs), r.ErrorMessage)
 		}
 	}
+}
+
+// TestDeleteRetentionMs: Kafka's delete.retention.ms is the topic's
+// tombstone retention (how long compaction keeps a tombstone), taken by
+// CreateTopics, read back by DescribeConfigs, SET and DELETEd (back to 24 h)
+// by IncrementalAlterConfigs; 0 keeps a tombstone 1 ms, and a negative or
+// non-numeric value is INVALID_CONFIG and changes nothing.
+func TestDeleteRetentionMs(t *testing.T) {
+	p := startPulse(t, "", DefaultOptions())
+	adm := kadm.NewClient(kgoClient(t, p.addr))
+	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
+	defer cancel()
+	str := func(s string) *string { return &s }
+	if _, err := adm.CreateTopic(ctx, 1, 1, map[string]*string{"cleanup.policy": str("compact"), "delete.retention.ms": str("60000")}, "tomb"); err != nil {
+		t.Fatal(err)
+	}
+	check := func(what string, want time.Duration) {
+		t.Helper()
+		info, err := p.eng.Describe("tomb")
+		if err != nil {
+			t.Fatal(err)
+		}
+		if got := info.Config.TombstoneRetention; got != want {
+			t.Errorf("%s: tombstone retention %v, want %v", what, got, want)
+		}
+		rc, err := adm.DescribeTopicConfigs(ctx, "tomb")
+		if err != nil {
+			t.Fatal(err)
+		}
+		r, err := rc.On("tomb", nil)
+		if err != nil {
+			t.Fatal(err)
+		}
+		for _, c := range r.Configs {
+			if c.Key == "delete.retention.ms" {
+				if c.MaybeValue() != strconv.FormatInt(want.Milliseconds(), 10) {
+					t.Errorf("%s: DescribeConfigs delete.retention.ms %q, want %d", what, c.MaybeValue(), want.Milliseconds())
+				}
+				return
+			}
+		}
+		t.Errorf("%s: DescribeConfigs has no delete.retention.ms", what)
+	}
+	check("created", time.Minute)
+	alter := func(op kadm.IncrementalOp, v *string) error {
+		t.Helper()
+		resp, err := adm.AlterTopicConfigs(ctx, []kadm.AlterConfig{{Op: op, Name: "delete.retention.ms", Value: v}}, "tomb")
+		if err != nil {
+			t.Fatal(err)
+		}
+		r, err := resp.On("tomb", nil)
+		if err != nil {
+			t.Fatal(err)
+		}
+		return r.Err
+	}
+	if err := alter(kadm.SetConfig, str("1000")); err != nil {
+		t.Fatal(err)
+	}
+	check("set to 1000", time.Second)
+	if err := alter(kadm.SetConfig, str("0")); err != nil {
+		t.Fatal(err)
+	}
+	check("set to 0", time.Millisecond)
+	for _, bad := range []string{"-1", "soon"} {
+		if err := alter(kadm.SetConfig, str(bad)); !errors.Is(err, kerr.InvalidConfig) {
+			t.Errorf("set to %q: %v, want INVALID_CONFIG", bad, err)
+		}
+	}
+	check("after refused values", time.Millisecond)
+	if err := alter(kadm.DeleteConfig, nil); err != nil {
+		t.Fatal(err)
+	}
+	check("deleted", 24*time.Hour)
 }
