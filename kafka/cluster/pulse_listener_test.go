@@ -24,6 +24,7 @@ var externalBrokerTests = []string{
 	"TestConsumerCursorSurvivesRestart",
 	"TestAdminOverWebsocket",
 	"TestBadInputRefusedBeforeTheCluster",
+	"TestTombstoneRetentionIsDeleteRetentionMs",
 	"TestDeleteConsumerOnCluster",
 	"TestSubscribeFromTimestamp",
 	"TestUIShowsClusterWatermarksAndLag",

@@ -233,9 +233,10 @@ func topicConfig(cs []kadm.Config) engine.TopicConfig {
 			if b, err := strconv.ParseInt(v, 10, 64); err == nil && b > 0 {
 				tc.RetentionMaxBytes = b
 			}
-		case "flush.messages", "pulse.sync.mode":
-			// The listener's mapping (flush.messages 1 is every-write);
-			// a value it cannot read keeps the default below.
+		case "flush.messages", "pulse.sync.mode", "delete.retention.ms":
+			// The listener's mappings (flush.messages 1 is every-write,
+			// delete.retention.ms the tombstone retention); a value it
+			// cannot read keeps the default.
 			kafka.SetTopicConfig(&tc, c.Key, v)
 		case "cleanup.policy":
 			if v == "compact" || v == "compact,delete" || v == "delete,compact" {
@@ -254,9 +255,9 @@ func topicConfig(cs []kadm.Config) engine.TopicConfig {
 // none gets) leaves the cluster its own flush.messages, so that a topic
 // created through Pulse does not fsync every message of a real cluster
 // unasked (it reads back as the cluster has it: interval on Kafka's
-// default). A codec other than Pulse's stored ones is refused, and so are
-// protect_cursors and a tombstone retention other than the default, which a
-// cluster has no setting for.
+// default). A tombstone retention other than the default is
+// delete.retention.ms. A codec other than Pulse's stored ones is refused,
+// and so is protect_cursors, which a cluster has no setting for.
 func kafkaConfigs(cfg engine.TopicConfig) (map[string]*string, error) {
 	def := engine.DefaultTopicConfig()
 	out := map[string]*string{}
@@ -281,7 +282,7 @@ func kafkaConfigs(cfg engine.TopicConfig) (map[string]*string, error) {
 		return nil, fmt.Errorf("%w: protect_cursors: a cluster's retention does not know Pulse's consumer cursors", engine.ErrInvalidConfig)
 	}
 	if cfg.TombstoneRetention != 0 && cfg.TombstoneRetention != def.TombstoneRetention {
-		return nil, fmt.Errorf("%w: tombstone_retention_ms %d: a cluster keeps tombstones for its own delete.retention.ms", engine.ErrInvalidConfig, cfg.TombstoneRetention.Milliseconds())
+		set("delete.retention.ms", strconv.FormatInt(cfg.TombstoneRetention.Milliseconds(), 10))
 	}
 	if cfg.SegmentMaxBytes > 0 && cfg.SegmentMaxBytes != def.SegmentMaxBytes {
 		set("segment.bytes", strconv.FormatInt(cfg.SegmentMaxBytes, 10))

@@ -16,7 +16,7 @@ import (
 // data dir, with a message naming what was wrong, and nothing reaches the
 // cluster: a consumer name the cursor store refuses, a segment size or a
 // partition count outside Pulse's bounds, and the settings of Pulse's own
-// retention a cluster does not have (protect_cursors, tombstone_retention_ms).
+// retention a cluster does not have (protect_cursors).
 func TestBadInputRefusedBeforeTheCluster(t *testing.T) {
 	addr := bootstrap(t)
 	topic := uniq(t, "guarded")
@@ -52,8 +52,6 @@ func TestBadInputRefusedBeforeTheCluster(t *testing.T) {
 	refused("create with 100001 partitions", err, wire.CodeInvalidConfig, "partitions 100001, want 1..100000")
 	_, err = c.CreateTopic(ctx, bad, wire.TopicConfig{ProtectCursors: true})
 	refused("create with protect_cursors", err, wire.CodeInvalidConfig, "protect_cursors")
-	_, err = c.CreateTopic(ctx, bad, wire.TopicConfig{TombstoneRetentionMs: 1000})
-	refused("create with tombstone_retention_ms", err, wire.CodeInvalidConfig, "tombstone_retention_ms")
 	md, err := adm.Metadata(ctx, bad)
 	if err != nil {
 		t.Fatal(err)
@@ -191,5 +189,46 @@ func TestDeleteConsumerOnCluster(t *testing.T) {
 	}
 	if got := committed(live); got[b] != 1 {
 		t.Errorf("the live group has %v committed after the refused delete", got)
+	}
+}
+
+// TestTombstoneRetentionIsDeleteRetentionMs: create_topic's
+// tombstone_retention_ms is the cluster topic's delete.retention.ms (how
+// long compaction keeps a tombstone, in Kafka as in Pulse), and describe
+// reads it back.
+func TestTombstoneRetentionIsDeleteRetentionMs(t *testing.T) {
+	addr := bootstrap(t)
+	topic := uniq(t, "tombs")
+	_, adm := kclient(t, addr)
+	src := openSource(t, addr)
+	ws, _ := serve(t, src)
+	c := dialWS(t, ws)
+	ctx := testCtx(t)
+	if _, err := c.CreateTopic(ctx, topic, wire.TopicConfig{Cleanup: "compact", TombstoneRetentionMs: 1000}); err != nil {
+		t.Fatal(err)
+	}
+	rc, err := adm.DescribeTopicConfigs(ctx, topic)
+	if err != nil {
+		t.Fatal(err)
+	}
+	r, err := rc.On(topic, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	got := ""
+	for _, cfg := range r.Configs {
+		if cfg.Key == "delete.retention.ms" {
+			got = cfg.MaybeValue()
+		}
+	}
+	if got != "1000" {
+		t.Errorf("the cluster's delete.retention.ms of %s is %q, want 1000", topic, got)
+	}
+	info, err := c.Describe(ctx, topic)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if info.Config.TombstoneRetentionMs != 1000 {
+		t.Errorf("describe over the websocket: tombstone_retention_ms %d, want 1000", info.Config.TombstoneRetentionMs)
 	}
 }
