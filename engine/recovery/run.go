@@ -66,6 +66,8 @@ type runner struct {
 	haveMan       bool
 	limitOf       map[int64]int64 // present segment base -> next listed base
 	missingActive int64           // the listed active segment when its file is gone, else -1
+	missing       []Gap           // the listed sealed segments whose file is gone
+	strays        []int64         // .log files the manifest does not list
 }
 
 // Run recovers the partition directory dir (doc.go): deletes temp files,

@@ -26,7 +26,7 @@ type VerifyProblem struct {
 	EndPosition int64  `json:"end_position"`
 	FirstOffset int64  `json:"first_offset"`
 	EndOffset   int64  `json:"end_offset"` // exclusive
-	Kind        string `json:"kind"`       // "corrupt" or "torn-tail"
+	Kind        string `json:"kind"`       // "corrupt", "torn-tail", "missing", "lost" or "stray"
 	Error       string `json:"error"`
 }
 
@@ -55,27 +55,53 @@ func Verify(w, progress io.Writer, root string, asJSON bool) error {
 	}
 	var jobs []job
 	var total int64
+	// What the manifest says of the files comes first: a listed segment
+	// that is gone, an offset range an earlier open recorded as lost and a
+	// .log the manifest does not list (never read by recovery, so not
+	// scrubbed as part of the log) are problems too.
+	var found []VerifyProblem
 	for _, p := range parts {
-		bases, err := segment.List(p.dir)
+		sf, err := recovery.SegmentFilesOf(p.dir)
 		if err != nil {
-			return err
+			return fmt.Errorf("verify: %w", err)
 		}
-		for i, b := range bases {
+		for _, g := range sf.Recorded {
+			found = append(found, VerifyProblem{File: filepath.Join(p.dir, layout.ManifestFile), FirstOffset: g.FirstOffset, EndOffset: g.EndOffset,
+				Kind: "lost", Error: "offsets recorded as lost: " + g.Reason})
+		}
+		for _, g := range sf.Missing {
+			found = append(found, VerifyProblem{File: filepath.Join(p.dir, segment.LogFile(g.FirstOffset)), FirstOffset: g.FirstOffset, EndOffset: g.EndOffset,
+				Kind: "missing", Error: g.Reason})
+		}
+		if b := sf.MissingActive; b >= 0 {
+			found = append(found, VerifyProblem{File: filepath.Join(p.dir, segment.LogFile(b)), FirstOffset: b, EndOffset: b,
+				Kind: "missing", Error: fmt.Sprintf("the last segment %s, listed in the manifest, is missing", segment.LogFile(b))})
+		}
+		for _, b := range sf.Stray {
+			path := filepath.Join(p.dir, segment.LogFile(b))
+			var size int64
+			if fi, err := os.Stat(path); err == nil {
+				size = fi.Size()
+			}
+			found = append(found, VerifyProblem{File: path, EndPosition: size, FirstOffset: b, EndOffset: b,
+				Kind: "stray", Error: "not in the manifest: left alone and never read"})
+		}
+		for i, b := range sf.Segments {
 			path := filepath.Join(p.dir, segment.LogFile(b))
 			fi, err := os.Stat(path)
 			if err != nil {
 				return err
 			}
-			var limit int64
-			if i+1 < len(bases) {
-				limit = bases[i+1]
+			limit, ok := sf.Limits[b]
+			if !ok && sf.Limits == nil && i+1 < len(sf.Segments) {
+				limit = sf.Segments[i+1] // no manifest: the next file bounds it
 			}
 			jobs = append(jobs, job{path, limit, fi.Size()})
 			total += fi.Size()
 		}
 	}
 	bar := newProgressBar(progress, total)
-	sum := VerifySummary{Root: root, Problems: []VerifyProblem{}}
+	sum := VerifySummary{Root: root, Problems: append([]VerifyProblem{}, found...)}
 	var done int64
 	for _, j := range jobs {
 		c, err := recovery.CheckSegmentFile(j.path, recovery.CheckOptions{
