@@ -49,9 +49,10 @@ func Verify(w, progress io.Writer, root string, asJSON bool) error {
 		return err
 	}
 	type job struct {
-		path  string
-		limit int64
-		size  int64
+		path     string
+		limit    int64
+		size     int64
+		recorded []recovery.Gap // the partition's gaps the manifest records
 	}
 	var jobs []job
 	var total int64
@@ -96,7 +97,7 @@ func Verify(w, progress io.Writer, root string, asJSON bool) error {
 			if !ok && sf.Limits == nil && i+1 < len(sf.Segments) {
 				limit = sf.Segments[i+1] // no manifest: the next file bounds it
 			}
-			jobs = append(jobs, job{path, limit, fi.Size()})
+			jobs = append(jobs, job{path, limit, fi.Size(), sf.Recorded})
 			total += fi.Size()
 		}
 	}
@@ -120,6 +121,10 @@ func Verify(w, progress io.Writer, root string, asJSON bool) error {
 		for _, r := range c.Corrupt {
 			sum.Problems = append(sum.Problems, VerifyProblem{File: j.path, Position: r.StartPos, EndPosition: r.EndPos,
 				FirstOffset: r.FirstOffset, EndOffset: r.EndOffset, Kind: "corrupt", Error: r.Err})
+		}
+		if g := c.Lost; g != nil && !covered(j.recorded, *g) {
+			sum.Problems = append(sum.Problems, VerifyProblem{File: j.path, Position: c.Size, EndPosition: c.Size,
+				FirstOffset: g.FirstOffset, EndOffset: g.EndOffset, Kind: "lost", Error: g.Reason})
 		}
 		if t := c.Torn; t != nil {
 			sum.Problems = append(sum.Problems, VerifyProblem{File: j.path, Position: t.Position, EndPosition: t.Position + t.Bytes,
@@ -307,4 +312,14 @@ func topicPartitions(dir, topic string) ([]partitionDir, error) {
 func holdsSegments(dir string) bool {
 	b, err := segment.List(dir)
 	return err == nil && len(b) > 0
+}
+
+// covered says whether one of gaps holds all of g (already reported).
+func covered(gaps []recovery.Gap, g recovery.Gap) bool {
+	for _, h := range gaps {
+		if h.FirstOffset <= g.FirstOffset && g.EndOffset <= h.EndOffset {
+			return true
+		}
+	}
+	return false
 }

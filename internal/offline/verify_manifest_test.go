@@ -10,6 +10,7 @@ import (
 	"testing"
 
 	"github.com/pulselog/pulse/engine"
+	"github.com/pulselog/pulse/engine/recovery"
 	"github.com/pulselog/pulse/engine/segment"
 	"github.com/pulselog/pulse/internal/layout"
 )
@@ -137,6 +138,38 @@ func TestVerifyStraySegment(t *testing.T) {
 	for k, v := range before {
 		if after[k] != v {
 			t.Fatalf("verify changed %s", k)
+		}
+	}
+}
+
+// TestVerifySealedSegmentShort: a sealed segment that lost whole batches at
+// its end (cut at a batch boundary, or emptied) holds no damaged byte, but
+// the offsets up to the next segment's base are gone: verify reports them
+// as lost, as recovery does.
+func TestVerifySealedSegmentShort(t *testing.T) {
+	for _, emptied := range []bool{false, true} {
+		data, dir, bases := segmentedDir(t)
+		seg := filepath.Join(dir, segment.LogFile(bases[0]))
+		var lastPos, lastBase int64
+		if _, err := recovery.CheckSegmentFile(seg, recovery.CheckOptions{Limit: bases[1], Visit: func(fr recovery.Frame) error {
+			lastPos, lastBase = fr.Position, fr.Header.BaseOffset
+			return nil
+		}}); err != nil {
+			t.Fatal(err)
+		}
+		cut, from := lastPos, lastBase
+		if emptied {
+			cut, from = 0, bases[0]
+		}
+		if err := os.Truncate(seg, cut); err != nil {
+			t.Fatal(err)
+		}
+		sum, err := verifyJSON(t, data)
+		if err == nil || len(sum.Problems) != 1 {
+			t.Fatalf("emptied %v: verify of %s cut at %d: err %v, %+v", emptied, seg, cut, err, sum)
+		}
+		if p := sum.Problems[0]; p.Kind != "lost" || p.File != seg || p.FirstOffset != from || p.EndOffset != bases[1] {
+			t.Fatalf("emptied %v: problem %+v, want lost %s offsets [%d, %d)", emptied, p, seg, from, bases[1])
 		}
 	}
 }
