@@ -53,7 +53,16 @@ func Verify(w, progress io.Writer, root string, asJSON bool) error {
 		limit    int64
 		size     int64
 		recorded []recovery.Gap // the partition's gaps the manifest records
+		part     int            // index in ends
+		last     bool           // the partition's last segment (the active one)
 	}
+	// ends[i] is where parts[i]'s segments end, once its last one is scanned.
+	type end struct {
+		files recovery.SegmentFiles
+		leo   int64
+		torn  bool // its last segment ends in a torn tail (already a problem)
+	}
+	ends := make([]end, len(parts))
 	var jobs []job
 	var total int64
 	// What the manifest says of the files comes first: a listed segment
@@ -61,11 +70,12 @@ func Verify(w, progress io.Writer, root string, asJSON bool) error {
 	// .log the manifest does not list (never read by recovery, so not
 	// scrubbed as part of the log) are problems too.
 	var found []VerifyProblem
-	for _, p := range parts {
+	for pi, p := range parts {
 		sf, err := recovery.SegmentFilesOf(p.dir)
 		if err != nil {
 			return fmt.Errorf("verify: %w", err)
 		}
+		ends[pi].files = sf
 		for _, g := range sf.Recorded {
 			found = append(found, VerifyProblem{File: filepath.Join(p.dir, layout.ManifestFile), FirstOffset: g.FirstOffset, EndOffset: g.EndOffset,
 				Kind: "lost", Error: "offsets recorded as lost: " + g.Reason})
@@ -73,10 +83,6 @@ func Verify(w, progress io.Writer, root string, asJSON bool) error {
 		for _, g := range sf.Missing {
 			found = append(found, VerifyProblem{File: filepath.Join(p.dir, segment.LogFile(g.FirstOffset)), FirstOffset: g.FirstOffset, EndOffset: g.EndOffset,
 				Kind: "missing", Error: g.Reason})
-		}
-		if b := sf.MissingActive; b >= 0 {
-			found = append(found, VerifyProblem{File: filepath.Join(p.dir, segment.LogFile(b)), FirstOffset: b, EndOffset: b,
-				Kind: "missing", Error: fmt.Sprintf("the last segment %s, listed in the manifest, is missing", segment.LogFile(b))})
 		}
 		for _, b := range sf.Stray {
 			path := filepath.Join(p.dir, segment.LogFile(b))
@@ -97,7 +103,7 @@ func Verify(w, progress io.Writer, root string, asJSON bool) error {
 			if !ok && sf.Limits == nil && i+1 < len(sf.Segments) {
 				limit = sf.Segments[i+1] // no manifest: the next file bounds it
 			}
-			jobs = append(jobs, job{path, limit, fi.Size(), sf.Recorded})
+			jobs = append(jobs, job{path, limit, fi.Size(), sf.Recorded, pi, i == len(sf.Segments)-1})
 			total += fi.Size()
 		}
 	}
@@ -130,6 +136,33 @@ func Verify(w, progress io.Writer, root string, asJSON bool) error {
 			sum.Problems = append(sum.Problems, VerifyProblem{File: j.path, Position: t.Position, EndPosition: t.Position + t.Bytes,
 				FirstOffset: c.NextOffset, EndOffset: c.NextOffset, Kind: "torn-tail", Error: t.Reason})
 		}
+		if j.last {
+			ends[j.part].leo, ends[j.part].torn = c.NextOffset, c.Torn != nil
+		}
+	}
+	// Offsets Pulse acknowledged (the persisted hwm, a snapshot's end) that
+	// no segment holds are lost, as recovery reports them; a missing last
+	// segment below them is the active one gone, not an interrupted roll.
+	for pi, p := range parts {
+		e := ends[pi]
+		promised := int64(-1)
+		if v, err := recovery.ReadHWM(p.dir); err == nil {
+			promised = v
+		}
+		if snap, err := recovery.ReadSnapshot(p.dir); err == nil {
+			promised = max(promised, snap.LEO)
+		}
+		g := recovery.Gap{FirstOffset: e.leo, EndOffset: promised}
+		if e.torn || promised <= e.leo || covered(e.files.Recorded, g) {
+			continue
+		}
+		pr := VerifyProblem{File: filepath.Join(p.dir, layout.HWMFile), FirstOffset: g.FirstOffset, EndOffset: g.EndOffset, Kind: "lost",
+			Error: fmt.Sprintf("the segments end at offset %d but offsets up to %d were acknowledged (persisted hwm, snapshot)", e.leo, promised)}
+		if b := e.files.MissingActive; b >= 0 {
+			pr.File, pr.Kind = filepath.Join(p.dir, segment.LogFile(b)), "missing"
+			pr.Error = fmt.Sprintf("the active segment %s, listed in the manifest, is missing; offsets up to %d were acknowledged", segment.LogFile(b), promised)
+		}
+		sum.Problems = append(sum.Problems, pr)
 	}
 	bar.finish()
 	sum.OK = len(sum.Problems) == 0

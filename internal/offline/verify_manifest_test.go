@@ -173,3 +173,63 @@ func TestVerifySealedSegmentShort(t *testing.T) {
 		}
 	}
 }
+
+// TestVerifyAcknowledgedEnd: offsets the persisted hwm (or the snapshot)
+// says were acknowledged but that no segment holds are a problem, named as
+// a missing active segment when the manifest lists one that is gone; a
+// manifest naming a last segment a roll never created loses nothing.
+func TestVerifyAcknowledgedEnd(t *testing.T) {
+	t.Run("hwm ahead", func(t *testing.T) {
+		data, dir, _ := segmentedDir(t)
+		end, err := recovery.ReadHWM(dir)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if err := recovery.WriteHWM(dir, end+100); err != nil {
+			t.Fatal(err)
+		}
+		sum, err := verifyJSON(t, data)
+		if err == nil || len(sum.Problems) != 1 {
+			t.Fatalf("err %v, %+v", err, sum)
+		}
+		if p := sum.Problems[0]; p.Kind != "lost" || p.FirstOffset != end || p.EndOffset != end+100 {
+			t.Fatalf("problem %+v, want lost [%d, %d)", p, end, end+100)
+		}
+	})
+	t.Run("active segment gone", func(t *testing.T) {
+		data, dir, bases := segmentedDir(t)
+		end, err := recovery.ReadHWM(dir)
+		if err != nil {
+			t.Fatal(err)
+		}
+		active := filepath.Join(dir, segment.LogFile(bases[2]))
+		if err := os.Remove(active); err != nil {
+			t.Fatal(err)
+		}
+		sum, err := verifyJSON(t, data)
+		if err == nil || len(sum.Problems) != 1 {
+			t.Fatalf("err %v, %+v", err, sum)
+		}
+		if p := sum.Problems[0]; p.Kind != "missing" || p.File != active || p.FirstOffset != bases[2] || p.EndOffset != end {
+			t.Fatalf("problem %+v, want missing %s [%d, %d)", p, active, bases[2], end)
+		}
+	})
+	t.Run("roll interrupted", func(t *testing.T) {
+		data, dir, bases := segmentedDir(t)
+		end, err := recovery.ReadHWM(dir)
+		if err != nil {
+			t.Fatal(err)
+		}
+		m, err := recovery.ReadManifest(dir)
+		if err != nil {
+			t.Fatal(err)
+		}
+		m.Segments = append(append([]int64{}, bases...), end)
+		if err := recovery.WriteManifest(dir, m); err != nil {
+			t.Fatal(err)
+		}
+		if sum, err := verifyJSON(t, data); err != nil || !sum.OK {
+			t.Fatalf("a roll interrupted before its segment was created: err %v, %+v", err, sum)
+		}
+	})
+}
