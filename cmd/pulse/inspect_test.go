@@ -186,3 +186,22 @@ func TestInspectEmptyAndMissing(t *testing.T) {
 		t.Fatal("missing dir: no error")
 	}
 }
+
+// TestIndexIntervalFlagRefusesNegative: --index-interval-bytes below zero
+// is refused with an error naming it (0 is the default spacing), by inspect
+// and by crashlab, before anything is read.
+func TestIndexIntervalFlagRefusesNegative(t *testing.T) {
+	data, _, _ := makeDataDir(t)
+	for _, args := range [][]string{
+		{"inspect", "--index-interval-bytes", "-5", data},
+		{"crashlab", "--data", data, "--topic", "orders", "--partition", "0", "--fault", "cut", "--index-interval-bytes", "-5"},
+	} {
+		_, _, err := runPulse(t, args...)
+		if err == nil || !strings.Contains(err.Error(), "index interval") || !strings.Contains(err.Error(), "-5") {
+			t.Errorf("pulse %v: %v, want the negative interval refused", args, err)
+		}
+	}
+	if _, _, err := runPulse(t, "inspect", "--index-interval-bytes", "0", data); err != nil {
+		t.Errorf("--index-interval-bytes 0 (the default): %v", err)
+	}
+}

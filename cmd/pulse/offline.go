@@ -40,9 +40,14 @@ func newVerifyCmd() *cobra.Command {
 		Short: "CRC-check every batch of every segment",
 		Long: `Verify reads every segment of every partition of a data directory (or of
 DIR: a data directory, a topic directory or one partition directory) and
-checks every batch: header, CRC and offsets. Progress goes to stderr. It
-exits non-zero and lists each problem (file, byte position, offsets, error)
-when anything is bad. Nothing is written. Next to a running pulse, a write in
+checks every batch: header, CRC and offsets. It reads the segments the
+partition's manifest lists, and reports as problems too what recovery would
+find lost: a listed segment that is missing, a sealed segment ending before
+the next one's base, acknowledged offsets (hwm file, snapshot) past the end of
+the data, a range an earlier open recorded as lost; and a .log file the
+manifest does not list (stray: not read). Progress goes to stderr. It
+exits non-zero and lists each problem (file, byte position, offsets, kind,
+error) when anything is bad. Nothing is written. Next to a running pulse, a write in
 flight may show as a torn tail of an active segment.`,
 		Args: cobra.MaximumNArgs(1),
 	}

@@ -152,7 +152,11 @@ func apply(dir string, f Fault, healthy *recovery.Report, seed uint64) (string, 
 		}
 		return fmt.Sprintf("persisted hwm %d, %d past the log end %d", v, hwmAheadBy, healthy.RecoveredEnd), nil
 	case OrphanTmp:
-		name := compact.TempPrefix + segment.Name(f.Segment) + "-log-crashlab"
+		base := f.Segment // orphan-tmp takes no segment: named for the first one
+		if segs, err := Layout(dir); base < 0 && err == nil && len(segs) > 0 {
+			base = segs[0].Base
+		}
+		name := compact.TempPrefix + segment.Name(max(base, 0)) + "-log-crashlab"
 		if err := os.WriteFile(filepath.Join(dir, name), garbage(4096), 0o644); err != nil {
 			return "", err
 		}

@@ -20,10 +20,13 @@ type SegmentCheck struct {
 	// segment that recovery would truncate.
 	Corrupt []CorruptRange `json:"corrupt,omitempty"`
 	Torn    *Truncation    `json:"torn,omitempty"`
+	// Lost, with a Limit, is the offset range a sealed segment lost at its
+	// end (whole batches cut, or the file emptied): recovery's gap.
+	Lost *Gap `json:"lost,omitempty"`
 }
 
 // OK reports whether every byte of the file is a valid batch.
-func (c *SegmentCheck) OK() bool { return len(c.Corrupt) == 0 && c.Torn == nil }
+func (c *SegmentCheck) OK() bool { return len(c.Corrupt) == 0 && c.Torn == nil && c.Lost == nil }
 
 // CheckOptions configure CheckSegmentFile.
 type CheckOptions struct {
@@ -68,10 +71,16 @@ func CheckSegmentFile(path string, opts CheckOptions) (*SegmentCheck, error) {
 	if out.err != nil {
 		return nil, out.err
 	}
-	return &SegmentCheck{
+	c := &SegmentCheck{
 		Path: path, Base: base, Size: fi.Size(), Batches: out.batches, NextOffset: out.next,
 		Corrupt: out.corrupt, Torn: out.torn,
-	}, nil
+	}
+	if opts.Limit > 0 {
+		if g, ok := sealedShortfall(filepath.Base(path), fi.Size(), limit, out); ok {
+			c.Lost = &g
+		}
+	}
+	return c, nil
 }
 
 // ParseSegmentName returns the base offset of a segment file name

@@ -133,10 +133,13 @@ func (r *runner) checkSealed(s *segState) string {
 		return s.diskProblem
 	}
 	if s.size == 0 {
+		// A roll only seals a segment that holds a batch, and compaction
+		// deletes a segment it empties: an empty sealed segment lost its
+		// offsets (the scan reports them as a gap).
 		if len(s.disk) > 0 {
 			return "index entries for an empty segment"
 		}
-		return ""
+		return "an empty sealed segment"
 	}
 	if why := r.checkEntries(s, s.disk, s.size); why != "" {
 		return why

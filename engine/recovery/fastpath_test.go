@@ -185,3 +185,36 @@ func TestSealedSegmentCutAtABatchBoundary(t *testing.T) {
 		}
 	}
 }
+
+// TestSealedSegmentEmptied: a sealed segment whose .log is there but empty
+// (a crash of the filesystem can leave a zero-length file; a sealed segment
+// always holds a batch, compaction deletes one it empties) lost every
+// acknowledged offset it held. Both paths report them as a gap up to the
+// next segment's base, never open "ok" without them.
+func TestSealedSegmentEmptied(t *testing.T) {
+	f := defaultFixture(t)
+	s1 := f.segs[1]
+	opts := Options{IndexIntervalBytes: testInterval}
+	for _, snapshot := range []bool{true, false} {
+		for _, keepIndex := range []bool{true, false} {
+			m := f.files(t, snapshot)
+			m[s1.name()+".log"] = []byte{}
+			if !keepIndex {
+				delete(m, s1.name()+".index")
+			}
+			res, dir := runImage(t, m, opts)
+			rep := &res.Report
+			lines := strings.Join(rep.Lines(), "\n")
+			if len(rep.Gaps) != 1 || rep.Gaps[0].FirstOffset != s1.base || rep.Gaps[0].EndOffset != f.segs[2].base || !rep.Degraded {
+				t.Fatalf("snapshot %v, index %v: want the gap [%d, %d) reported\n%s", snapshot, keepIndex, s1.base, f.segs[2].base, lines)
+			}
+			if res.LEO != f.leo || res.HWM != f.leo {
+				t.Fatalf("snapshot %v, index %v: leo %d hwm %d, want %d\n%s", snapshot, keepIndex, res.LEO, res.HWM, f.leo, lines)
+			}
+			man, err := ReadManifest(dir)
+			if err != nil || len(man.Gaps) != 1 {
+				t.Fatalf("snapshot %v, index %v: manifest %+v (%v), want the gap recorded", snapshot, keepIndex, man, err)
+			}
+		}
+	}
+}

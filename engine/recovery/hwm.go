@@ -19,8 +19,8 @@ const (
 
 // EncodeHWM returns the 8-byte file image of v.
 func EncodeHWM(v int64) ([]byte, error) {
-	if v < 0 {
-		return nil, fmt.Errorf("%w: negative high-watermark %d", ErrBadHWM, v)
+	if v < 0 || v > MaxPersistedOffset {
+		return nil, fmt.Errorf("%w: high-watermark %d outside [0, %d]", ErrBadHWM, v, int64(MaxPersistedOffset))
 	}
 	b := make([]byte, HWMLen)
 	binary.BigEndian.PutUint64(b, uint64(v))
@@ -28,7 +28,7 @@ func EncodeHWM(v int64) ([]byte, error) {
 }
 
 // DecodeHWM parses an hwm file image: exactly 8 bytes holding a
-// non-negative offset. Errors wrap ErrBadHWM.
+// offset in [0, MaxPersistedOffset]. Errors wrap ErrBadHWM.
 func DecodeHWM(b []byte) (int64, error) {
 	if len(b) != HWMLen {
 		return 0, fmt.Errorf("%w: %d bytes, want %d", ErrBadHWM, len(b), HWMLen)
@@ -37,8 +37,18 @@ func DecodeHWM(b []byte) (int64, error) {
 	if v < 0 {
 		return 0, fmt.Errorf("%w: negative value %d", ErrBadHWM, v)
 	}
+	if v > MaxPersistedOffset {
+		return 0, fmt.Errorf("%w: value %d past the largest offset a log reaches (%d)", ErrBadHWM, v, int64(MaxPersistedOffset))
+	}
 	return v, nil
 }
+
+// MaxPersistedOffset bounds every offset an hwm file or a snapshot may hold
+// (2^62: ten million records a second would take 14,000 years to get
+// there). A value past it was never written by Pulse (a damaged or hostile
+// file, such as all ones): it is unreadable, never a promise, since a log
+// end near math.MaxInt64 would leave no offset to append at.
+const MaxPersistedOffset = 1 << 62
 
 // WriteHWM replaces dir/hwm atomically and durably (temp file, fsync,
 // rename, directory fsync).

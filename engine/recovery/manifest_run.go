@@ -74,6 +74,7 @@ func (r *runner) applyManifest(disk []int64) ([]int64, error) {
 				size = fi.Size()
 			}
 			r.rep.StraySegments = append(r.rep.StraySegments, fmt.Sprintf("%s (%d bytes, named for offset %d): not in the manifest, left alone and never read", segment.LogFile(b), size, b))
+			r.strays = append(r.strays, b)
 			r.rep.Degraded = true
 		}
 	}
@@ -91,7 +92,9 @@ func (r *runner) applyManifest(disk []int64) ([]int64, error) {
 		}
 		end := m.Segments[i+1]
 		r.rep.MissingSegments = append(r.rep.MissingSegments, fmt.Sprintf("%s: offsets [%d, %d) gone", segment.LogFile(b), b, end))
-		r.addGap(Gap{FirstOffset: b, EndOffset: end, Reason: fmt.Sprintf("segment %s, listed in the manifest, is missing", segment.LogFile(b))})
+		g := Gap{FirstOffset: b, EndOffset: end, Reason: fmt.Sprintf("segment %s, listed in the manifest, is missing", segment.LogFile(b))}
+		r.missing = append(r.missing, g)
+		r.addGap(g)
 	}
 	if r.missingActive >= 0 && len(present) > 0 {
 		// The last present segment becomes the active one.
@@ -119,4 +122,43 @@ func (r *runner) writeManifest(segs []int64) error {
 		return nil
 	}
 	return WriteManifest(r.dir, m)
+}
+
+// SegmentFiles is what a partition directory's manifest says of the segment
+// files in it (SegmentFilesOf), as recovery sees it.
+type SegmentFiles struct {
+	// Segments are the listed segments whose .log is there, ascending: the
+	// ones recovery reads (all .log files found when there is no valid
+	// manifest).
+	Segments []int64
+	// Limits maps a segment's base to the base of the segment after it in
+	// the manifest (absent for the last one, the active segment).
+	Limits map[int64]int64
+	// Recorded are the gaps the manifest records from earlier opens;
+	// Missing the listed sealed segments whose .log is gone now.
+	Recorded, Missing []Gap
+	// MissingActive is the listed last segment when its .log is gone, else -1.
+	MissingActive int64
+	// Stray are the .log files the manifest does not list (never read).
+	Stray []int64
+	// Notes: no manifest, an unreadable one, deletions left to finish.
+	Notes []string
+}
+
+// SegmentFilesOf compares the .log files of dir with its manifest exactly as
+// Run does, changing nothing.
+func SegmentFilesOf(dir string) (SegmentFiles, error) {
+	disk, err := segment.List(dir)
+	if err != nil {
+		return SegmentFiles{}, err
+	}
+	r := &runner{dir: dir, opts: Options{ReadOnly: true}, missingActive: -1}
+	present, err := r.applyManifest(disk)
+	if err != nil {
+		return SegmentFiles{}, err
+	}
+	return SegmentFiles{
+		Segments: present, Limits: r.limitOf, Recorded: r.man.Gaps, Missing: r.missing,
+		MissingActive: r.missingActive, Stray: r.strays, Notes: r.rep.Notes,
+	}, nil
 }

@@ -34,7 +34,7 @@ type Options struct {
 	Partition int
 
 	// IndexIntervalBytes is the spacing of sparse index entries the log
-	// writes (default 4 KiB). An index with a gap wider than this between
+	// writes (0: the default 4 KiB; below 0 is refused). An index with a gap wider than this between
 	// indexed batches is treated as short and rebuilt.
 	IndexIntervalBytes int
 
@@ -52,7 +52,10 @@ type Options struct {
 }
 
 func (o Options) withDefaults() (Options, error) {
-	if o.IndexIntervalBytes <= 0 {
+	switch {
+	case o.IndexIntervalBytes < 0:
+		return o, fmt.Errorf("%w: index interval %d bytes (want 0 for the default, or more)", ErrInvalidOptions, o.IndexIntervalBytes)
+	case o.IndexIntervalBytes == 0:
 		o.IndexIntervalBytes = DefaultIndexIntervalBytes
 	}
 	switch o.HiddenTail {

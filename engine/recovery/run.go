@@ -66,6 +66,8 @@ type runner struct {
 	haveMan       bool
 	limitOf       map[int64]int64 // present segment base -> next listed base
 	missingActive int64           // the listed active segment when its file is gone, else -1
+	missing       []Gap           // the listed sealed segments whose file is gone
+	strays        []int64         // .log files the manifest does not list
 }
 
 // Run recovers the partition directory dir (doc.go): deletes temp files,
@@ -349,12 +351,8 @@ func (r *runner) scan(s *segState, startPos, startOff, lastIndexed int64, prefix
 		s.disk = kept
 	}
 	if s.sealed {
-		if out.endsInBatch && !out.lastSparse && out.next < s.limit {
-			// A sealed segment's batches end at the next segment's base
-			// unless compaction removed the last offsets (sparse
-			// batches): the file lost whole batches at its end.
-			r.addGap(Gap{FirstOffset: out.next, EndOffset: s.limit,
-				Reason: fmt.Sprintf("sealed segment %s ends at offset %d, before the next segment's base %d", filepath.Base(s.seg.Path()), out.next, s.limit)})
+		if g, ok := sealedShortfall(filepath.Base(s.seg.Path()), s.size, s.limit, out); ok {
+			r.addGap(g)
 		}
 		s.end = s.limit
 	} else {
@@ -499,4 +497,23 @@ func (r *runner) replaceStaleSnapshot(leo int64) error {
 		return err
 	}
 	return WriteSnapshot(r.dir, Snapshot{LEO: leo, ActiveBase: active.base, ActiveSize: active.size, ActiveNext: leo})
+}
+
+// sealedShortfall says whether a sealed segment (name, size bytes, the next
+// segment's base limit) lost whole batches at its end, as scanned (out): its
+// batches end at the next segment's base unless compaction removed the last
+// offsets (sparse batches), and it is never empty (a roll only seals a
+// segment holding a batch; compaction deletes one it empties).
+func sealedShortfall(name string, size, limit int64, out scanOutput) (Gap, bool) {
+	switch {
+	case out.next >= limit:
+		return Gap{}, false
+	case size == 0:
+		return Gap{FirstOffset: out.next, EndOffset: limit,
+			Reason: fmt.Sprintf("sealed segment %s is empty, its offsets up to the next segment's base %d are gone", name, limit)}, true
+	case out.endsInBatch && !out.lastSparse:
+		return Gap{FirstOffset: out.next, EndOffset: limit,
+			Reason: fmt.Sprintf("sealed segment %s ends at offset %d, before the next segment's base %d", name, out.next, limit)}, true
+	}
+	return Gap{}, false
 }

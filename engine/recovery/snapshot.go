@@ -56,6 +56,8 @@ func (s Snapshot) Validate() error {
 	switch {
 	case s.LEO < 0 || s.ActiveBase < 0 || s.ActiveSize < 0 || s.ActiveNext < 0:
 		return fmt.Errorf("%w: negative value in %+v", ErrBadSnapshot, s)
+	case s.LEO > MaxPersistedOffset:
+		return fmt.Errorf("%w: leo %d past the largest offset a log reaches (%d)", ErrBadSnapshot, s.LEO, int64(MaxPersistedOffset))
 	case s.ActiveNext != s.LEO:
 		return fmt.Errorf("%w: active next %d != leo %d", ErrBadSnapshot, s.ActiveNext, s.LEO)
 	case s.ActiveBase > s.LEO:

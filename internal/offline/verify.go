@@ -26,7 +26,7 @@ type VerifyProblem struct {
 	EndPosition int64  `json:"end_position"`
 	FirstOffset int64  `json:"first_offset"`
 	EndOffset   int64  `json:"end_offset"` // exclusive
-	Kind        string `json:"kind"`       // "corrupt" or "torn-tail"
+	Kind        string `json:"kind"`       // "corrupt", "torn-tail", "missing", "lost" or "stray"
 	Error       string `json:"error"`
 }
 
@@ -49,33 +49,66 @@ func Verify(w, progress io.Writer, root string, asJSON bool) error {
 		return err
 	}
 	type job struct {
-		path  string
-		limit int64
-		size  int64
+		path     string
+		limit    int64
+		size     int64
+		recorded []recovery.Gap // the partition's gaps the manifest records
+		part     int            // index in ends
+		last     bool           // the partition's last segment (the active one)
 	}
+	// ends[i] is where parts[i]'s segments end, once its last one is scanned.
+	type end struct {
+		files recovery.SegmentFiles
+		leo   int64
+		torn  bool // its last segment ends in a torn tail (already a problem)
+	}
+	ends := make([]end, len(parts))
 	var jobs []job
 	var total int64
-	for _, p := range parts {
-		bases, err := segment.List(p.dir)
+	// What the manifest says of the files comes first: a listed segment
+	// that is gone, an offset range an earlier open recorded as lost and a
+	// .log the manifest does not list (never read by recovery, so not
+	// scrubbed as part of the log) are problems too.
+	var found []VerifyProblem
+	for pi, p := range parts {
+		sf, err := recovery.SegmentFilesOf(p.dir)
 		if err != nil {
-			return err
+			return fmt.Errorf("verify: %w", err)
 		}
-		for i, b := range bases {
+		ends[pi].files = sf
+		for _, g := range sf.Recorded {
+			found = append(found, VerifyProblem{File: filepath.Join(p.dir, layout.ManifestFile), FirstOffset: g.FirstOffset, EndOffset: g.EndOffset,
+				Kind: "lost", Error: "offsets recorded as lost: " + g.Reason})
+		}
+		for _, g := range sf.Missing {
+			found = append(found, VerifyProblem{File: filepath.Join(p.dir, segment.LogFile(g.FirstOffset)), FirstOffset: g.FirstOffset, EndOffset: g.EndOffset,
+				Kind: "missing", Error: g.Reason})
+		}
+		for _, b := range sf.Stray {
+			path := filepath.Join(p.dir, segment.LogFile(b))
+			var size int64
+			if fi, err := os.Stat(path); err == nil {
+				size = fi.Size()
+			}
+			found = append(found, VerifyProblem{File: path, EndPosition: size, FirstOffset: b, EndOffset: b,
+				Kind: "stray", Error: "not in the manifest: left alone and never read"})
+		}
+		for i, b := range sf.Segments {
 			path := filepath.Join(p.dir, segment.LogFile(b))
 			fi, err := os.Stat(path)
 			if err != nil {
 				return err
 			}
-			var limit int64
-			if i+1 < len(bases) {
-				limit = bases[i+1]
+			limit, ok := sf.Limits[b]
+			if !ok && sf.Limits == nil && i+1 < len(sf.Segments) {
+				limit = sf.Segments[i+1] // no manifest: the next file bounds it
 			}
-			jobs = append(jobs, job{path, limit, fi.Size()})
+			jobs = append(jobs, job{path, limit, fi.Size(), sf.Recorded, pi, i == len(sf.Segments)-1})
 			total += fi.Size()
 		}
 	}
 	bar := newProgressBar(progress, total)
-	sum := VerifySummary{Root: root, Problems: []VerifyProblem{}}
+	sum := VerifySummary{Root: root, Problems: append([]VerifyProblem{}, found...)}
 	var done int64
 	for _, j := range jobs {
 		c, err := recovery.CheckSegmentFile(j.path, recovery.CheckOptions{
@@ -95,10 +128,41 @@ func Verify(w, progress io.Writer, root string, asJSON bool) error {
 			sum.Problems = append(sum.Problems, VerifyProblem{File: j.path, Position: r.StartPos, EndPosition: r.EndPos,
 				FirstOffset: r.FirstOffset, EndOffset: r.EndOffset, Kind: "corrupt", Error: r.Err})
 		}
+		if g := c.Lost; g != nil && !covered(j.recorded, *g) {
+			sum.Problems = append(sum.Problems, VerifyProblem{File: j.path, Position: c.Size, EndPosition: c.Size,
+				FirstOffset: g.FirstOffset, EndOffset: g.EndOffset, Kind: "lost", Error: g.Reason})
+		}
 		if t := c.Torn; t != nil {
 			sum.Problems = append(sum.Problems, VerifyProblem{File: j.path, Position: t.Position, EndPosition: t.Position + t.Bytes,
 				FirstOffset: c.NextOffset, EndOffset: c.NextOffset, Kind: "torn-tail", Error: t.Reason})
 		}
+		if j.last {
+			ends[j.part].leo, ends[j.part].torn = c.NextOffset, c.Torn != nil
+		}
+	}
+	// Offsets Pulse acknowledged (the persisted hwm, a snapshot's end) that
+	// no segment holds are lost, as recovery reports them; a missing last
+	// segment below them is the active one gone, not an interrupted roll.
+	for pi, p := range parts {
+		e := ends[pi]
+		promised := int64(-1)
+		if v, err := recovery.ReadHWM(p.dir); err == nil {
+			promised = v
+		}
+		if snap, err := recovery.ReadSnapshot(p.dir); err == nil {
+			promised = max(promised, snap.LEO)
+		}
+		g := recovery.Gap{FirstOffset: e.leo, EndOffset: promised}
+		if e.torn || promised <= e.leo || covered(e.files.Recorded, g) {
+			continue
+		}
+		pr := VerifyProblem{File: filepath.Join(p.dir, layout.HWMFile), FirstOffset: g.FirstOffset, EndOffset: g.EndOffset, Kind: "lost",
+			Error: fmt.Sprintf("the segments end at offset %d but offsets up to %d were acknowledged (persisted hwm, snapshot)", e.leo, promised)}
+		if b := e.files.MissingActive; b >= 0 {
+			pr.File, pr.Kind = filepath.Join(p.dir, segment.LogFile(b)), "missing"
+			pr.Error = fmt.Sprintf("the active segment %s, listed in the manifest, is missing; offsets up to %d were acknowledged", segment.LogFile(b), promised)
+		}
+		sum.Problems = append(sum.Problems, pr)
 	}
 	bar.finish()
 	sum.OK = len(sum.Problems) == 0
@@ -281,4 +345,14 @@ func topicPartitions(dir, topic string) ([]partitionDir, error) {
 func holdsSegments(dir string) bool {
 	b, err := segment.List(dir)
 	return err == nil && len(b) > 0
+}
+
+// covered says whether one of gaps holds all of g (already reported).
+func covered(gaps []recovery.Gap, g recovery.Gap) bool {
+	for _, h := range gaps {
+		if h.FirstOffset <= g.FirstOffset && g.EndOffset <= h.EndOffset {
+			return true
+		}
+	}
+	return false
 }
