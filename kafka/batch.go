@@ -418,6 +418,40 @@ func int32Bytes(b []byte) (v, rest []byte, err error) {
 // timestamp as the batch's (which consumers give every record of a
 // LogAppendTime batch: callers group records of one commit time).
 // Producer fields are -1: fetched batches carry no producer state.
+// appendEmptyBatch appends a batch v2 of no records covering offsets
+// first..last, as Kafka leaves one where compaction removed every record
+// of a batch: a consumer's next offset becomes last+1.
+func appendEmptyBatch(dst []byte, first, last int64) []byte {
+	start := len(dst)
+	dst = appendBatchHeader(dst, first, last-first, -1, -1, 0)
+	return finishBatch(dst, start)
+}
+
+// appendBatchHeader appends the header of a batch v2 of count records from
+// offset base (LogAppendTime, no producer), its length and CRC left for
+// finishBatch.
+func appendBatchHeader(dst []byte, base, lastDelta, firstTS, maxTS int64, count int) []byte {
+	dst = binary.BigEndian.AppendUint64(dst, uint64(base))
+	dst = append(dst, 0, 0, 0, 0)               // batch length, finishBatch
+	dst = binary.BigEndian.AppendUint32(dst, 0) // partition leader epoch
+	dst = append(dst, 2, 0, 0, 0, 0)            // magic, crc by finishBatch
+	dst = binary.BigEndian.AppendUint16(dst, attrLogAppendTime)
+	dst = binary.BigEndian.AppendUint32(dst, uint32(lastDelta))
+	dst = binary.BigEndian.AppendUint64(dst, uint64(firstTS))
+	dst = binary.BigEndian.AppendUint64(dst, uint64(maxTS))
+	dst = binary.BigEndian.AppendUint64(dst, ^uint64(0)) // producer id -1
+	dst = binary.BigEndian.AppendUint16(dst, ^uint16(0)) // epoch -1
+	dst = binary.BigEndian.AppendUint32(dst, ^uint32(0)) // base sequence -1
+	return binary.BigEndian.AppendUint32(dst, uint32(count))
+}
+
+// finishBatch writes the length and the CRC of the batch at dst[start:].
+func finishBatch(dst []byte, start int) []byte {
+	binary.BigEndian.PutUint32(dst[start+offBatchLength:], uint32(len(dst)-start-batchLengthBase))
+	binary.BigEndian.PutUint32(dst[start+offCRC:], crc32.Checksum(dst[start+offAttributes:], castagnoli))
+	return dst
+}
+
 func appendBatch(dst []byte, recs []engine.Record) []byte {
 	start := len(dst)
 	base := recs[0].Offset
@@ -425,18 +459,7 @@ func appendBatch(dst []byte, recs []engine.Record) []byte {
 	for i := range recs {
 		maxTS = max(maxTS, recs[i].Timestamp)
 	}
-	dst = binary.BigEndian.AppendUint64(dst, uint64(base))
-	dst = append(dst, 0, 0, 0, 0)               // batch length, below
-	dst = binary.BigEndian.AppendUint32(dst, 0) // partition leader epoch
-	dst = append(dst, 2, 0, 0, 0, 0)            // magic, crc below
-	dst = binary.BigEndian.AppendUint16(dst, attrLogAppendTime)
-	dst = binary.BigEndian.AppendUint32(dst, uint32(recs[len(recs)-1].Offset-base))
-	dst = binary.BigEndian.AppendUint64(dst, uint64(first))
-	dst = binary.BigEndian.AppendUint64(dst, uint64(maxTS))
-	dst = binary.BigEndian.AppendUint64(dst, ^uint64(0)) // producer id -1
-	dst = binary.BigEndian.AppendUint16(dst, ^uint16(0)) // epoch -1
-	dst = binary.BigEndian.AppendUint32(dst, ^uint32(0)) // base sequence -1
-	dst = binary.BigEndian.AppendUint32(dst, uint32(len(recs)))
+	dst = appendBatchHeader(dst, base, recs[len(recs)-1].Offset-base, first, maxTS, len(recs))
 	for i := range recs {
 		r := &recs[i]
 		tsDelta, offDelta := r.Timestamp-first, r.Offset-base
@@ -454,9 +477,7 @@ func appendBatch(dst []byte, recs []engine.Record) []byte {
 			dst = appendVarBytes(dst, h.Value)
 		}
 	}
-	binary.BigEndian.PutUint32(dst[start+offBatchLength:], uint32(len(dst)-start-batchLengthBase))
-	binary.BigEndian.PutUint32(dst[start+offCRC:], crc32.Checksum(dst[start+offAttributes:], castagnoli))
-	return dst
+	return finishBatch(dst, start)
 }
 
 // recordBodyLen is the size of r's encoding after its length varint.

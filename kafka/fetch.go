@@ -73,7 +73,7 @@ func (s *Server) fetchOnce(r *kmsg.FetchRequest, maxBytes int) (*fetchResponse, 
 			}
 			recs, code := s.fetchPartition(t.Topic, p.Partition, p.FetchOffset, budget, total == 0, &rp)
 			resp.records[ti][pi] = recs
-			n := 0
+			n := len(rp.RecordBatches)
 			if recs != nil {
 				n = batchesLen(recs)
 			}
@@ -125,6 +125,13 @@ func (s *Server) fetchPartition(topic string, partition int32, from int64, budge
 		}
 	}
 	if len(recs) == 0 {
+		if res.Next > from {
+			// Nothing readable up to Next (a corrupt range, or a gap
+			// recovery recorded): as for a batch compaction emptied,
+			// a batch of no records ending there moves the consumer
+			// on (KAFKA-5443).
+			rp.RecordBatches = appendEmptyBatch(nil, from, res.Next-1)
+		}
 		return nil, 0
 	}
 	return recs, 0
