@@ -412,7 +412,13 @@ func (s *subscription) run(p int, next int64) {
 			continue
 		}
 		if res.Next > next {
-			next = res.Next // skipped over a compacted or corrupt range
+			// Nothing readable from next up to res.Next (a corrupt
+			// range, or a gap recovery recorded): a push of no records
+			// tells the consumer where it stands.
+			if !s.plain && !s.deliverEmpty(p, res.Next, res.Skipped) {
+				return
+			}
+			next = res.Next
 			continue
 		}
 		select {
@@ -458,6 +464,26 @@ func (s *subscription) deliver(p int, res *engine.ReadResult, reserved int64) (i
 		return s.deliverBinaryPush(p, res, int(reserved))
 	}
 	return s.deliverPush(p, res, int(reserved))
+}
+
+// deliverEmpty queues a push of no records whose next is next: JSON
+// (with an empty value_lens when asked for) or binary (count 0, its
+// offset next).
+func (s *subscription) deliverEmpty(p int, next, skipped int64) bool {
+	var b []byte
+	if s.binary {
+		b = wire.AppendPushHeader(nil, &wire.BinaryPush{Sub: s.id, Partition: p, Offset: next, Next: next, Skipped: skipped})
+	} else {
+		var lens []int32
+		if s.lens {
+			lens = []int32{}
+		}
+		b = wire.AppendJSONPushTail(wire.AppendJSONPushHead(nil, s.id, p, next, skipped), lens)
+	}
+	if !s.c.reserve(s.ctx, int64(len(b))) {
+		return false
+	}
+	return s.c.enqueueReserved(s.ctx, outMsg{b: b, binary: s.binary})
 }
 
 // pushHeadRoom is room for a push's envelope before its records
