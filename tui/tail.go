@@ -652,7 +652,7 @@ func (s *tailScreen) refilter() {
 		s.shown = nil
 		return
 	}
-	s.shown = s.shown[:0:0]
+	s.shown = []int{} // never nil: nil means no filter
 	for i, r := range s.recs {
 		if s.match(r) {
 			s.shown = append(s.shown, i)

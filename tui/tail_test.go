@@ -262,3 +262,26 @@ func TestTailPagesBackThroughCompactedGaps(t *testing.T) {
 		}
 	}
 }
+
+// A filter typed on a tail that had none, matching nothing or not parsing,
+// shows no rows: not the whole buffer under a "0 shown" header.
+func TestTailFilterMatchingNothingShowsNoRows(t *testing.T) {
+	e := openEngine(t)
+	create(t, e, "ev", engine.DefaultTopicConfig())
+	produce(t, e, "ev", 0, orderRecords(0, 30)...)
+	s := newTestTail(t, testOptions(e), "ev", 0)
+	catchUp(t, s, s.restartFromStart(), 30)
+	if s.rowCount() != 30 {
+		t.Fatalf("%d rows before any filter, want 30", s.rowCount())
+	}
+	for _, f := range []string{"zzzz", `.id < "x"`} {
+		s.SetFilter("")
+		s.SetFilter(f)
+		if n := s.rowCount(); n != 0 {
+			t.Errorf("filter %q: %d rows, want 0", f, n)
+		}
+		if v := s.View(); bytes.Contains([]byte(v), []byte("cust-")) {
+			t.Errorf("filter %q: the view still shows records:\n%s", f, v)
+		}
+	}
+}
