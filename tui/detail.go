@@ -117,7 +117,7 @@ func (s *detailScreen) render() {
 	fmt.Fprintf(&b, "%s%s\n", label("key"), st.Info.Render(keyText))
 	fmt.Fprintf(&b, "%s%s\n", label("headers"), st.Text.Render(fmt.Sprint(len(r.Headers))))
 	for _, h := range r.Headers {
-		fmt.Fprintf(&b, "  %s %s\n", st.JSONKey.Render(h.Key+":"), st.Text.Render(printable(h.Value)))
+		fmt.Fprintf(&b, "  %s %s\n", st.JSONKey.Render(printable([]byte(h.Key))+":"), st.Text.Render(printable(h.Value)))
 	}
 	kind := "tombstone (null value)"
 	switch {
@@ -141,7 +141,7 @@ func (s *detailScreen) render() {
 	case json.Valid(r.Value):
 		b.WriteString(prettyJSON(r.Value, st))
 	default:
-		b.WriteString(st.Text.Render(string(r.Value)))
+		b.WriteString(st.Text.Render(escapeControls(string(r.Value))))
 	}
 	s.vp.SetContent(b.String())
 }
@@ -166,7 +166,7 @@ func (s *detailScreen) FullHelp() [][]key.Binding {
 // printable quotes bytes that are not plain printable text.
 func printable(b []byte) string {
 	s := string(b)
-	if utf8.Valid(b) && !strings.ContainsFunc(s, func(r rune) bool { return r < 0x20 || r == 0x7f }) {
+	if utf8.Valid(b) && !strings.ContainsFunc(s, isControl) {
 		return s
 	}
 	return fmt.Sprintf("%q", b)
@@ -177,9 +177,10 @@ func printable(b []byte) string {
 func prettyJSON(v []byte, st *themes.Styles) string {
 	var buf bytes.Buffer
 	if err := json.Indent(&buf, v, "", "  "); err != nil {
-		return string(v)
+		return escapeControls(string(v))
 	}
-	src := buf.String()
+	// JSON strings may hold DEL and C1 controls raw.
+	src := escapeControls(buf.String())
 	var b strings.Builder
 	for i := 0; i < len(src); {
 		c := src[i]

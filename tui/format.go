@@ -161,13 +161,37 @@ func oneLine(b []byte, max int) string {
 		switch {
 		case r == '\uFFFD':
 			sb.WriteRune('·')
-		case r < 0x20 || r == 0x7f:
+		case isControl(r):
 			sb.WriteByte(' ')
 		default:
 			sb.WriteRune(r)
 		}
 	}
 	return sb.String()
+}
+
+// isControl reports whether r is a C0 or C1 control character or DEL:
+// written raw, such a rune would drive the terminal (move the cursor, set
+// its title, start an escape sequence) instead of showing up.
+func isControl(r rune) bool { return r < 0x20 || r >= 0x7f && r <= 0x9f }
+
+// escapeControls shows text with its control characters, except newline
+// and tab, escaped the way Go quotes them (\x1b, \r, \a, \u009b), so
+// that a record's bytes can never drive the user's terminal.
+func escapeControls(s string) string {
+	if !strings.ContainsFunc(s, func(r rune) bool { return isControl(r) && r != '\n' && r != '\t' }) {
+		return s
+	}
+	var b strings.Builder
+	for _, r := range s {
+		if isControl(r) && r != '\n' && r != '\t' {
+			q := strconv.QuoteRune(r)
+			b.WriteString(q[1 : len(q)-1])
+			continue
+		}
+		b.WriteRune(r)
+	}
+	return b.String()
 }
 
 // orNA is f() when known, else "n/a": a value the source cannot tell is

@@ -19,6 +19,8 @@ func FuzzRecordRendering(f *testing.F) {
 		{"ключ", `{"名前":"値","emoji":"🎉","n":-1.5e10}`, "ü", "ß"},
 		{"k", `{"unterminated": "string`, "h", "v"},
 		{"k", `"\u0000\ud800"`, "h", "v"},
+		{"k\u009b2J", "log \x1b]0;title\x07 line\r\nnext \u009b31m", "h\x1b[2J", "v\u009b"},
+		{"k", "{\"a\":\"\x7f\u009b2J\"}", "h", "v"},
 	} {
 		f.Add(seed.key, seed.value, seed.hkey, seed.hval)
 	}
@@ -40,6 +42,7 @@ func FuzzRecordRendering(f *testing.F) {
 				if w := lipgloss.Width(l); w > 80 {
 					t.Fatalf("detail line %d is %d cells wide: %q", i, w, l)
 				}
+				noControls(t, "detail", l)
 			}
 		}
 		s := newTailScreen(c, "fuzz", 0)
@@ -49,8 +52,21 @@ func FuzzRecordRendering(f *testing.F) {
 			if w := lipgloss.Width(l); w > 80 {
 				t.Fatalf("tail line %d is %d cells wide: %q", i, w, l)
 			}
+			noControls(t, "tail", l)
 		}
 	})
+}
+
+// noControls fails when a rendered line (in the Ascii colour profile of the
+// tests, where styles add no escapes) holds a control character: a record's
+// ESC, CR, BEL or C1 bytes written raw would drive the user's terminal.
+func noControls(t *testing.T, where, line string) {
+	t.Helper()
+	for _, r := range line {
+		if r < 0x20 && r != '\t' || r >= 0x7f && r <= 0x9f {
+			t.Fatalf("%s line holds control character %U: %q", where, r, line)
+		}
+	}
 }
 
 // What users type into prompts and forms gets a clear error or a value,
