@@ -179,12 +179,17 @@ func isControl(r rune) bool { return r < 0x20 || r >= 0x7f && r <= 0x9f }
 // and tab, escaped the way Go quotes them (\x1b, \r, \a, \u009b), so
 // that a record's bytes can never drive the user's terminal.
 func escapeControls(s string) string {
-	if !strings.ContainsFunc(s, func(r rune) bool { return isControl(r) && r != '\n' && r != '\t' }) {
+	return escapeRunes(s, func(r rune) bool { return isControl(r) && r != '\n' && r != '\t' })
+}
+
+// escapeRunes replaces each rune of s that esc picks by its Go escape.
+func escapeRunes(s string, esc func(rune) bool) string {
+	if !strings.ContainsFunc(s, esc) {
 		return s
 	}
 	var b strings.Builder
 	for _, r := range s {
-		if isControl(r) && r != '\n' && r != '\t' {
+		if esc(r) {
 			q := strconv.QuoteRune(r)
 			b.WriteString(q[1 : len(q)-1])
 			continue

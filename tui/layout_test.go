@@ -159,3 +159,28 @@ func TestMouseClickOnTail(t *testing.T) {
 		t.Fatalf("breadcrumbs %q", got)
 	}
 }
+
+// Cells come from outside (Kafka group ids, client ids): a control
+// character in one is shown escaped, never written raw to the terminal.
+func TestTableCellsShowControlCharactersEscaped(t *testing.T) {
+	e := openEngine(t)
+	m, err := New(testOptions(e))
+	if err != nil {
+		t.Fatal(err)
+	}
+	tb := newTable(m.c, []column{{Title: "GROUP", Width: 30, Flex: true}, {Title: "STATE", Width: 8}}, "")
+	tb.SetSize(80, 5)
+	tb.SetRows([]row{
+		{Key: "a", Cells: []string{"evil\x1b[2J\x1b]0;x\agrp", "Empty"}},
+		{Key: "b", Cells: []string{"tab\there\nnl\u009b31m", "Stable\r"}},
+	})
+	for _, l := range strings.Split(tb.View(), "\n") {
+		noControls(t, "table", l)
+		if w := lipgloss.Width(l); w > 80 {
+			t.Errorf("table line is %d cells wide: %q", w, l)
+		}
+	}
+	if v := tb.View(); !strings.Contains(v, `evil\x1b[2J\x1b]0;x\agrp`) {
+		t.Errorf("the escaped group id is not shown:\n%s", v)
+	}
+}
