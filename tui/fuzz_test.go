@@ -1,6 +1,7 @@
 package tui
 
 import (
+	"errors"
 	"strings"
 	"testing"
 
@@ -80,6 +81,11 @@ func FuzzPromptInput(f *testing.F) {
 			t.Fatalf("parseBytes(%q) = %d", s, n)
 		}
 		_, _ = parseWhen(s, testClock)
+		if n, err := parseOffset(s); err == nil && n < 0 {
+			t.Fatalf("parseOffset(%q) = %d", s, n)
+		} else if err != nil && !errors.Is(err, ErrBadInput) {
+			t.Fatalf("parseOffset(%q): %v", s, err)
+		}
 		if hs, err := parseHeaders(s); err == nil {
 			for _, h := range hs {
 				if h.Key == "" {

@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"strconv"
 	"strings"
 	"time"
 
@@ -782,9 +783,9 @@ func (s *tailScreen) key(msg tea.KeyMsg) tea.Cmd {
 			return status("offsets are per partition: choose one with ] first")
 		}
 		return ask("offset:", "", func(v string) tea.Cmd {
-			var off int64
-			if _, err := fmt.Sscan(strings.ReplaceAll(v, ",", ""), &off); err != nil || off < 0 {
-				return errStatus(fmt.Errorf("%w: offset %q is not a non-negative number", ErrBadInput, v))
+			off, err := parseOffset(v)
+			if err != nil {
+				return errStatus(err)
 			}
 			return s.jump(off, "offset "+humanCount(off))
 		})
@@ -812,6 +813,20 @@ func (s *tailScreen) key(msg tea.KeyMsg) tea.Cmd {
 		return push(newProduceScreen(s.c, s.topic, s.part))
 	}
 	return nil
+}
+
+// parseOffset reads an offset for the jump prompt: decimal digits, with
+// thousands commas allowed as the UI shows them ("1,234").
+func parseOffset(v string) (int64, error) {
+	digits := strings.ReplaceAll(strings.TrimSpace(v), ",", "")
+	if digits == "" || strings.Trim(digits, "0123456789") != "" {
+		return 0, fmt.Errorf("%w: offset %q is not a non-negative number", ErrBadInput, v)
+	}
+	off, err := strconv.ParseInt(digits, 10, 64)
+	if err != nil {
+		return 0, fmt.Errorf("%w: offset %q is too large", ErrBadInput, v)
+	}
+	return off, nil
 }
 
 // parseWhen reads a time for the jump prompt: a date and time, a time of

@@ -3,6 +3,7 @@ package tui
 import (
 	"bytes"
 	"fmt"
+	"strings"
 	"testing"
 
 	tea "github.com/charmbracelet/bubbletea"
@@ -282,6 +283,37 @@ func TestTailFilterMatchingNothingShowsNoRows(t *testing.T) {
 		}
 		if v := s.View(); bytes.Contains([]byte(v), []byte("cust-")) {
 			t.Errorf("filter %q: the view still shows records:\n%s", f, v)
+		}
+	}
+}
+
+// o takes an offset, digits with optional thousands commas, and nothing
+// else: "5abc" is refused, not read as 5.
+func TestTailJumpOffsetInput(t *testing.T) {
+	e := openEngine(t)
+	create(t, e, "ev", engine.DefaultTopicConfig())
+	produce(t, e, "ev", 0, orderRecords(0, 30)...)
+	s := newTestTail(t, testOptions(e), "ev", 0)
+	submit := func(v string) tea.Msg {
+		a, ok := run(t, s.Update(keys("o"))).(askMsg)
+		if !ok {
+			t.Fatal("o asked for nothing")
+		}
+		return run(t, a.onSubmit(v))
+	}
+	for _, bad := range []string{"5abc", "1 2", "-1", "", "x", "99999999999999999999", "0x10", "+3"} {
+		msg := submit(bad)
+		if st, ok := msg.(statusMsg); !ok || !st.err || !strings.Contains(st.text, "offset") {
+			t.Errorf("o %q: %#v, want an error naming the offset", bad, msg)
+		}
+	}
+	for in, want := range map[string]int64{"12": 12, " 7 ": 7, "1,0": 10, "0": 0} {
+		if msg := submit(in); msg == nil {
+			t.Errorf("o %q: no jump", in)
+		} else if st, ok := msg.(statusMsg); ok && st.err {
+			t.Errorf("o %q refused: %s", in, st.text)
+		} else if st, ok := msg.(tailStartMsg); !ok || st.from != want {
+			t.Errorf("o %q: %#v, want a jump to %d", in, msg, want)
 		}
 	}
 }
