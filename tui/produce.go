@@ -74,17 +74,22 @@ func parseHeaders(s string) ([]engine.Header, error) {
 
 func (s *produceScreen) submit() tea.Cmd {
 	f := s.form.fields
+	// A refused input is the form's result too, in place of the last send's.
+	refuse := func(err error) tea.Cmd {
+		s.result, s.failed = "✗ "+err.Error(), true
+		return errStatus(err)
+	}
 	part := -1
 	if v := strings.TrimSpace(f[3].value()); v != "" {
 		n, err := strconv.Atoi(v)
 		if err != nil || n < 0 {
-			return errStatus(fmt.Errorf("%w: partition %q is not a non-negative number", ErrBadInput, v))
+			return refuse(fmt.Errorf("%w: partition %q is not a non-negative number", ErrBadInput, v))
 		}
 		part = n
 	}
 	hs, err := parseHeaders(f[2].value())
 	if err != nil {
-		return errStatus(err)
+		return refuse(err)
 	}
 	rec := engine.Record{Value: []byte(f[1].value()), Headers: hs}
 	if k := f[0].value(); k != "" {

@@ -400,3 +400,43 @@ func TestCompressionRatio(t *testing.T) {
 		t.Fatalf("ratio cell %q, want %q (raw %d, stored %d)", r.Cells[5], want, raw, stored)
 	}
 }
+
+// The produce form's result line is about the last send: a refused input
+// replaces an earlier engine error there, not only on the status line.
+func TestProduceFormResultIsTheLastAttempt(t *testing.T) {
+	e := openEngine(t)
+	create(t, e, "one", engine.DefaultTopicConfig())
+	m, err := New(testOptions(e))
+	if err != nil {
+		t.Fatal(err)
+	}
+	m.Update(tea.WindowSizeMsg{Width: 100, Height: 30})
+	s := newProduceScreen(m.c, "one", -1)
+	s.SetSize(m.c.Width, m.c.Height)
+	s.form.fields[3].line.SetValue("9")
+	s.Update(run(t, s.submit()))
+	if v := s.View(); !strings.Contains(v, "partition out of range") {
+		t.Fatalf("partition 9 of a one-partition topic:\n%s", v)
+	}
+	for _, c := range []struct {
+		field       int
+		value, want string
+	}{
+		{3, "-1", `partition "-1" is not a non-negative number`},
+		{2, "no-equals", `header "no-equals" (want k=v)`},
+	} {
+		s.form.fields[3].line.SetValue("")
+		s.form.fields[c.field].line.SetValue(c.value)
+		if msg := run(t, s.submit()); msg == nil {
+			t.Fatalf("%q: no message", c.value)
+		}
+		v := s.View()
+		if strings.Contains(v, "out of range") || !strings.Contains(v, c.want) {
+			t.Errorf("after %q the form shows:\n%s", c.value, v)
+		}
+		s.form.fields[c.field].line.SetValue("")
+	}
+	if n := len(readAll(t, e, "one", 0)); n != 0 {
+		t.Errorf("one holds %d records after refused produces", n)
+	}
+}
