@@ -184,3 +184,37 @@ func TestTableCellsShowControlCharactersEscaped(t *testing.T) {
 		t.Errorf("the escaped group id is not shown:\n%s", v)
 	}
 }
+
+// A form's error is the only place that says what was wrong: at 80 columns
+// it wraps, every word of it on screen, instead of being cut at the edge.
+func TestFormErrorsWrapAt80Columns(t *testing.T) {
+	e := openEngine(t)
+	m, err := New(testOptions(e))
+	if err != nil {
+		t.Fatal(err)
+	}
+	m.Update(tea.WindowSizeMsg{Width: 80, Height: 24})
+	s := newCreateTopicScreen(m.c, 0)
+	s.SetSize(m.c.Width, m.c.Height)
+	s.Init()
+	s.form.fields[0].line.SetValue("tōpic☃")
+	s.Update(tea.KeyMsg{Type: tea.KeyEnter})
+	if s.errText == "" {
+		t.Fatal("a unicode topic name was not refused")
+	}
+	m.stack = append(m.stack, s)
+	view := m.View()
+	for _, w := range strings.Fields(s.errText) {
+		if !strings.Contains(view, w) {
+			t.Errorf("%q of the error %q is not on screen:\n%s", w, s.errText, view)
+		}
+	}
+	for i, l := range strings.Split(view, "\n") {
+		if lipgloss.Width(l) > 80 {
+			t.Errorf("line %d is %d cells wide", i, lipgloss.Width(l))
+		}
+	}
+	if entries, _ := e.Topics(); len(entries) != 0 {
+		t.Errorf("topics after a refused create: %v", entries)
+	}
+}

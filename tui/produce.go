@@ -141,9 +141,9 @@ func (s *produceScreen) View() string {
 	case s.sending:
 		out += st.Muted.Render("  sending…")
 	case s.result != "" && s.failed:
-		out += st.StatusError.Render("  " + s.result)
+		out += wrapIndented(st.StatusError, s.result, s.c.Width)
 	case s.result != "":
-		out += st.Good.Render("  " + s.result)
+		out += wrapIndented(st.Good, s.result, s.c.Width)
 	default:
 		out += st.FormHint.Render("  " + s.c.Keys.Submit.Help().Key + " or enter on a one-line field sends; esc goes back")
 	}
