@@ -148,9 +148,11 @@ func formScreenView(c *Common, head string, f *form, errText, hint string) strin
 	st := c.Styles
 	out := head + f.view() + "\n"
 	if errText != "" {
-		return out + wrapIndented(st.StatusError, "✗ "+errText, c.Width)
+		out += wrapIndented(st.StatusError, "✗ "+errText, c.Width)
+	} else {
+		out += st.FormHint.Render(hint)
 	}
-	return out + st.FormHint.Render(hint)
+	return scrollTo(out, strings.Count(head, "\n")+f.focusAt, c.Height)
 }
 
 // wrapIndented renders text in style, indented by two cells and wrapped at

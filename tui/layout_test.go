@@ -218,3 +218,28 @@ func TestFormErrorsWrapAt80Columns(t *testing.T) {
 		t.Errorf("topics after a refused create: %v", entries)
 	}
 }
+
+// On a terminal too short for the whole form, the focused field is on
+// screen: the form scrolls to it as tab moves down.
+func TestFormScrollsToTheFocusedField(t *testing.T) {
+	e := openEngine(t)
+	m, err := New(testOptions(e))
+	if err != nil {
+		t.Fatal(err)
+	}
+	m.Update(tea.WindowSizeMsg{Width: 40, Height: 10})
+	m.Update(pushMsg{s: []Screen{newCreateTopicScreen(m.c, 0)}})
+	s := m.Top().(*createTopicScreen)
+	for i, f := range s.form.fields {
+		if i > 0 {
+			m.Update(tea.KeyMsg{Type: tea.KeyTab})
+		}
+		view := m.View()
+		if !strings.Contains(view, "▸ "+f.label) {
+			t.Errorf("field %q focused but not on screen:\n%s", f.label, view)
+		}
+		if n := strings.Count(view, "\n") + 1; n != 10 {
+			t.Errorf("the view is %d lines, want 10", n)
+		}
+	}
+}

@@ -136,7 +136,8 @@ func (s *produceScreen) Update(msg tea.Msg) tea.Cmd {
 
 func (s *produceScreen) View() string {
 	st := s.c.Styles
-	out := st.PanelTitle.Render("  Produce to "+s.topic) + "\n\n" + s.form.view() + "\n"
+	head := st.PanelTitle.Render("  Produce to "+s.topic) + "\n\n"
+	out := head + s.form.view() + "\n"
 	switch {
 	case s.sending:
 		out += st.Muted.Render("  sending…")
@@ -147,7 +148,7 @@ func (s *produceScreen) View() string {
 	default:
 		out += st.FormHint.Render("  " + s.c.Keys.Submit.Help().Key + " or enter on a one-line field sends; esc goes back")
 	}
-	return out
+	return scrollTo(out, strings.Count(head, "\n")+s.form.focusAt, s.c.Height)
 }
 
 func (s *produceScreen) ShortHelp() []key.Binding {
