@@ -564,8 +564,16 @@ func (m *Model) fullHelp() string {
 	b.WriteString(st.HelpSection.Render("Everywhere") + "\n")
 	b.WriteString(m.help.FullHelpView(global) + "\n\n")
 	b.WriteString(st.HelpSection.Render("Commands") + "\n")
+	// A usage too long for the terminal wraps, its further lines indented.
+	wrap := lipgloss.NewStyle().Width(max(m.width-4, 20))
 	for _, name := range commandNames(m.commands) {
-		b.WriteString("  " + st.Help.FullKey.Render(":"+m.commands[name].usage) + "\n")
+		for i, l := range strings.Split(wrap.Render(":"+m.commands[name].usage), "\n") {
+			indent := "  "
+			if i > 0 {
+				indent = "    "
+			}
+			b.WriteString(indent + st.Help.FullKey.Render(strings.TrimRight(l, " ")) + "\n")
+		}
 	}
 	return b.String()
 }

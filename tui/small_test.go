@@ -255,3 +255,28 @@ func TestEditTopicGrowsAndChangesLive(t *testing.T) {
 	}
 	finish(t, tm)
 }
+
+// At 80 columns every line of the help fits and every word of every ":"
+// command's usage is there: a long usage wraps instead of being cut.
+func TestHelpWrapsLongCommandsAt80Columns(t *testing.T) {
+	e := openEngine(t)
+	m, err := New(testOptions(e))
+	if err != nil {
+		t.Fatal(err)
+	}
+	m.Update(tea.WindowSizeMsg{Width: 80, Height: 24})
+	lines := m.helpLines()
+	for i, l := range lines {
+		if w := lipgloss.Width(l); w > 80 {
+			t.Errorf("help line %d is %d cells wide: %q", i, w, l)
+		}
+	}
+	all := strings.Join(lines, "\n")
+	for name, c := range m.commands {
+		for _, w := range strings.Fields(c.usage) {
+			if !strings.Contains(all, w) {
+				t.Errorf(":%s: %q of its usage is not in the help", name, w)
+			}
+		}
+	}
+}
