@@ -244,8 +244,10 @@ func (s *partitionsScreen) View() string {
 		return st.Muted.Render("  loading " + s.topic + "…")
 	}
 	cfg := s.info.Config
-	summary := st.Muted.Render(fmt.Sprintf("  codec %s · segments up to %s · retention %s · cleanup %s · sync %s",
-		cfg.Codec, humanBytes(cfg.SegmentMaxBytes), retention(cfg), cfg.Cleanup, cfg.SyncMode))
+	// Most telling first: a narrow terminal cuts the segment size, shown
+	// on the edit form too.
+	summary := st.Muted.Render(fmt.Sprintf("  codec %s · sync %s · cleanup %s · retention %s · segments up to %s",
+		cfg.Codec, cfg.SyncMode, cfg.Cleanup, retention(cfg), humanBytes(cfg.SegmentMaxBytes)))
 	if _, local := localFiles(s.c.Src); !local {
 		summary = clusterSummary(s.c, s.info)
 	}

@@ -280,3 +280,23 @@ func TestHelpWrapsLongCommandsAt80Columns(t *testing.T) {
 		}
 	}
 }
+
+// At 80×24 the partitions screen's config line shows the sync mode (a
+// topic's own setting), not cut off past the edge.
+func TestPartitionsShowSyncModeAt80Columns(t *testing.T) {
+	e := openEngine(t)
+	cfg := engine.DefaultTopicConfig()
+	cfg.SyncMode = engine.SyncInterval
+	cfg.Cleanup = engine.CleanupCompact
+	cfg.RetentionMaxAge = 7 * 24 * time.Hour
+	cfg.RetentionMaxBytes = 1 << 30
+	create(t, e, "orders", cfg)
+	opts := testOptions(e)
+	opts.StartTopic = "orders"
+	tm, _ := startUISized(t, opts, 80, 24)
+	waitFor(t, tm, "Topics / orders", "p0")
+	m := finish(t, tm)
+	if v := m.View(); !strings.Contains(v, "sync interval") {
+		t.Errorf("no sync mode on the partitions screen at 80 columns:\n%s", v)
+	}
+}
