@@ -564,15 +564,16 @@ func (m *Model) fullHelp() string {
 	b.WriteString(st.HelpSection.Render("Everywhere") + "\n")
 	b.WriteString(m.help.FullHelpView(global) + "\n\n")
 	b.WriteString(st.HelpSection.Render("Commands") + "\n")
-	// A usage too long for the terminal wraps, its further lines indented.
-	wrap := lipgloss.NewStyle().Width(max(m.width-4, 20))
+	// A usage too long for the terminal wraps, its further lines indented;
+	// the synopsis before the two spaces stays in one piece.
 	for _, name := range commandNames(m.commands) {
-		for i, l := range strings.Split(wrap.Render(":"+m.commands[name].usage), "\n") {
-			indent := "  "
-			if i > 0 {
-				indent = "    "
+		synopsis, desc, _ := strings.Cut(m.commands[name].usage, "  ")
+		words := append([]string{":" + synopsis + " "}, strings.Fields(desc)...)
+		for i, l := range wrapWords(words, max(m.width, 20), "    ") {
+			if i == 0 {
+				l = "  " + strings.TrimPrefix(l, "    ")
 			}
-			b.WriteString(indent + st.Help.FullKey.Render(strings.TrimRight(l, " ")) + "\n")
+			b.WriteString(st.Help.FullKey.Render(l) + "\n")
 		}
 	}
 	return b.String()

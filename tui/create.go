@@ -156,11 +156,12 @@ func formScreenView(c *Common, head string, f *form, errText, hint string) strin
 }
 
 // wrapIndented renders text in style, indented by two cells and wrapped at
-// word boundaries to width: a long error stays whole on a narrow screen.
+// word boundaries to width (wrapWords): a long error stays whole on a
+// narrow screen.
 func wrapIndented(style lipgloss.Style, text string, width int) string {
-	lines := strings.Split(lipgloss.NewStyle().Width(max(width-2, 10)).Render(text), "\n")
+	lines := wrapWords(strings.Fields(text), max(width, 20), "  ")
 	for i, l := range lines {
-		lines[i] = style.Render("  " + strings.TrimRight(l, " "))
+		lines[i] = style.Render(l)
 	}
 	return strings.Join(lines, "\n")
 }
