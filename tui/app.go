@@ -434,7 +434,14 @@ func (m *Model) View() string {
 	}
 	body = fit(body, m.width, m.c.Height)
 	if m.confirming != nil {
-		box := st.Dialog.Render(st.DialogTitle.Render(m.confirming.question) + "\n\n" +
+		// The box keeps its border: the question wraps, and a word too long
+		// for the terminal (a topic name) is cut.
+		inner := max(m.width-st.Dialog.GetHorizontalFrameSize(), 10)
+		q := wrapWords(strings.Fields(m.confirming.question), inner, "")
+		for i := range q {
+			q[i] = truncate(q[i], inner)
+		}
+		box := st.Dialog.Render(st.DialogTitle.Render(strings.Join(q, "\n")) + "\n\n" +
 			st.Muted.Render("y: yes   n/esc: no"))
 		body = fit(lipgloss.Place(m.width, m.c.Height, lipgloss.Center, lipgloss.Center, box), m.width, m.c.Height)
 	}

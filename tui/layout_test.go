@@ -243,3 +243,21 @@ func TestFormScrollsToTheFocusedField(t *testing.T) {
 		}
 	}
 }
+
+// A confirmation about a topic with a long name stays a whole box at 80
+// columns: the question is cut to fit, the border is all there.
+func TestConfirmDialogFitsALongTopicName(t *testing.T) {
+	e := openEngine(t)
+	m, err := New(testOptions(e))
+	if err != nil {
+		t.Fatal(err)
+	}
+	m.Update(tea.WindowSizeMsg{Width: 80, Height: 24})
+	m.Update(confirmMsg{question: "Delete topic " + strings.Repeat("a", 249) + " and all its records?"})
+	view := m.View()
+	for _, corner := range []string{"╗", "╝", "y: yes"} {
+		if !strings.Contains(view, corner) {
+			t.Errorf("%q is not on screen:\n%s", corner, view)
+		}
+	}
+}
