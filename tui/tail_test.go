@@ -317,3 +317,22 @@ func TestTailJumpOffsetInput(t *testing.T) {
 		}
 	}
 }
+
+// A tail of a topic that does not exist, or of a partition it does not
+// have, says so and does not claim to be following it.
+func TestTailOfAMissingTopicOrPartition(t *testing.T) {
+	e := openEngine(t)
+	create(t, e, "ev", engine.DefaultTopicConfig())
+	for _, c := range []struct {
+		topic string
+		p     int
+		want  string
+	}{{"nope", allPartitions, "topic not found"}, {"ev", 7, "partition out of range"}} {
+		s := newTestTail(t, testOptions(e), c.topic, c.p)
+		s.Update(run(t, s.Init()))
+		v := s.View()
+		if !strings.Contains(v, c.want) || strings.Contains(v, "LIVE") {
+			t.Errorf("tail of %s p%d:\n%s", c.topic, c.p, v)
+		}
+	}
+}

@@ -115,6 +115,14 @@ func (s *tailScreen) statusLine() string {
 	}
 	var fs []field
 	add := func(prio int, text string) { fs = append(fs, field{text, prio}) }
+	if s.err != nil {
+		// Nothing is followed: the error is under the column titles.
+		where := s.topic
+		if !s.merged() {
+			where = fmt.Sprintf("%s p%d", s.topic, s.part)
+		}
+		return st.Bad.Render(truncate(" ✗ STOPPED · "+where, s.w))
+	}
 	if s.live {
 		add(0, st.BadgeLive.Render("● LIVE"))
 	} else {
