@@ -170,10 +170,23 @@ func oneLine(b []byte, max int) string {
 	return sb.String()
 }
 
-// isControl reports whether r is a C0 or C1 control character or DEL:
-// written raw, such a rune would drive the terminal (move the cursor, set
-// its title, start an escape sequence) instead of showing up.
-func isControl(r rune) bool { return r < 0x20 || r >= 0x7f && r <= 0x9f }
+// isControl reports whether r is a C0 or C1 control character, DEL or a
+// bidirectional formatting character: written raw, such a rune would drive
+// the terminal (move the cursor, set its title, start an escape sequence)
+// or reorder what it shows, instead of showing up.
+func isControl(r rune) bool {
+	switch {
+	case r < 0x20 || r >= 0x7f && r <= 0x9f:
+		return true
+	case r == 0x061c || r == 0x200e || r == 0x200f: // ALM, LRM, RLM
+		return true
+	case r >= 0x202a && r <= 0x202e: // LRE, RLE, PDF, LRO, RLO
+		return true
+	case r >= 0x2066 && r <= 0x2069: // LRI, RLI, FSI, PDI
+		return true
+	}
+	return false
+}
 
 // escapeControls shows text with its control characters, except newline
 // and tab, escaped the way Go quotes them (\x1b, \r, \a, \u009b), so
