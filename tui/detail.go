@@ -139,9 +139,9 @@ func (s *detailScreen) render() {
 	case s.hex || !utf8.Valid(r.Value):
 		b.WriteString(hexDump(r.Value, st))
 	case json.Valid(r.Value):
-		b.WriteString(prettyJSON(r.Value, st))
+		b.WriteString(prettyJSON(r.Value, st, s.vp.Width))
 	default:
-		b.WriteString(st.Text.Render(escapeControls(string(r.Value))))
+		b.WriteString(st.Text.Render(hardWrap(escapeControls(string(r.Value)), s.vp.Width)))
 	}
 	s.vp.SetContent(b.String())
 }
@@ -172,15 +172,16 @@ func printable(b []byte) string {
 	return fmt.Sprintf("%q", b)
 }
 
-// prettyJSON indents valid JSON and colours keys, strings, numbers and
-// literals.
-func prettyJSON(v []byte, st *themes.Styles) string {
+// prettyJSON indents valid JSON, wraps it at width cells and colours keys,
+// strings, numbers and literals.
+func prettyJSON(v []byte, st *themes.Styles, width int) string {
 	var buf bytes.Buffer
 	if err := json.Indent(&buf, v, "", "  "); err != nil {
-		return escapeControls(string(v))
+		return hardWrap(escapeControls(string(v)), width)
 	}
-	// JSON strings may hold DEL and C1 controls raw.
-	src := escapeControls(buf.String())
+	// JSON strings may hold DEL and C1 controls raw. A string token that
+	// wraps keeps its colour on every line: lipgloss styles line by line.
+	src := hardWrap(escapeControls(buf.String()), width)
 	var b strings.Builder
 	for i := 0; i < len(src); {
 		c := src[i]

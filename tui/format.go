@@ -212,6 +212,46 @@ func escapeRunes(s string, esc func(rune) bool) string {
 	return b.String()
 }
 
+// hardWrap breaks each line of plain text s that is wider than w cells
+// into lines of at most w cells (tabs count as the 4 spaces lipgloss draws
+// them as), so that a long value is all on screen rather than cut.
+func hardWrap(s string, w int) string {
+	if w <= 0 {
+		return s
+	}
+	s = strings.ReplaceAll(s, "\t", "    ")
+	lines := strings.Split(s, "\n")
+	out := make([]string, 0, len(lines))
+	for _, l := range lines {
+		if isASCII(l) {
+			for len(l) > w {
+				out = append(out, l[:w])
+				l = l[w:]
+			}
+			out = append(out, l)
+			continue
+		}
+		if lipgloss.Width(l) <= w {
+			out = append(out, l)
+			continue
+		}
+		var b strings.Builder
+		used := 0
+		for _, r := range l {
+			rw := lipgloss.Width(string(r))
+			if used+rw > w {
+				out = append(out, b.String())
+				b.Reset()
+				used = 0
+			}
+			b.WriteRune(r)
+			used += rw
+		}
+		out = append(out, b.String())
+	}
+	return strings.Join(out, "\n")
+}
+
 // orNA is f() when known, else "n/a": a value the source cannot tell is
 // never shown as zero.
 func orNA(known bool, f func() string) string {

@@ -8,6 +8,7 @@ import (
 	"time"
 
 	tea "github.com/charmbracelet/bubbletea"
+	"github.com/charmbracelet/lipgloss"
 	"github.com/charmbracelet/x/exp/teatest"
 	"github.com/pulselog/pulse/engine"
 )
@@ -438,5 +439,39 @@ func TestProduceFormResultIsTheLastAttempt(t *testing.T) {
 	}
 	if n := len(readAll(t, e, "one", 0)); n != 0 {
 		t.Errorf("one holds %d records after refused produces", n)
+	}
+}
+
+// A value's long lines wrap in the record view, text and JSON alike: every
+// byte of the value is on some line, no line wider than the screen.
+func TestDetailWrapsLongLines(t *testing.T) {
+	e := openEngine(t)
+	m, err := New(testOptions(e))
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, c := range []struct {
+		value string
+		want  int // 'x' cells to find
+	}{
+		{strings.Repeat("x", 1000), 1000},
+		{"short\n" + strings.Repeat("x", 333) + "\tend", 333},
+		{`{"a":"` + strings.Repeat("x", 500) + `"}`, 500},
+	} {
+		d := newDetailScreen(m.c, "t", 0, engine.Record{Value: []byte(c.value)})
+		d.SetSize(80, 2000)
+		got, body := 0, false
+		for _, l := range strings.Split(d.View(), "\n") {
+			if w := lipgloss.Width(l); w > 80 {
+				t.Fatalf("line %d cells wide: %q", w, l)
+			}
+			if body {
+				got += strings.Count(l, "x")
+			}
+			body = body || strings.TrimSpace(l) == "" // the value follows the first blank line
+		}
+		if got != c.want {
+			t.Errorf("value of %d bytes: %d of its %d x's on screen", len(c.value), got, c.want)
+		}
 	}
 }
