@@ -36,7 +36,7 @@ func defaultCommands() map[string]command {
 			if len(args) == 2 {
 				n, err := strconv.Atoi(args[1])
 				if err != nil || n < 0 {
-					return errStatus(fmt.Errorf("%w: partition %q is not a number", ErrBadInput, args[1]))
+					return errStatus(fmt.Errorf("%w: partition %q is not a non-negative number", ErrBadInput, args[1]))
 				}
 				p = n
 			}

@@ -475,3 +475,36 @@ func TestDetailWrapsLongLines(t *testing.T) {
 		}
 	}
 }
+
+// Wrong arguments of a ":" command get an error that says what is wrong
+// with them, and open nothing.
+func TestCommandArgumentErrors(t *testing.T) {
+	e := openEngine(t)
+	m, err := New(testOptions(e))
+	if err != nil {
+		t.Fatal(err)
+	}
+	m.Update(tea.WindowSizeMsg{Width: 80, Height: 24})
+	for line, want := range map[string]string{
+		"tail orders -1":     `partition "-1" is not a non-negative number`,
+		"tail orders x":      `partition "x" is not a non-negative number`,
+		"tail":               "usage :tail NAME [PARTITION]",
+		"tail a b c":         "usage :tail NAME [PARTITION]",
+		"recovery orders 1x": `partition "1x" is not a non-negative number`,
+		"crashlab orders -1": `partition "-1" is not a non-negative number`,
+		"produce":            "usage :produce NAME",
+		"topic":              "usage :topic NAME",
+		"theme":              "usage :theme",
+		"theme purple":       `unknown theme "purple"`,
+		"nosuch":             `unknown command "nosuch" (try :help)`,
+	} {
+		msg := run(t, m.runCommand(line))
+		st, ok := msg.(statusMsg)
+		if !ok || !st.err || !strings.Contains(st.text, want) {
+			t.Errorf(":%s: %#v, want an error with %q", line, msg, want)
+		}
+		if len(m.stack) != 1 {
+			t.Errorf(":%s opened a screen", line)
+		}
+	}
+}

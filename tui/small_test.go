@@ -102,7 +102,7 @@ func TestErrorMarkClearsOnNavigation(t *testing.T) {
 	tm.Send(keys(":"))
 	tm.Type("tail orders x")
 	tm.Send(enter)
-	waitFor(t, tm, "✗", "is not a number")
+	waitFor(t, tm, "✗", "is not a non-negative number")
 	tm.Send(enter) // open clicks
 	waitFor(t, tm, "Topics / clicks", "LOG START")
 	m := finish(t, tm)
