@@ -443,12 +443,19 @@ func (s *tailScreen) onRecords(msg tailRecordsMsg) tea.Cmd {
 		return nil
 	}
 	res := msg.res
+	before := s.hwm // records below it were there before this read
 	s.hwm, s.start, s.skipped = res.HWM, res.LogStart, s.skipped+res.Skipped
 	switch msg.kind {
 	case readFollow:
 		s.appendRecs(s.part, res.Records)
 		s.next = max(s.next, res.Next)
-		s.countRate(len(res.Records))
+		arrived := 0
+		for _, r := range res.Records {
+			if r.Offset >= before {
+				arrived++
+			}
+		}
+		s.countRate(arrived)
 		if !s.live {
 			return nil
 		}

@@ -336,3 +336,32 @@ func TestTailOfAMissingTopicOrPartition(t *testing.T) {
 		}
 	}
 }
+
+// The live rate counts records that arrived while following, not the
+// screenful read back from before the tail opened or switched partition.
+func TestTailRateCountsOnlyArrivals(t *testing.T) {
+	e := openEngine(t)
+	cfg := engine.DefaultTopicConfig()
+	cfg.Partitions = 2
+	create(t, e, "ev", cfg)
+	produce(t, e, "ev", 0, orderRecords(0, 30)...)
+	produce(t, e, "ev", 1, orderRecords(30, 30)...)
+	for _, p := range []int{0, allPartitions} {
+		s := newTestTail(t, testOptions(e), "ev", p)
+		cmd := s.Update(run(t, s.toLatest()))
+		for s.rowCount() < 30 {
+			cmd = s.Update(run(t, cmd))
+		}
+		if s.rateN != 0 {
+			t.Errorf("p%d: %d records counted for the rate before any arrived", p, s.rateN)
+		}
+		produce(t, e, "ev", 0, orderRecords(100, 5)...)
+		for s.rateN < 5 && cmd != nil {
+			cmd = s.Update(run(t, cmd))
+		}
+		if s.rateN != 5 {
+			t.Errorf("p%d: %d records counted for the rate after 5 arrived", p, s.rateN)
+		}
+		s.Close()
+	}
+}
