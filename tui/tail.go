@@ -253,6 +253,12 @@ func (s *tailScreen) resolve(label string, live bool, where func(Source, engine.
 			return msg
 		}
 		msg.from = min(max(from, pi.LogStart), pi.HWM)
+		switch {
+		case from > pi.HWM:
+			msg.label += fmt.Sprintf(" (past the HWM %s)", humanCount(pi.HWM))
+		case from < pi.LogStart:
+			msg.label += fmt.Sprintf(" (before the log start %s)", humanCount(pi.LogStart))
+		}
 		return msg
 	}
 }

@@ -365,3 +365,16 @@ func TestTailRateCountsOnlyArrivals(t *testing.T) {
 		s.Close()
 	}
 }
+
+// An offset past the HWM (or before the log start) says where the tail
+// really is, instead of claiming to be at the offset asked for.
+func TestTailJumpPastTheEndSaysSo(t *testing.T) {
+	e := openEngine(t)
+	create(t, e, "ev", engine.DefaultTopicConfig())
+	produce(t, e, "ev", 0, orderRecords(0, 30)...)
+	s := newTestTail(t, testOptions(e), "ev", 0)
+	s.Update(run(t, s.jump(999, "offset 999")))
+	if !strings.Contains(s.statusLine(), "past the HWM 30") {
+		t.Errorf("after a jump to 999 of 30: %s", s.statusLine())
+	}
+}
