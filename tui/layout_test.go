@@ -261,3 +261,29 @@ func TestConfirmDialogFitsALongTopicName(t *testing.T) {
 		}
 	}
 }
+
+// What a screen says instead of its table (not available here, an error)
+// is there in full at 80 columns: it wraps.
+func TestScreenMessagesWrapAt80Columns(t *testing.T) {
+	e := openEngine(t)
+	m, err := New(testOptions(e))
+	if err != nil {
+		t.Fatal(err)
+	}
+	m.Update(tea.WindowSizeMsg{Width: 80, Height: 24})
+	// The engine alone is neither a TopicPlacer nor a GroupLister.
+	for _, s := range []Screen{newPlacementScreen(m.c, "orders"), newGroupsScreen(m.c)} {
+		s.SetSize(m.c.Width, m.c.Height)
+		v := s.View()
+		for _, w := range []string{"not available", "partition"} {
+			if !strings.Contains(v, w) {
+				t.Errorf("%T: %q is not on screen:\n%s", s, w, v)
+			}
+		}
+		for _, l := range strings.Split(v, "\n") {
+			if lipgloss.Width(l) > 80 {
+				t.Errorf("%T: line %d cells wide: %q", s, lipgloss.Width(l), l)
+			}
+		}
+	}
+}
