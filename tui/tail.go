@@ -517,6 +517,19 @@ func (s *tailScreen) restartFromStart() tea.Cmd {
 	return s.resolve("earliest", true, func(_ Source, info engine.PartitionInfo) (int64, error) { return info.LogStart, nil })
 }
 
+// shownRate is the rate to show: the last second's, or, once more than two
+// seconds have gone by without one being measured (records stopped
+// arriving), what came since over that time, falling to 0.
+func (s *tailScreen) shownRate() float64 {
+	if s.rateAt.IsZero() {
+		return 0
+	}
+	if el := s.c.Opts.Now().Sub(s.rateAt); el > 2*time.Second {
+		return float64(s.rateN) / el.Seconds()
+	}
+	return s.rate
+}
+
 // countRate tracks records per second over roughly the last second.
 func (s *tailScreen) countRate(n int) {
 	s.received += int64(n)

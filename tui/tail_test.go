@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"strings"
 	"testing"
+	"time"
 
 	tea "github.com/charmbracelet/bubbletea"
 	"github.com/pulselog/pulse/engine"
@@ -376,5 +377,27 @@ func TestTailJumpPastTheEndSaysSo(t *testing.T) {
 	s.Update(run(t, s.jump(999, "offset 999")))
 	if !strings.Contains(s.statusLine(), "past the HWM 30") {
 		t.Errorf("after a jump to 999 of 30: %s", s.statusLine())
+	}
+}
+
+// The live rate falls back to 0 once records stop arriving, instead of
+// showing the last second's figure for ever.
+func TestTailRateFallsWhenRecordsStop(t *testing.T) {
+	e := openEngine(t)
+	create(t, e, "ev", engine.DefaultTopicConfig())
+	now := testClock
+	opts := testOptions(e)
+	opts.Now = func() time.Time { return now }
+	s := newTestTail(t, opts, "ev", 0)
+	s.live = true
+	s.countRate(10)
+	now = now.Add(time.Second)
+	s.countRate(10)
+	if !strings.Contains(s.statusLine(), "20 rec/s") {
+		t.Fatalf("while records arrive: %s", s.statusLine())
+	}
+	now = now.Add(10 * time.Second)
+	if !strings.Contains(s.statusLine(), " 0 rec/s") {
+		t.Errorf("10 s after the last record: %s", s.statusLine())
 	}
 }

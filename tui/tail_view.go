@@ -147,7 +147,7 @@ func (s *tailScreen) statusLine() string {
 		}
 	}
 	if s.live {
-		add(1, fmt.Sprintf("%s rec/s", humanCount(int64(s.rate+0.5))))
+		add(1, fmt.Sprintf("%s rec/s", humanCount(int64(s.shownRate()+0.5))))
 	} else if s.label != "" {
 		add(1, "at "+s.label)
 	}
