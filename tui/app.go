@@ -11,6 +11,7 @@ package tui
 
 import (
 	"fmt"
+	"net"
 	"strings"
 	"time"
 
@@ -465,15 +466,24 @@ func (m *Model) header() string {
 	field := func(label, value string) string {
 		return "  " + st.HeaderLabel.Render(label+" ") + st.HeaderValue.Render(value)
 	}
-	kafka := ""
-	if o.KafkaListen != "" {
-		kafka = field("kafka", o.KafkaListen)
-	}
-	return st.HeaderTitle.Render("pulse") +
+	head := st.HeaderTitle.Render("pulse") +
 		field("data", o.DataDirName) +
 		field("ws", ws) +
-		field("theme", themeLabel(st)) +
-		kafka // last: a narrow terminal cuts it before the others
+		field("theme", themeLabel(st))
+	// The Kafka address comes last, whole, or as ":PORT" on loopback, or
+	// not at all: cut, "127.0.0.1:7" would read as port 7.
+	if o.KafkaListen != "" {
+		addrs := []string{o.KafkaListen}
+		if host, port, err := net.SplitHostPort(o.KafkaListen); err == nil && (host == "127.0.0.1" || host == "localhost" || host == "::1") {
+			addrs = append(addrs, ":"+port)
+		}
+		for _, a := range addrs {
+			if f := field("kafka", a); lipgloss.Width(head+f) <= m.width {
+				return head + f
+			}
+		}
+	}
+	return head
 }
 
 func themeLabel(st *themes.Styles) string {

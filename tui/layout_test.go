@@ -287,3 +287,27 @@ func TestScreenMessagesWrapAt80Columns(t *testing.T) {
 		}
 	}
 }
+
+// The header's Kafka address is whole or shortened, never cut in the
+// middle of its port ("kafka 127.0.0.1:7" read as port 7).
+func TestHeaderKafkaAddressNeverCut(t *testing.T) {
+	e := openEngine(t)
+	for _, w := range []int{60, 70, 80, 90, 100} {
+		opts := testOptions(e)
+		opts.DataDirName = "/tmp/tuiaudit/d1"
+		opts.Listen = "127.0.0.1:7760"
+		opts.KafkaListen = "127.0.0.1:7761"
+		m, err := New(opts)
+		if err != nil {
+			t.Fatal(err)
+		}
+		m.Update(tea.WindowSizeMsg{Width: w, Height: 24})
+		h := strings.SplitN(m.View(), "\n", 2)[0]
+		if strings.Contains(h, "kafka") && !strings.Contains(h, ":7761") {
+			t.Errorf("at %d columns the header cuts the Kafka address: %q", w, h)
+		}
+		if w >= 80 && !strings.Contains(h, "7761") {
+			t.Errorf("at %d columns the header has no Kafka port: %q", w, h)
+		}
+	}
+}
