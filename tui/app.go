@@ -221,6 +221,12 @@ func (m *Model) Update(msg tea.Msg) (tea.Model, tea.Cmd) {
 		}
 		return m, status("theme %s", themeLabel(&msg.styles))
 	case tea.KeyMsg:
+		// Runes that arrive together (typed fast, pasted without bracketed
+		// paste) are text: as a paste, "delete" or "end" goes into a field
+		// instead of matching the key of that name.
+		if msg.Type == tea.KeyRunes && len(msg.Runes) > 1 {
+			msg.Paste = true
+		}
 		return m, m.key(msg)
 	case tea.MouseMsg:
 		if m.confirming != nil || m.showHelp {

@@ -311,3 +311,34 @@ func TestHeaderKafkaAddressNeverCut(t *testing.T) {
 		}
 	}
 }
+
+// Text that arrives in one piece (typed fast, pasted without bracketed
+// paste, sent by tmux) goes into the field as text, even when it spells a
+// key name such as "delete" or "end".
+func TestFieldsTakeTextThatSpellsAKeyName(t *testing.T) {
+	e := openEngine(t)
+	m, err := New(testOptions(e))
+	if err != nil {
+		t.Fatal(err)
+	}
+	m.Update(tea.WindowSizeMsg{Width: 80, Height: 24})
+	m.Update(pushMsg{s: []Screen{newCreateTopicScreen(m.c, 0)}})
+	s := m.Top().(*createTopicScreen)
+	m.Update(keys("end"))
+	m.Update(tea.KeyMsg{Type: tea.KeyTab})
+	m.Update(tea.KeyMsg{Type: tea.KeyTab})
+	s.form.fields[2].line.SetValue("")
+	m.Update(keys("delete"))
+	if got := s.form.fields[0].value(); got != "end" {
+		t.Errorf("name field holds %q, want end", got)
+	}
+	if got := s.form.fields[2].value(); got != "delete" {
+		t.Errorf("cleanup field holds %q, want delete", got)
+	}
+	m.Update(tea.KeyMsg{Type: tea.KeyEsc})
+	m.Update(keys(":"))
+	m.Update(keys("home"))
+	if got := m.input.Value(); got != "home" {
+		t.Errorf("command line holds %q, want home", got)
+	}
+}
