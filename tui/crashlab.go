@@ -343,7 +343,7 @@ func (s *crashLabScreen) View() string {
 	st := s.c.Styles
 	if s.topic == "" {
 		if s.err != nil {
-			return st.StatusError.Render("  " + s.err.Error())
+			return wrapIndented(st.StatusError, s.err.Error(), s.c.Width)
 		}
 		return st.Muted.Render("  pick a partition to damage (a scratch copy of it):") + "\n\n" + s.parts.View()
 	}

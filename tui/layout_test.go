@@ -342,3 +342,31 @@ func TestFieldsTakeTextThatSpellsAKeyName(t *testing.T) {
 		t.Errorf("command line holds %q, want home", got)
 	}
 }
+
+// A screen's error wraps on a narrow terminal: the tail's and the
+// partitions screen's "not found" name the topic in full.
+func TestScreenErrorsWrapOnANarrowTerminal(t *testing.T) {
+	e := openEngine(t)
+	m, err := New(testOptions(e))
+	if err != nil {
+		t.Fatal(err)
+	}
+	m.Update(tea.WindowSizeMsg{Width: 32, Height: 12})
+	const name = "a-rather-long-topic-name"
+	tail := newTailScreen(m.c, name, allPartitions)
+	t.Cleanup(tail.Close)
+	parts := newPartitionsScreen(m.c, name)
+	for _, s := range []Screen{tail, parts} {
+		s.SetSize(m.c.Width, m.c.Height)
+		s.Update(run(t, s.Init()))
+		v := s.View()
+		if !strings.Contains(v, name) || !strings.Contains(v, "not") || !strings.Contains(v, "found") {
+			t.Errorf("%T at 32 columns:\n%s", s, v)
+		}
+		for _, l := range strings.Split(v, "\n") {
+			if lipgloss.Width(l) > 32 {
+				t.Errorf("%T: line %d cells wide: %q", s, lipgloss.Width(l), l)
+			}
+		}
+	}
+}

@@ -236,9 +236,9 @@ func (s *partitionsScreen) View() string {
 	st := s.c.Styles
 	if s.err != nil {
 		if errors.Is(s.err, engine.ErrTopicNotFound) {
-			return st.StatusError.Render(fmt.Sprintf("  topic %q not found", s.topic))
+			return wrapIndented(st.StatusError, fmt.Sprintf("topic %q not found", s.topic), s.c.Width)
 		}
-		return st.StatusError.Render("  " + s.err.Error())
+		return wrapIndented(st.StatusError, s.err.Error(), s.c.Width)
 	}
 	if !s.loaded {
 		return st.Muted.Render("  loading " + s.topic + "…")

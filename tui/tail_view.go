@@ -49,7 +49,7 @@ func (s *tailScreen) View() string {
 	b.WriteString(st.TableHeader.Render(truncate("  "+pad("P", tailPartW, true)+" "+pad("OFFSET", tailOffsetW, true)+" "+timeTitle+
 		pad("KEY", keyW, false)+" "+pad("H", tailHeadersW, true)+" VALUE", s.w)))
 	if s.err != nil {
-		b.WriteString("\n" + st.StatusError.Render("  "+s.err.Error()))
+		b.WriteString("\n" + wrapIndented(st.StatusError, s.err.Error(), s.w))
 		return b.String()
 	}
 	n := s.rowCount()
