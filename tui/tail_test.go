@@ -401,3 +401,31 @@ func TestTailRateFallsWhenRecordsStop(t *testing.T) {
 		t.Errorf("10 s after the last record: %s", s.statusLine())
 	}
 }
+
+// A filter that does not parse says why in full at 80 columns, under the
+// column titles, where it has room to wrap.
+func TestTailFilterErrorInFullAt80Columns(t *testing.T) {
+	e := openEngine(t)
+	create(t, e, "ev", engine.DefaultTopicConfig())
+	produce(t, e, "ev", 0, orderRecords(0, 30)...)
+	m, err := New(testOptions(e))
+	if err != nil {
+		t.Fatal(err)
+	}
+	m.Update(tea.WindowSizeMsg{Width: 80, Height: 24})
+	s := newTailScreen(m.c, "ev", 0)
+	t.Cleanup(s.Close)
+	m.stack = append(m.stack, s)
+	s.SetSize(m.c.Width, m.c.Height)
+	catchUp(t, s, s.restartFromStart(), 30)
+	s.SetFilter(`.customer.name == nope`)
+	if s.filterErr == nil {
+		t.Fatal("the filter parsed")
+	}
+	v := m.View()
+	for _, w := range strings.Fields(s.filterErr.Error()) {
+		if !strings.Contains(v, w) {
+			t.Errorf("%q of %q is not on screen:\n%s", w, s.filterErr, v)
+		}
+	}
+}

@@ -52,6 +52,11 @@ func (s *tailScreen) View() string {
 		b.WriteString("\n" + wrapIndented(st.StatusError, s.err.Error(), s.w))
 		return b.String()
 	}
+	if s.filterErr != nil {
+		// It matches nothing: the rows' place says why, with room to wrap.
+		b.WriteString("\n" + wrapIndented(st.StatusError, s.filterErr.Error(), s.w))
+		return b.String()
+	}
 	n := s.rowCount()
 	if n == 0 {
 		msg := "waiting for records…"
@@ -152,7 +157,7 @@ func (s *tailScreen) statusLine() string {
 		add(1, "at "+s.label)
 	}
 	if s.filterErr != nil {
-		add(0, st.Bad.Render(s.filterErr.Error()))
+		add(0, st.Bad.Render(fmt.Sprintf("/%s: does not parse", s.filter))) // why: in the body
 	} else if s.filter != "" {
 		add(0, fmt.Sprintf("/%s: %s shown", s.filter, humanCount(int64(len(s.shown)))))
 	}
