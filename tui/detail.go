@@ -117,7 +117,17 @@ func (s *detailScreen) render() {
 	fmt.Fprintf(&b, "%s%s\n", label("key"), st.Info.Render(keyText))
 	fmt.Fprintf(&b, "%s%s\n", label("headers"), st.Text.Render(fmt.Sprint(len(r.Headers))))
 	for _, h := range r.Headers {
-		fmt.Fprintf(&b, "  %s %s\n", st.JSONKey.Render(printable([]byte(h.Key))+":"), st.Text.Render(printable(h.Value)))
+		// A long header wraps; its name keeps the key colour.
+		name := printable([]byte(h.Key)) + ":"
+		lines := strings.Split(hardWrap("  "+name+" "+printable(h.Value), s.vp.Width), "\n")
+		for i, l := range lines {
+			if i == 0 && strings.HasPrefix(l, "  "+name) {
+				l = "  " + st.JSONKey.Render(name) + st.Text.Render(strings.TrimPrefix(l, "  "+name))
+			} else {
+				l = st.Text.Render(l)
+			}
+			b.WriteString(l + "\n")
+		}
 	}
 	kind := "tombstone (null value)"
 	switch {

@@ -508,3 +508,25 @@ func TestCommandArgumentErrors(t *testing.T) {
 		}
 	}
 }
+
+// A long header value wraps in the record view like the value does.
+func TestDetailWrapsLongHeaders(t *testing.T) {
+	e := openEngine(t)
+	m, err := New(testOptions(e))
+	if err != nil {
+		t.Fatal(err)
+	}
+	r := engine.Record{Value: []byte("v"), Headers: []engine.Header{{Key: "baggage", Value: []byte(strings.Repeat("x", 300))}}}
+	d := newDetailScreen(m.c, "t", 0, r)
+	d.SetSize(80, 100)
+	got := 0
+	for _, l := range strings.Split(d.View(), "\n") {
+		if w := lipgloss.Width(l); w > 80 {
+			t.Fatalf("line %d cells wide: %q", w, l)
+		}
+		got += strings.Count(l, "x") // the header's and those of "x: hex view" and "text"
+	}
+	if got < 300 {
+		t.Errorf("%d of the header's 300 x's on screen", got)
+	}
+}
