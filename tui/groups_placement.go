@@ -32,6 +32,9 @@ func addPlacementCommand(cmds map[string]command) {
 		if topic == "" {
 			return errStatus(fmt.Errorf("%w: usage :placement TOPIC", ErrBadInput))
 		}
+		if err := checkTopicArg(topic); err != nil {
+			return err
+		}
 		return push(newPlacementScreen(m.c, topic))
 	}}
 }

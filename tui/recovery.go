@@ -480,6 +480,9 @@ func addRecoveryCommands(cmds map[string]command) {
 		topic, p := "", 0
 		if len(args) > 0 {
 			topic = args[0]
+			if err := checkTopicArg(topic); err != nil {
+				return "", 0, err
+			}
 		}
 		if len(args) == 2 {
 			n, err := strconv.Atoi(args[1])

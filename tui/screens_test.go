@@ -486,17 +486,22 @@ func TestCommandArgumentErrors(t *testing.T) {
 	}
 	m.Update(tea.WindowSizeMsg{Width: 80, Height: 24})
 	for line, want := range map[string]string{
-		"tail orders -1":     `partition "-1" is not a non-negative number`,
-		"tail orders x":      `partition "x" is not a non-negative number`,
-		"tail":               "usage :tail NAME [PARTITION]",
-		"tail a b c":         "usage :tail NAME [PARTITION]",
-		"recovery orders 1x": `partition "1x" is not a non-negative number`,
-		"crashlab orders -1": `partition "-1" is not a non-negative number`,
-		"produce":            "usage :produce NAME",
-		"topic":              "usage :topic NAME",
-		"theme":              "usage :theme",
-		"theme purple":       `unknown theme "purple"`,
-		"nosuch":             `unknown command "nosuch" (try :help)`,
+		"tail orders -1":       `partition "-1" is not a non-negative number`,
+		"tail orders x":        `partition "x" is not a non-negative number`,
+		"tail":                 "usage :tail NAME [PARTITION]",
+		"tail a b c":           "usage :tail NAME [PARTITION]",
+		"topic ../x":           `invalid topic name: "../x"`,
+		"tail ../../etc":       `invalid topic name: "../../etc"`,
+		"produce ../x":         `invalid topic name: "../x"`,
+		"crashlab ../orders 0": `invalid topic name: "../orders"`,
+		"recovery ../x":        `invalid topic name: "../x"`,
+		"recovery orders 1x":   `partition "1x" is not a non-negative number`,
+		"crashlab orders -1":   `partition "-1" is not a non-negative number`,
+		"produce":              "usage :produce NAME",
+		"topic":                "usage :topic NAME",
+		"theme":                "usage :theme",
+		"theme purple":         `unknown theme "purple"`,
+		"nosuch":               `unknown command "nosuch" (try :help)`,
 	} {
 		msg := run(t, m.runCommand(line))
 		st, ok := msg.(statusMsg)
