@@ -11,6 +11,7 @@ package tui
 
 import (
 	"fmt"
+	"net"
 	"strings"
 	"time"
 
@@ -220,6 +221,12 @@ func (m *Model) Update(msg tea.Msg) (tea.Model, tea.Cmd) {
 		}
 		return m, status("theme %s", themeLabel(&msg.styles))
 	case tea.KeyMsg:
+		// Runes that arrive together (typed fast, pasted without bracketed
+		// paste) are text: as a paste, "delete" or "end" goes into a field
+		// instead of matching the key of that name.
+		if msg.Type == tea.KeyRunes && len(msg.Runes) > 1 {
+			msg.Paste = true
+		}
 		return m, m.key(msg)
 	case tea.MouseMsg:
 		if m.confirming != nil || m.showHelp {
@@ -434,7 +441,14 @@ func (m *Model) View() string {
 	}
 	body = fit(body, m.width, m.c.Height)
 	if m.confirming != nil {
-		box := st.Dialog.Render(st.DialogTitle.Render(m.confirming.question) + "\n\n" +
+		// The box keeps its border: the question wraps, and a word too long
+		// for the terminal (a topic name) is cut.
+		inner := max(m.width-st.Dialog.GetHorizontalFrameSize(), 10)
+		q := wrapWords(strings.Fields(m.confirming.question), inner, "")
+		for i := range q {
+			q[i] = truncate(q[i], inner)
+		}
+		box := st.Dialog.Render(st.DialogTitle.Render(strings.Join(q, "\n")) + "\n\n" +
 			st.Muted.Render("y: yes   n/esc: no"))
 		body = fit(lipgloss.Place(m.width, m.c.Height, lipgloss.Center, lipgloss.Center, box), m.width, m.c.Height)
 	}
@@ -458,15 +472,24 @@ func (m *Model) header() string {
 	field := func(label, value string) string {
 		return "  " + st.HeaderLabel.Render(label+" ") + st.HeaderValue.Render(value)
 	}
-	kafka := ""
-	if o.KafkaListen != "" {
-		kafka = field("kafka", o.KafkaListen)
-	}
-	return st.HeaderTitle.Render("pulse") +
+	head := st.HeaderTitle.Render("pulse") +
 		field("data", o.DataDirName) +
 		field("ws", ws) +
-		field("theme", themeLabel(st)) +
-		kafka // last: a narrow terminal cuts it before the others
+		field("theme", themeLabel(st))
+	// The Kafka address comes last, whole, or as ":PORT" on loopback, or
+	// not at all: cut, "127.0.0.1:7" would read as port 7.
+	if o.KafkaListen != "" {
+		addrs := []string{o.KafkaListen}
+		if host, port, err := net.SplitHostPort(o.KafkaListen); err == nil && (host == "127.0.0.1" || host == "localhost" || host == "::1") {
+			addrs = append(addrs, ":"+port)
+		}
+		for _, a := range addrs {
+			if f := field("kafka", a); lipgloss.Width(head+f) <= m.width {
+				return head + f
+			}
+		}
+	}
+	return head
 }
 
 func themeLabel(st *themes.Styles) string {
@@ -564,8 +587,17 @@ func (m *Model) fullHelp() string {
 	b.WriteString(st.HelpSection.Render("Everywhere") + "\n")
 	b.WriteString(m.help.FullHelpView(global) + "\n\n")
 	b.WriteString(st.HelpSection.Render("Commands") + "\n")
+	// A usage too long for the terminal wraps, its further lines indented;
+	// the synopsis before the two spaces stays in one piece.
 	for _, name := range commandNames(m.commands) {
-		b.WriteString("  " + st.Help.FullKey.Render(":"+m.commands[name].usage) + "\n")
+		synopsis, desc, _ := strings.Cut(m.commands[name].usage, "  ")
+		words := append([]string{":" + synopsis + " "}, strings.Fields(desc)...)
+		for i, l := range wrapWords(words, max(m.width, 20), "    ") {
+			if i == 0 {
+				l = "  " + strings.TrimPrefix(l, "    ")
+			}
+			b.WriteString(st.Help.FullKey.Render(l) + "\n")
+		}
 	}
 	return b.String()
 }

@@ -7,6 +7,7 @@ import (
 	"strings"
 
 	tea "github.com/charmbracelet/bubbletea"
+	"github.com/pulselog/pulse/engine"
 	"github.com/pulselog/pulse/themes"
 )
 
@@ -26,17 +27,23 @@ func defaultCommands() map[string]command {
 			if len(args) != 1 {
 				return errStatus(fmt.Errorf("%w: usage :topic NAME", ErrBadInput))
 			}
+			if err := checkTopicArg(args[0]); err != nil {
+				return err
+			}
 			return func() tea.Msg { return gotoTopicMsg{topic: args[0]} }
 		}},
 		"tail": {usage: "tail NAME [PARTITION]  follow a topic (all partitions merged) or one partition", run: func(m *Model, args []string) tea.Cmd {
 			if len(args) < 1 || len(args) > 2 {
 				return errStatus(fmt.Errorf("%w: usage :tail NAME [PARTITION]", ErrBadInput))
 			}
+			if err := checkTopicArg(args[0]); err != nil {
+				return err
+			}
 			p := allPartitions
 			if len(args) == 2 {
 				n, err := strconv.Atoi(args[1])
 				if err != nil || n < 0 {
-					return errStatus(fmt.Errorf("%w: partition %q is not a number", ErrBadInput, args[1]))
+					return errStatus(fmt.Errorf("%w: partition %q is not a non-negative number", ErrBadInput, args[1]))
 				}
 				p = n
 			}
@@ -45,6 +52,9 @@ func defaultCommands() map[string]command {
 		"produce": {usage: "produce NAME  open the produce form", run: func(m *Model, args []string) tea.Cmd {
 			if len(args) != 1 {
 				return errStatus(fmt.Errorf("%w: usage :produce NAME", ErrBadInput))
+			}
+			if err := checkTopicArg(args[0]); err != nil {
+				return err
 			}
 			return func() tea.Msg {
 				return gotoTopicMsg{topic: args[0], then: []Screen{newProduceScreen(m.c, args[0], -1)}}
@@ -67,6 +77,15 @@ func defaultCommands() map[string]command {
 	}
 	cmds["quit"] = command{usage: "quit  quit", run: cmds["q"].run}
 	return cmds
+}
+
+// checkTopicArg refuses a topic name no topic can have (engine's rules,
+// "../x", 250 characters) before any screen opens on it.
+func checkTopicArg(name string) tea.Cmd {
+	if err := engine.ValidateTopicName(name); err != nil {
+		return errStatus(err)
+	}
+	return nil
 }
 
 func commandNames(cmds map[string]command) []string {

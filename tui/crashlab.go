@@ -304,7 +304,7 @@ func (s *crashLabScreen) render() {
 	st := s.c.Styles
 	s.lines = nil
 	if s.err != nil {
-		s.lines = []string{st.StatusError.Render("  " + s.err.Error()), "", st.Muted.Render("  enter: pick another fault")}
+		s.lines = append(strings.Split(wrapIndented(st.StatusError, s.err.Error(), s.w), "\n"), "", st.Muted.Render("  enter: pick another fault"))
 		return
 	}
 	r := s.res
@@ -343,7 +343,7 @@ func (s *crashLabScreen) View() string {
 	st := s.c.Styles
 	if s.topic == "" {
 		if s.err != nil {
-			return st.StatusError.Render("  " + s.err.Error())
+			return wrapIndented(st.StatusError, s.err.Error(), s.c.Width)
 		}
 		return st.Muted.Render("  pick a partition to damage (a scratch copy of it):") + "\n\n" + s.parts.View()
 	}

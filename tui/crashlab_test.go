@@ -102,3 +102,34 @@ func TestCrashLabPickAndEdit(t *testing.T) {
 }
 
 func itoa(n int64) string { return strings.TrimSpace(strings.Replace(humanCount(n), ",", "", -1)) }
+
+// A fault that does not apply to the partition says why in full at 80
+// columns (it wraps), and the partition is unchanged.
+func TestCrashLabNotApplicableWraps(t *testing.T) {
+	data, part := crashDataDir(t, "none", 3)
+	e := reopen(t, data, false)
+	before := sums(t, part)
+	tm, m := startUISized(t, testOptions(e), 80, 24)
+	waitFor(t, tm, "orders")
+	tm.Send(keys(":"))
+	tm.Send(keys("crashlab orders 0"))
+	tm.Send(enter)
+	waitFor(t, tm, "cut:SEGMENT=0:")
+	tm.Send(tab)
+	tm.Send(tea.KeyMsg{Type: tea.KeyCtrlU})
+	tm.Send(keys("cut:SEGMENT=0:99999999"))
+	tm.Send(enter)
+	waitFor(t, tm, "not applicable")
+	finish(t, tm)
+	s := m.Top().(*crashLabScreen)
+	if s.err == nil {
+		t.Fatal("no error for a cut past the segment's end")
+	}
+	view := m.View()
+	for _, w := range strings.Fields(s.err.Error()) {
+		if !strings.Contains(view, w) {
+			t.Errorf("%q of %q is not on screen:\n%s", w, s.err, view)
+		}
+	}
+	sameSums(t, before, sums(t, part))
+}

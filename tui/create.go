@@ -8,6 +8,7 @@ import (
 
 	"github.com/charmbracelet/bubbles/key"
 	tea "github.com/charmbracelet/bubbletea"
+	"github.com/charmbracelet/lipgloss"
 	"github.com/pulselog/pulse/engine"
 	"github.com/pulselog/pulse/internal/units"
 )
@@ -147,9 +148,22 @@ func formScreenView(c *Common, head string, f *form, errText, hint string) strin
 	st := c.Styles
 	out := head + f.view() + "\n"
 	if errText != "" {
-		return out + st.StatusError.Render("  ✗ "+errText)
+		out += wrapIndented(st.StatusError, "✗ "+errText, c.Width)
+	} else {
+		out += st.FormHint.Render(hint)
 	}
-	return out + st.FormHint.Render(hint)
+	return scrollTo(out, strings.Count(head, "\n")+f.focusAt, c.Height)
+}
+
+// wrapIndented renders text in style, indented by two cells and wrapped at
+// word boundaries to width (wrapWords): a long error stays whole on a
+// narrow screen.
+func wrapIndented(style lipgloss.Style, text string, width int) string {
+	lines := wrapWords(strings.Fields(text), max(width, 20), "  ")
+	for i, l := range lines {
+		lines[i] = style.Render(l)
+	}
+	return strings.Join(lines, "\n")
 }
 
 // formKeys are the keys of a form screen.

@@ -117,7 +117,17 @@ func (s *detailScreen) render() {
 	fmt.Fprintf(&b, "%s%s\n", label("key"), st.Info.Render(keyText))
 	fmt.Fprintf(&b, "%s%s\n", label("headers"), st.Text.Render(fmt.Sprint(len(r.Headers))))
 	for _, h := range r.Headers {
-		fmt.Fprintf(&b, "  %s %s\n", st.JSONKey.Render(h.Key+":"), st.Text.Render(printable(h.Value)))
+		// A long header wraps; its name keeps the key colour.
+		name := printable([]byte(h.Key)) + ":"
+		lines := strings.Split(hardWrap("  "+name+" "+printable(h.Value), s.vp.Width), "\n")
+		for i, l := range lines {
+			if i == 0 && strings.HasPrefix(l, "  "+name) {
+				l = "  " + st.JSONKey.Render(name) + st.Text.Render(strings.TrimPrefix(l, "  "+name))
+			} else {
+				l = st.Text.Render(l)
+			}
+			b.WriteString(l + "\n")
+		}
 	}
 	kind := "tombstone (null value)"
 	switch {
@@ -139,9 +149,9 @@ func (s *detailScreen) render() {
 	case s.hex || !utf8.Valid(r.Value):
 		b.WriteString(hexDump(r.Value, st))
 	case json.Valid(r.Value):
-		b.WriteString(prettyJSON(r.Value, st))
+		b.WriteString(prettyJSON(r.Value, st, s.vp.Width))
 	default:
-		b.WriteString(st.Text.Render(string(r.Value)))
+		b.WriteString(st.Text.Render(hardWrap(escapeControls(string(r.Value)), s.vp.Width)))
 	}
 	s.vp.SetContent(b.String())
 }
@@ -166,20 +176,22 @@ func (s *detailScreen) FullHelp() [][]key.Binding {
 // printable quotes bytes that are not plain printable text.
 func printable(b []byte) string {
 	s := string(b)
-	if utf8.Valid(b) && !strings.ContainsFunc(s, func(r rune) bool { return r < 0x20 || r == 0x7f }) {
+	if utf8.Valid(b) && !strings.ContainsFunc(s, isControl) {
 		return s
 	}
 	return fmt.Sprintf("%q", b)
 }
 
-// prettyJSON indents valid JSON and colours keys, strings, numbers and
-// literals.
-func prettyJSON(v []byte, st *themes.Styles) string {
+// prettyJSON indents valid JSON, wraps it at width cells and colours keys,
+// strings, numbers and literals.
+func prettyJSON(v []byte, st *themes.Styles, width int) string {
 	var buf bytes.Buffer
 	if err := json.Indent(&buf, v, "", "  "); err != nil {
-		return string(v)
+		return hardWrap(escapeControls(string(v)), width)
 	}
-	src := buf.String()
+	// JSON strings may hold DEL and C1 controls raw. A string token that
+	// wraps keeps its colour on every line: lipgloss styles line by line.
+	src := hardWrap(escapeControls(buf.String()), width)
 	var b strings.Builder
 	for i := 0; i < len(src); {
 		c := src[i]

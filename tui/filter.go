@@ -80,11 +80,16 @@ func parseJSONPath(f string) (func(tailRec) bool, error) {
 	bad := func(why string) error { return fmt.Errorf("%w: filter %q: %s", ErrBadInput, f, why) }
 	var op string
 	var path, lit string
+	// The operator is the first one in f (a literal may hold "==" or "<"),
+	// the two-character one where "<=" and "<" start at the same place.
+	at := -1
 	for _, o := range []string{"==", "!=", "<=", ">=", "<", ">"} {
-		if i := strings.Index(f, o); i > 0 {
-			op, path, lit = o, strings.TrimSpace(f[:i]), strings.TrimSpace(f[i+len(o):])
-			break
+		if i := strings.Index(f, o); i > 0 && (at < 0 || i < at) {
+			at, op = i, o
 		}
+	}
+	if op != "" {
+		path, lit = strings.TrimSpace(f[:at]), strings.TrimSpace(f[at+len(op):])
 	}
 	if op == "" {
 		return nil, bad("want .path OP value, e.g. .user.id == 42")

@@ -23,6 +23,8 @@ func TestParseFilter(t *testing.T) {
 		`.user.name == "ada"`: true, `.user.name == "bob"`: false, `.user.tags[1] == "b"`: true,
 		".paid == true": true, `.paid == "true"`: false, ".total >= 12.5": true, ".missing == 1": false,
 		".missing != 1": true, ".user.tags[9] == 1": false,
+		// The operator is the first one in the filter, not one inside the literal.
+		`.user.name != "a==b"`: true, `.user.name == "a<b"`: false, `.user.name != "<="`: true,
 	} {
 		rf, err := parseFilter(f)
 		if err != nil {

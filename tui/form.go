@@ -46,6 +46,8 @@ type form struct {
 	fields []*field
 	focus  int
 	width  int
+	// focusAt is the line of the focused field in the last view.
+	focusAt int
 }
 
 func newLine(placeholder, value string) *textinput.Model {
@@ -149,6 +151,7 @@ func (f *form) view() string {
 		lbl := st.FormLabel
 		mark := "  "
 		if i == f.focus {
+			f.focusAt = strings.Count(b.String(), "\n")
 			lbl = st.FormFocused
 			mark = st.TableMarker.Render("▸ ")
 		}
@@ -175,4 +178,16 @@ func (f *form) view() string {
 		b.WriteString("\n")
 	}
 	return b.String()
+}
+
+// scrollTo shows height lines of body with its line at on screen, and as
+// much of the end (a form's error or hint) as that allows: a form taller
+// than the terminal scrolls to the focused field.
+func scrollTo(body string, at, height int) string {
+	lines := strings.Split(body, "\n")
+	if len(lines) <= height {
+		return body
+	}
+	start := max(min(at, len(lines)-height), 0)
+	return strings.Join(lines[start:start+height], "\n")
 }

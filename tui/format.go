@@ -161,13 +161,95 @@ func oneLine(b []byte, max int) string {
 		switch {
 		case r == '\uFFFD':
 			sb.WriteRune('·')
-		case r < 0x20 || r == 0x7f:
+		case isControl(r):
 			sb.WriteByte(' ')
 		default:
 			sb.WriteRune(r)
 		}
 	}
 	return sb.String()
+}
+
+// isControl reports whether r is a C0 or C1 control character, DEL or a
+// bidirectional formatting character: written raw, such a rune would drive
+// the terminal (move the cursor, set its title, start an escape sequence)
+// or reorder what it shows, instead of showing up.
+func isControl(r rune) bool {
+	switch {
+	case r < 0x20 || r >= 0x7f && r <= 0x9f:
+		return true
+	case r == 0x061c || r == 0x200e || r == 0x200f: // ALM, LRM, RLM
+		return true
+	case r >= 0x202a && r <= 0x202e: // LRE, RLE, PDF, LRO, RLO
+		return true
+	case r >= 0x2066 && r <= 0x2069: // LRI, RLI, FSI, PDI
+		return true
+	}
+	return false
+}
+
+// escapeControls shows text with its control characters, except newline
+// and tab, escaped the way Go quotes them (\x1b, \r, \a, \u009b), so
+// that a record's bytes can never drive the user's terminal.
+func escapeControls(s string) string {
+	return escapeRunes(s, func(r rune) bool { return isControl(r) && r != '\n' && r != '\t' })
+}
+
+// escapeRunes replaces each rune of s that esc picks by its Go escape.
+func escapeRunes(s string, esc func(rune) bool) string {
+	if !strings.ContainsFunc(s, esc) {
+		return s
+	}
+	var b strings.Builder
+	for _, r := range s {
+		if esc(r) {
+			q := strconv.QuoteRune(r)
+			b.WriteString(q[1 : len(q)-1])
+			continue
+		}
+		b.WriteRune(r)
+	}
+	return b.String()
+}
+
+// hardWrap breaks each line of plain text s that is wider than w cells
+// into lines of at most w cells (tabs count as the 4 spaces lipgloss draws
+// them as), so that a long value is all on screen rather than cut.
+func hardWrap(s string, w int) string {
+	if w <= 0 {
+		return s
+	}
+	s = strings.ReplaceAll(s, "\t", "    ")
+	lines := strings.Split(s, "\n")
+	out := make([]string, 0, len(lines))
+	for _, l := range lines {
+		if isASCII(l) {
+			for len(l) > w {
+				out = append(out, l[:w])
+				l = l[w:]
+			}
+			out = append(out, l)
+			continue
+		}
+		if lipgloss.Width(l) <= w {
+			out = append(out, l)
+			continue
+		}
+		var b strings.Builder
+		used := 0
+		for _, r := range l {
+			rw := lipgloss.Width(string(r))
+			if used+rw > w {
+				out = append(out, b.String())
+				b.Reset()
+				used = 0
+			}
+			b.WriteRune(r)
+			used += rw
+		}
+		out = append(out, b.String())
+	}
+	return strings.Join(out, "\n")
 }
 
 // orNA is f() when known, else "n/a": a value the source cannot tell is

@@ -217,7 +217,7 @@ func (s *framesScreen) View() string {
 	line := fmt.Sprintf("  %s · %s · %d frames%s, %d bad · %s", layout.LogFile(s.base), humanBytes(s.size), len(s.frames), from, bad, more)
 	head := st.Muted.Render(line)
 	if s.err != nil {
-		head = st.StatusError.Render("  " + s.err.Error())
+		head = wrapIndented(st.StatusError, s.err.Error(), s.c.Width)
 	}
 	return head + "\n\n" + s.table.View()
 }

@@ -1,6 +1,7 @@
 package tui
 
 import (
+	"errors"
 	"strings"
 	"testing"
 
@@ -19,6 +20,9 @@ func FuzzRecordRendering(f *testing.F) {
 		{"ключ", `{"名前":"値","emoji":"🎉","n":-1.5e10}`, "ü", "ß"},
 		{"k", `{"unterminated": "string`, "h", "v"},
 		{"k", `"\u0000\ud800"`, "h", "v"},
+		{"k\u009b2J", "log \x1b]0;title\x07 line\r\nnext \u009b31m", "h\x1b[2J", "v\u009b"},
+		{"k", "{\"a\":\"\x7f\u009b2J\"}", "h", "v"},
+		{"k\u202e", "text \u202ereversed\u2066 isolate\u2069", "h\u200f", "v"},
 	} {
 		f.Add(seed.key, seed.value, seed.hkey, seed.hval)
 	}
@@ -40,6 +44,7 @@ func FuzzRecordRendering(f *testing.F) {
 				if w := lipgloss.Width(l); w > 80 {
 					t.Fatalf("detail line %d is %d cells wide: %q", i, w, l)
 				}
+				noControls(t, "detail", l)
 			}
 		}
 		s := newTailScreen(c, "fuzz", 0)
@@ -49,8 +54,22 @@ func FuzzRecordRendering(f *testing.F) {
 			if w := lipgloss.Width(l); w > 80 {
 				t.Fatalf("tail line %d is %d cells wide: %q", i, w, l)
 			}
+			noControls(t, "tail", l)
 		}
 	})
+}
+
+// noControls fails when a rendered line (in the Ascii colour profile of the
+// tests, where styles add no escapes) holds a control character: a record's
+// ESC, CR, BEL or C1 bytes written raw would drive the user's terminal, and
+// bidirectional controls would reorder what it shows.
+func noControls(t *testing.T, where, line string) {
+	t.Helper()
+	for _, r := range line {
+		if r < 0x20 && r != '\t' || r >= 0x7f && r <= 0x9f || isBidiFormat(r) {
+			t.Fatalf("%s line holds control character %U: %q", where, r, line)
+		}
+	}
 }
 
 // What users type into prompts and forms gets a clear error or a value,
@@ -64,6 +83,11 @@ func FuzzPromptInput(f *testing.F) {
 			t.Fatalf("parseBytes(%q) = %d", s, n)
 		}
 		_, _ = parseWhen(s, testClock)
+		if n, err := parseOffset(s); err == nil && n < 0 {
+			t.Fatalf("parseOffset(%q) = %d", s, n)
+		} else if err != nil && !errors.Is(err, ErrBadInput) {
+			t.Fatalf("parseOffset(%q): %v", s, err)
+		}
 		if hs, err := parseHeaders(s); err == nil {
 			for _, h := range hs {
 				if h.Key == "" {
@@ -75,4 +99,10 @@ func FuzzPromptInput(f *testing.F) {
 			t.Fatalf("parseAge(%q) = %v", s, d)
 		}
 	})
+}
+
+// isBidiFormat lists the bidirectional formatting characters on its own, so
+// that the test does not lean on the code it checks.
+func isBidiFormat(r rune) bool {
+	return r == 0x200e || r == 0x200f || r == 0x061c || r >= 0x202a && r <= 0x202e || r >= 0x2066 && r <= 0x2069
 }

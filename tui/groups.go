@@ -146,10 +146,10 @@ func memberCell(g clusterinfo.Group, id string) string {
 func (s *groupsScreen) View() string {
 	st := s.c.Styles
 	if _, ok := s.c.Src.(GroupLister); !ok {
-		return st.Muted.Render("  consumer groups: " + ErrNotAvailable.Error() + " (a Kafka cluster or Pulse's Kafka listener has them; the engine has consumer cursors, on the partitions screen)")
+		return wrapIndented(st.Muted, "consumer groups: "+ErrNotAvailable.Error()+" (a Kafka cluster or Pulse's Kafka listener has them; the engine has consumer cursors, on the partitions screen)", s.w)
 	}
 	if s.err != nil {
-		return st.StatusError.Render("  groups: " + s.err.Error())
+		return wrapIndented(st.StatusError, "groups: "+s.err.Error(), s.w)
 	}
 	if !s.loaded {
 		return st.Muted.Render("  loading consumer groups…")

@@ -32,6 +32,9 @@ func addPlacementCommand(cmds map[string]command) {
 		if topic == "" {
 			return errStatus(fmt.Errorf("%w: usage :placement TOPIC", ErrBadInput))
 		}
+		if err := checkTopicArg(topic); err != nil {
+			return err
+		}
 		return push(newPlacementScreen(m.c, topic))
 	}}
 }
@@ -140,10 +143,10 @@ func (s *placementScreen) rebuild() {
 func (s *placementScreen) View() string {
 	st := s.c.Styles
 	if _, ok := s.c.Src.(TopicPlacer); !ok {
-		return st.Muted.Render("  placement: " + ErrNotAvailable.Error() + " (a local data dir has one copy of each partition)")
+		return wrapIndented(st.Muted, "placement: "+ErrNotAvailable.Error()+" (a local data dir has one copy of each partition)", s.w)
 	}
 	if s.err != nil {
-		return st.StatusError.Render("  placement: " + s.err.Error())
+		return wrapIndented(st.StatusError, "placement: "+s.err.Error(), s.w)
 	}
 	if !s.loaded {
 		return st.Muted.Render("  loading " + s.topic + "…")

@@ -113,7 +113,7 @@ func (s *hexScreen) View() string {
 	st := s.c.Styles
 	switch {
 	case s.err != nil:
-		return st.StatusError.Render("  " + s.err.Error())
+		return wrapIndented(st.StatusError, s.err.Error(), s.c.Width)
 	case !s.loaded:
 		return st.Muted.Render("  reading the batch…")
 	}

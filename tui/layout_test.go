@@ -159,3 +159,214 @@ func TestMouseClickOnTail(t *testing.T) {
 		t.Fatalf("breadcrumbs %q", got)
 	}
 }
+
+// Cells come from outside (Kafka group ids, client ids): a control
+// character in one is shown escaped, never written raw to the terminal.
+func TestTableCellsShowControlCharactersEscaped(t *testing.T) {
+	e := openEngine(t)
+	m, err := New(testOptions(e))
+	if err != nil {
+		t.Fatal(err)
+	}
+	tb := newTable(m.c, []column{{Title: "GROUP", Width: 30, Flex: true}, {Title: "STATE", Width: 8}}, "")
+	tb.SetSize(80, 5)
+	tb.SetRows([]row{
+		{Key: "a", Cells: []string{"evil\x1b[2J\x1b]0;x\agrp", "Empty"}},
+		{Key: "b", Cells: []string{"tab\there\nnl\u009b31m", "Stable\r"}},
+	})
+	for _, l := range strings.Split(tb.View(), "\n") {
+		noControls(t, "table", l)
+		if w := lipgloss.Width(l); w > 80 {
+			t.Errorf("table line is %d cells wide: %q", w, l)
+		}
+	}
+	if v := tb.View(); !strings.Contains(v, `evil\x1b[2J\x1b]0;x\agrp`) {
+		t.Errorf("the escaped group id is not shown:\n%s", v)
+	}
+}
+
+// A form's error is the only place that says what was wrong: at 80 columns
+// it wraps, every word of it on screen, instead of being cut at the edge.
+func TestFormErrorsWrapAt80Columns(t *testing.T) {
+	e := openEngine(t)
+	m, err := New(testOptions(e))
+	if err != nil {
+		t.Fatal(err)
+	}
+	m.Update(tea.WindowSizeMsg{Width: 80, Height: 24})
+	s := newCreateTopicScreen(m.c, 0)
+	s.SetSize(m.c.Width, m.c.Height)
+	s.Init()
+	s.form.fields[0].line.SetValue("tōpic☃")
+	s.Update(tea.KeyMsg{Type: tea.KeyEnter})
+	if s.errText == "" {
+		t.Fatal("a unicode topic name was not refused")
+	}
+	m.stack = append(m.stack, s)
+	view := m.View()
+	for _, w := range strings.Fields(s.errText) {
+		if !strings.Contains(view, w) {
+			t.Errorf("%q of the error %q is not on screen:\n%s", w, s.errText, view)
+		}
+	}
+	for i, l := range strings.Split(view, "\n") {
+		if lipgloss.Width(l) > 80 {
+			t.Errorf("line %d is %d cells wide", i, lipgloss.Width(l))
+		}
+	}
+	if entries, _ := e.Topics(); len(entries) != 0 {
+		t.Errorf("topics after a refused create: %v", entries)
+	}
+}
+
+// On a terminal too short for the whole form, the focused field is on
+// screen: the form scrolls to it as tab moves down.
+func TestFormScrollsToTheFocusedField(t *testing.T) {
+	e := openEngine(t)
+	m, err := New(testOptions(e))
+	if err != nil {
+		t.Fatal(err)
+	}
+	m.Update(tea.WindowSizeMsg{Width: 40, Height: 10})
+	m.Update(pushMsg{s: []Screen{newCreateTopicScreen(m.c, 0)}})
+	s := m.Top().(*createTopicScreen)
+	for i, f := range s.form.fields {
+		if i > 0 {
+			m.Update(tea.KeyMsg{Type: tea.KeyTab})
+		}
+		view := m.View()
+		if !strings.Contains(view, "▸ "+f.label) {
+			t.Errorf("field %q focused but not on screen:\n%s", f.label, view)
+		}
+		if n := strings.Count(view, "\n") + 1; n != 10 {
+			t.Errorf("the view is %d lines, want 10", n)
+		}
+	}
+}
+
+// A confirmation about a topic with a long name stays a whole box at 80
+// columns: the question is cut to fit, the border is all there.
+func TestConfirmDialogFitsALongTopicName(t *testing.T) {
+	e := openEngine(t)
+	m, err := New(testOptions(e))
+	if err != nil {
+		t.Fatal(err)
+	}
+	m.Update(tea.WindowSizeMsg{Width: 80, Height: 24})
+	m.Update(confirmMsg{question: "Delete topic " + strings.Repeat("a", 249) + " and all its records?"})
+	view := m.View()
+	for _, corner := range []string{"╗", "╝", "y: yes"} {
+		if !strings.Contains(view, corner) {
+			t.Errorf("%q is not on screen:\n%s", corner, view)
+		}
+	}
+}
+
+// What a screen says instead of its table (not available here, an error)
+// is there in full at 80 columns: it wraps.
+func TestScreenMessagesWrapAt80Columns(t *testing.T) {
+	e := openEngine(t)
+	m, err := New(testOptions(e))
+	if err != nil {
+		t.Fatal(err)
+	}
+	m.Update(tea.WindowSizeMsg{Width: 80, Height: 24})
+	// The engine alone is neither a TopicPlacer nor a GroupLister.
+	for _, s := range []Screen{newPlacementScreen(m.c, "orders"), newGroupsScreen(m.c)} {
+		s.SetSize(m.c.Width, m.c.Height)
+		v := s.View()
+		for _, w := range []string{"not available", "partition"} {
+			if !strings.Contains(v, w) {
+				t.Errorf("%T: %q is not on screen:\n%s", s, w, v)
+			}
+		}
+		for _, l := range strings.Split(v, "\n") {
+			if lipgloss.Width(l) > 80 {
+				t.Errorf("%T: line %d cells wide: %q", s, lipgloss.Width(l), l)
+			}
+		}
+	}
+}
+
+// The header's Kafka address is whole or shortened, never cut in the
+// middle of its port ("kafka 127.0.0.1:7" read as port 7).
+func TestHeaderKafkaAddressNeverCut(t *testing.T) {
+	e := openEngine(t)
+	for _, w := range []int{60, 70, 80, 90, 100} {
+		opts := testOptions(e)
+		opts.DataDirName = "/tmp/tuiaudit/d1"
+		opts.Listen = "127.0.0.1:7760"
+		opts.KafkaListen = "127.0.0.1:7761"
+		m, err := New(opts)
+		if err != nil {
+			t.Fatal(err)
+		}
+		m.Update(tea.WindowSizeMsg{Width: w, Height: 24})
+		h := strings.SplitN(m.View(), "\n", 2)[0]
+		if strings.Contains(h, "kafka") && !strings.Contains(h, ":7761") {
+			t.Errorf("at %d columns the header cuts the Kafka address: %q", w, h)
+		}
+		if w >= 80 && !strings.Contains(h, "7761") {
+			t.Errorf("at %d columns the header has no Kafka port: %q", w, h)
+		}
+	}
+}
+
+// Text that arrives in one piece (typed fast, pasted without bracketed
+// paste, sent by tmux) goes into the field as text, even when it spells a
+// key name such as "delete" or "end".
+func TestFieldsTakeTextThatSpellsAKeyName(t *testing.T) {
+	e := openEngine(t)
+	m, err := New(testOptions(e))
+	if err != nil {
+		t.Fatal(err)
+	}
+	m.Update(tea.WindowSizeMsg{Width: 80, Height: 24})
+	m.Update(pushMsg{s: []Screen{newCreateTopicScreen(m.c, 0)}})
+	s := m.Top().(*createTopicScreen)
+	m.Update(keys("end"))
+	m.Update(tea.KeyMsg{Type: tea.KeyTab})
+	m.Update(tea.KeyMsg{Type: tea.KeyTab})
+	s.form.fields[2].line.SetValue("")
+	m.Update(keys("delete"))
+	if got := s.form.fields[0].value(); got != "end" {
+		t.Errorf("name field holds %q, want end", got)
+	}
+	if got := s.form.fields[2].value(); got != "delete" {
+		t.Errorf("cleanup field holds %q, want delete", got)
+	}
+	m.Update(tea.KeyMsg{Type: tea.KeyEsc})
+	m.Update(keys(":"))
+	m.Update(keys("home"))
+	if got := m.input.Value(); got != "home" {
+		t.Errorf("command line holds %q, want home", got)
+	}
+}
+
+// A screen's error wraps on a narrow terminal: the tail's and the
+// partitions screen's "not found" name the topic in full.
+func TestScreenErrorsWrapOnANarrowTerminal(t *testing.T) {
+	e := openEngine(t)
+	m, err := New(testOptions(e))
+	if err != nil {
+		t.Fatal(err)
+	}
+	m.Update(tea.WindowSizeMsg{Width: 32, Height: 12})
+	const name = "a-rather-long-topic-name"
+	tail := newTailScreen(m.c, name, allPartitions)
+	t.Cleanup(tail.Close)
+	parts := newPartitionsScreen(m.c, name)
+	for _, s := range []Screen{tail, parts} {
+		s.SetSize(m.c.Width, m.c.Height)
+		s.Update(run(t, s.Init()))
+		v := s.View()
+		if !strings.Contains(v, name) || !strings.Contains(v, "not") || !strings.Contains(v, "found") {
+			t.Errorf("%T at 32 columns:\n%s", s, v)
+		}
+		for _, l := range strings.Split(v, "\n") {
+			if lipgloss.Width(l) > 32 {
+				t.Errorf("%T: line %d cells wide: %q", s, lipgloss.Width(l), l)
+			}
+		}
+	}
+}

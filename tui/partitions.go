@@ -236,16 +236,18 @@ func (s *partitionsScreen) View() string {
 	st := s.c.Styles
 	if s.err != nil {
 		if errors.Is(s.err, engine.ErrTopicNotFound) {
-			return st.StatusError.Render(fmt.Sprintf("  topic %q not found", s.topic))
+			return wrapIndented(st.StatusError, fmt.Sprintf("topic %q not found", s.topic), s.c.Width)
 		}
-		return st.StatusError.Render("  " + s.err.Error())
+		return wrapIndented(st.StatusError, s.err.Error(), s.c.Width)
 	}
 	if !s.loaded {
 		return st.Muted.Render("  loading " + s.topic + "…")
 	}
 	cfg := s.info.Config
-	summary := st.Muted.Render(fmt.Sprintf("  codec %s · segments up to %s · retention %s · cleanup %s · sync %s",
-		cfg.Codec, humanBytes(cfg.SegmentMaxBytes), retention(cfg), cfg.Cleanup, cfg.SyncMode))
+	// Most telling first: a narrow terminal cuts the segment size, shown
+	// on the edit form too.
+	summary := st.Muted.Render(fmt.Sprintf("  codec %s · sync %s · cleanup %s · retention %s · segments up to %s",
+		cfg.Codec, cfg.SyncMode, cfg.Cleanup, retention(cfg), humanBytes(cfg.SegmentMaxBytes)))
 	if _, local := localFiles(s.c.Src); !local {
 		summary = clusterSummary(s.c, s.info)
 	}

@@ -74,17 +74,22 @@ func parseHeaders(s string) ([]engine.Header, error) {
 
 func (s *produceScreen) submit() tea.Cmd {
 	f := s.form.fields
+	// A refused input is the form's result too, in place of the last send's.
+	refuse := func(err error) tea.Cmd {
+		s.result, s.failed = "✗ "+err.Error(), true
+		return errStatus(err)
+	}
 	part := -1
 	if v := strings.TrimSpace(f[3].value()); v != "" {
 		n, err := strconv.Atoi(v)
 		if err != nil || n < 0 {
-			return errStatus(fmt.Errorf("%w: partition %q is not a non-negative number", ErrBadInput, v))
+			return refuse(fmt.Errorf("%w: partition %q is not a non-negative number", ErrBadInput, v))
 		}
 		part = n
 	}
 	hs, err := parseHeaders(f[2].value())
 	if err != nil {
-		return errStatus(err)
+		return refuse(err)
 	}
 	rec := engine.Record{Value: []byte(f[1].value()), Headers: hs}
 	if k := f[0].value(); k != "" {
@@ -131,18 +136,19 @@ func (s *produceScreen) Update(msg tea.Msg) tea.Cmd {
 
 func (s *produceScreen) View() string {
 	st := s.c.Styles
-	out := st.PanelTitle.Render("  Produce to "+s.topic) + "\n\n" + s.form.view() + "\n"
+	head := st.PanelTitle.Render("  Produce to "+s.topic) + "\n\n"
+	out := head + s.form.view() + "\n"
 	switch {
 	case s.sending:
 		out += st.Muted.Render("  sending…")
 	case s.result != "" && s.failed:
-		out += st.StatusError.Render("  " + s.result)
+		out += wrapIndented(st.StatusError, s.result, s.c.Width)
 	case s.result != "":
-		out += st.Good.Render("  " + s.result)
+		out += wrapIndented(st.Good, s.result, s.c.Width)
 	default:
 		out += st.FormHint.Render("  " + s.c.Keys.Submit.Help().Key + " or enter on a one-line field sends; esc goes back")
 	}
-	return out
+	return scrollTo(out, strings.Count(head, "\n")+s.form.focusAt, s.c.Height)
 }
 
 func (s *produceScreen) ShortHelp() []key.Binding {

@@ -3,6 +3,7 @@ package tui
 import (
 	"fmt"
 	"path/filepath"
+	"strconv"
 	"strings"
 
 	"github.com/charmbracelet/bubbles/key"
@@ -479,11 +480,16 @@ func addRecoveryCommands(cmds map[string]command) {
 		topic, p := "", 0
 		if len(args) > 0 {
 			topic = args[0]
+			if err := checkTopicArg(topic); err != nil {
+				return "", 0, err
+			}
 		}
 		if len(args) == 2 {
-			if _, err := fmt.Sscan(args[1], &p); err != nil || p < 0 {
-				return "", 0, errStatus(fmt.Errorf("%w: partition %q is not a number", ErrBadInput, args[1]))
+			n, err := strconv.Atoi(args[1])
+			if err != nil || n < 0 {
+				return "", 0, errStatus(fmt.Errorf("%w: partition %q is not a non-negative number", ErrBadInput, args[1]))
 			}
+			p = n
 		}
 		return topic, p, nil
 	}

@@ -8,6 +8,7 @@ import (
 	"time"
 
 	tea "github.com/charmbracelet/bubbletea"
+	"github.com/charmbracelet/lipgloss"
 	"github.com/charmbracelet/x/exp/teatest"
 	"github.com/pulselog/pulse/engine"
 )
@@ -398,5 +399,139 @@ func TestCompressionRatio(t *testing.T) {
 	r, _ := ts.table.Selected()
 	if r.Cells[5] != want {
 		t.Fatalf("ratio cell %q, want %q (raw %d, stored %d)", r.Cells[5], want, raw, stored)
+	}
+}
+
+// The produce form's result line is about the last send: a refused input
+// replaces an earlier engine error there, not only on the status line.
+func TestProduceFormResultIsTheLastAttempt(t *testing.T) {
+	e := openEngine(t)
+	create(t, e, "one", engine.DefaultTopicConfig())
+	m, err := New(testOptions(e))
+	if err != nil {
+		t.Fatal(err)
+	}
+	m.Update(tea.WindowSizeMsg{Width: 100, Height: 30})
+	s := newProduceScreen(m.c, "one", -1)
+	s.SetSize(m.c.Width, m.c.Height)
+	s.form.fields[3].line.SetValue("9")
+	s.Update(run(t, s.submit()))
+	if v := s.View(); !strings.Contains(v, "partition out of range") {
+		t.Fatalf("partition 9 of a one-partition topic:\n%s", v)
+	}
+	for _, c := range []struct {
+		field       int
+		value, want string
+	}{
+		{3, "-1", `partition "-1" is not a non-negative number`},
+		{2, "no-equals", `header "no-equals" (want k=v)`},
+	} {
+		s.form.fields[3].line.SetValue("")
+		s.form.fields[c.field].line.SetValue(c.value)
+		if msg := run(t, s.submit()); msg == nil {
+			t.Fatalf("%q: no message", c.value)
+		}
+		v := s.View()
+		if strings.Contains(v, "out of range") || !strings.Contains(v, c.want) {
+			t.Errorf("after %q the form shows:\n%s", c.value, v)
+		}
+		s.form.fields[c.field].line.SetValue("")
+	}
+	if n := len(readAll(t, e, "one", 0)); n != 0 {
+		t.Errorf("one holds %d records after refused produces", n)
+	}
+}
+
+// A value's long lines wrap in the record view, text and JSON alike: every
+// byte of the value is on some line, no line wider than the screen.
+func TestDetailWrapsLongLines(t *testing.T) {
+	e := openEngine(t)
+	m, err := New(testOptions(e))
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, c := range []struct {
+		value string
+		want  int // 'x' cells to find
+	}{
+		{strings.Repeat("x", 1000), 1000},
+		{"short\n" + strings.Repeat("x", 333) + "\tend", 333},
+		{`{"a":"` + strings.Repeat("x", 500) + `"}`, 500},
+	} {
+		d := newDetailScreen(m.c, "t", 0, engine.Record{Value: []byte(c.value)})
+		d.SetSize(80, 2000)
+		got, body := 0, false
+		for _, l := range strings.Split(d.View(), "\n") {
+			if w := lipgloss.Width(l); w > 80 {
+				t.Fatalf("line %d cells wide: %q", w, l)
+			}
+			if body {
+				got += strings.Count(l, "x")
+			}
+			body = body || strings.TrimSpace(l) == "" // the value follows the first blank line
+		}
+		if got != c.want {
+			t.Errorf("value of %d bytes: %d of its %d x's on screen", len(c.value), got, c.want)
+		}
+	}
+}
+
+// Wrong arguments of a ":" command get an error that says what is wrong
+// with them, and open nothing.
+func TestCommandArgumentErrors(t *testing.T) {
+	e := openEngine(t)
+	m, err := New(testOptions(e))
+	if err != nil {
+		t.Fatal(err)
+	}
+	m.Update(tea.WindowSizeMsg{Width: 80, Height: 24})
+	for line, want := range map[string]string{
+		"tail orders -1":       `partition "-1" is not a non-negative number`,
+		"tail orders x":        `partition "x" is not a non-negative number`,
+		"tail":                 "usage :tail NAME [PARTITION]",
+		"tail a b c":           "usage :tail NAME [PARTITION]",
+		"topic ../x":           `invalid topic name: "../x"`,
+		"tail ../../etc":       `invalid topic name: "../../etc"`,
+		"produce ../x":         `invalid topic name: "../x"`,
+		"crashlab ../orders 0": `invalid topic name: "../orders"`,
+		"recovery ../x":        `invalid topic name: "../x"`,
+		"recovery orders 1x":   `partition "1x" is not a non-negative number`,
+		"crashlab orders -1":   `partition "-1" is not a non-negative number`,
+		"produce":              "usage :produce NAME",
+		"topic":                "usage :topic NAME",
+		"theme":                "usage :theme",
+		"theme purple":         `unknown theme "purple"`,
+		"nosuch":               `unknown command "nosuch" (try :help)`,
+	} {
+		msg := run(t, m.runCommand(line))
+		st, ok := msg.(statusMsg)
+		if !ok || !st.err || !strings.Contains(st.text, want) {
+			t.Errorf(":%s: %#v, want an error with %q", line, msg, want)
+		}
+		if len(m.stack) != 1 {
+			t.Errorf(":%s opened a screen", line)
+		}
+	}
+}
+
+// A long header value wraps in the record view like the value does.
+func TestDetailWrapsLongHeaders(t *testing.T) {
+	e := openEngine(t)
+	m, err := New(testOptions(e))
+	if err != nil {
+		t.Fatal(err)
+	}
+	r := engine.Record{Value: []byte("v"), Headers: []engine.Header{{Key: "baggage", Value: []byte(strings.Repeat("x", 300))}}}
+	d := newDetailScreen(m.c, "t", 0, r)
+	d.SetSize(80, 100)
+	got := 0
+	for _, l := range strings.Split(d.View(), "\n") {
+		if w := lipgloss.Width(l); w > 80 {
+			t.Fatalf("line %d cells wide: %q", w, l)
+		}
+		got += strings.Count(l, "x") // the header's and those of "x: hex view" and "text"
+	}
+	if got < 300 {
+		t.Errorf("%d of the header's 300 x's on screen", got)
 	}
 }

@@ -261,7 +261,7 @@ func timeRange(first, last string) string {
 func (s *segmentsScreen) View() string {
 	st := s.c.Styles
 	if s.err != nil {
-		return st.StatusError.Render("  " + s.err.Error())
+		return wrapIndented(st.StatusError, s.err.Error(), s.c.Width)
 	}
 	if !s.loaded {
 		return st.Muted.Render(fmt.Sprintf("  loading %s p%d…", s.topic, s.part))

@@ -102,7 +102,7 @@ func TestErrorMarkClearsOnNavigation(t *testing.T) {
 	tm.Send(keys(":"))
 	tm.Type("tail orders x")
 	tm.Send(enter)
-	waitFor(t, tm, "✗", "is not a number")
+	waitFor(t, tm, "✗", "is not a non-negative number")
 	tm.Send(enter) // open clicks
 	waitFor(t, tm, "Topics / clicks", "LOG START")
 	m := finish(t, tm)
@@ -254,4 +254,49 @@ func TestEditTopicGrowsAndChangesLive(t *testing.T) {
 		t.Fatalf("produce to the new partition 4: %+v %v", acks, err)
 	}
 	finish(t, tm)
+}
+
+// At 80 columns every line of the help fits and every word of every ":"
+// command's usage is there: a long usage wraps instead of being cut.
+func TestHelpWrapsLongCommandsAt80Columns(t *testing.T) {
+	e := openEngine(t)
+	m, err := New(testOptions(e))
+	if err != nil {
+		t.Fatal(err)
+	}
+	m.Update(tea.WindowSizeMsg{Width: 80, Height: 24})
+	lines := m.helpLines()
+	for i, l := range lines {
+		if w := lipgloss.Width(l); w > 80 {
+			t.Errorf("help line %d is %d cells wide: %q", i, w, l)
+		}
+	}
+	all := strings.Join(lines, "\n")
+	for name, c := range m.commands {
+		for _, w := range strings.Fields(c.usage) {
+			if !strings.Contains(all, w) {
+				t.Errorf(":%s: %q of its usage is not in the help", name, w)
+			}
+		}
+	}
+}
+
+// At 80×24 the partitions screen's config line shows the sync mode (a
+// topic's own setting), not cut off past the edge.
+func TestPartitionsShowSyncModeAt80Columns(t *testing.T) {
+	e := openEngine(t)
+	cfg := engine.DefaultTopicConfig()
+	cfg.SyncMode = engine.SyncInterval
+	cfg.Cleanup = engine.CleanupCompact
+	cfg.RetentionMaxAge = 7 * 24 * time.Hour
+	cfg.RetentionMaxBytes = 1 << 30
+	create(t, e, "orders", cfg)
+	opts := testOptions(e)
+	opts.StartTopic = "orders"
+	tm, _ := startUISized(t, opts, 80, 24)
+	waitFor(t, tm, "Topics / orders", "p0")
+	m := finish(t, tm)
+	if v := m.View(); !strings.Contains(v, "sync interval") {
+		t.Errorf("no sync mode on the partitions screen at 80 columns:\n%s", v)
+	}
 }

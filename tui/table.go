@@ -310,9 +310,11 @@ func (t *table) View() string {
 	return b.String()
 }
 
+// cell is a row's cell as one line of plain text: control characters
+// (a Kafka client's group id may hold any) are shown escaped.
 func cell(r row, j int) string {
 	if j < len(r.Cells) {
-		return r.Cells[j]
+		return escapeRunes(r.Cells[j], isControl)
 	}
 	return ""
 }

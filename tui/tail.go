@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"strconv"
 	"strings"
 	"time"
 
@@ -252,6 +253,12 @@ func (s *tailScreen) resolve(label string, live bool, where func(Source, engine.
 			return msg
 		}
 		msg.from = min(max(from, pi.LogStart), pi.HWM)
+		switch {
+		case from > pi.HWM:
+			msg.label += fmt.Sprintf(" (past the HWM %s)", humanCount(pi.HWM))
+		case from < pi.LogStart:
+			msg.label += fmt.Sprintf(" (before the log start %s)", humanCount(pi.LogStart))
+		}
 		return msg
 	}
 }
@@ -442,12 +449,19 @@ func (s *tailScreen) onRecords(msg tailRecordsMsg) tea.Cmd {
 		return nil
 	}
 	res := msg.res
+	before := s.hwm // records below it were there before this read
 	s.hwm, s.start, s.skipped = res.HWM, res.LogStart, s.skipped+res.Skipped
 	switch msg.kind {
 	case readFollow:
 		s.appendRecs(s.part, res.Records)
 		s.next = max(s.next, res.Next)
-		s.countRate(len(res.Records))
+		arrived := 0
+		for _, r := range res.Records {
+			if r.Offset >= before {
+				arrived++
+			}
+		}
+		s.countRate(arrived)
 		if !s.live {
 			return nil
 		}
@@ -501,6 +515,19 @@ func (s *tailScreen) restartFromStart() tea.Cmd {
 		return s.resolveAll("earliest", true, func(_ Source, _ int, info engine.PartitionInfo) (int64, error) { return info.LogStart, nil })
 	}
 	return s.resolve("earliest", true, func(_ Source, info engine.PartitionInfo) (int64, error) { return info.LogStart, nil })
+}
+
+// shownRate is the rate to show: the last second's, or, once more than two
+// seconds have gone by without one being measured (records stopped
+// arriving), what came since over that time, falling to 0.
+func (s *tailScreen) shownRate() float64 {
+	if s.rateAt.IsZero() {
+		return 0
+	}
+	if el := s.c.Opts.Now().Sub(s.rateAt); el > 2*time.Second {
+		return float64(s.rateN) / el.Seconds()
+	}
+	return s.rate
 }
 
 // countRate tracks records per second over roughly the last second.
@@ -652,7 +679,7 @@ func (s *tailScreen) refilter() {
 		s.shown = nil
 		return
 	}
-	s.shown = s.shown[:0:0]
+	s.shown = []int{} // never nil: nil means no filter
 	for i, r := range s.recs {
 		if s.match(r) {
 			s.shown = append(s.shown, i)
@@ -782,9 +809,9 @@ func (s *tailScreen) key(msg tea.KeyMsg) tea.Cmd {
 			return status("offsets are per partition: choose one with ] first")
 		}
 		return ask("offset:", "", func(v string) tea.Cmd {
-			var off int64
-			if _, err := fmt.Sscan(strings.ReplaceAll(v, ",", ""), &off); err != nil || off < 0 {
-				return errStatus(fmt.Errorf("%w: offset %q is not a non-negative number", ErrBadInput, v))
+			off, err := parseOffset(v)
+			if err != nil {
+				return errStatus(err)
 			}
 			return s.jump(off, "offset "+humanCount(off))
 		})
@@ -812,6 +839,20 @@ func (s *tailScreen) key(msg tea.KeyMsg) tea.Cmd {
 		return push(newProduceScreen(s.c, s.topic, s.part))
 	}
 	return nil
+}
+
+// parseOffset reads an offset for the jump prompt: decimal digits, with
+// thousands commas allowed as the UI shows them ("1,234").
+func parseOffset(v string) (int64, error) {
+	digits := strings.ReplaceAll(strings.TrimSpace(v), ",", "")
+	if digits == "" || strings.Trim(digits, "0123456789") != "" {
+		return 0, fmt.Errorf("%w: offset %q is not a non-negative number", ErrBadInput, v)
+	}
+	off, err := strconv.ParseInt(digits, 10, 64)
+	if err != nil {
+		return 0, fmt.Errorf("%w: offset %q is too large", ErrBadInput, v)
+	}
+	return off, nil
 }
 
 // parseWhen reads a time for the jump prompt: a date and time, a time of

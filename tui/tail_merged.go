@@ -196,6 +196,7 @@ func (s *tailScreen) onMerged(msg tailRecordsMsg) tea.Cmd {
 		return nil
 	}
 	mr := msg.merged
+	before := s.hwms // per partition: records below were there before this read
 	s.nexts, s.hwms, s.skipped = mr.nexts, mr.hwms, s.skipped+mr.skipped
 	if len(mr.nexts) > s.parts {
 		s.parts = len(mr.nexts) // the topic grew while followed
@@ -212,7 +213,13 @@ func (s *tailScreen) onMerged(msg tailRecordsMsg) tea.Cmd {
 	}
 	s.insertByTime(mr.recs)
 	if msg.kind == readFollow {
-		s.countRate(len(mr.recs))
+		arrived := 0
+		for _, r := range mr.recs {
+			if r.P >= len(before) || r.Offset >= before[r.P] {
+				arrived++
+			}
+		}
+		s.countRate(arrived)
 	}
 	if len(mr.recs) == 0 {
 		s.atEnd = true

@@ -3,7 +3,9 @@ package tui
 import (
 	"bytes"
 	"fmt"
+	"strings"
 	"testing"
+	"time"
 
 	tea "github.com/charmbracelet/bubbletea"
 	"github.com/pulselog/pulse/engine"
@@ -259,6 +261,171 @@ func TestTailPagesBackThroughCompactedGaps(t *testing.T) {
 	for i := range s.recs {
 		if s.recs[i].Offset != all[i].Offset {
 			t.Fatalf("buffer record %d is offset %d, the log's is %d", i, s.recs[i].Offset, all[i].Offset)
+		}
+	}
+}
+
+// A filter typed on a tail that had none, matching nothing or not parsing,
+// shows no rows: not the whole buffer under a "0 shown" header.
+func TestTailFilterMatchingNothingShowsNoRows(t *testing.T) {
+	e := openEngine(t)
+	create(t, e, "ev", engine.DefaultTopicConfig())
+	produce(t, e, "ev", 0, orderRecords(0, 30)...)
+	s := newTestTail(t, testOptions(e), "ev", 0)
+	catchUp(t, s, s.restartFromStart(), 30)
+	if s.rowCount() != 30 {
+		t.Fatalf("%d rows before any filter, want 30", s.rowCount())
+	}
+	for _, f := range []string{"zzzz", `.id < "x"`} {
+		s.SetFilter("")
+		s.SetFilter(f)
+		if n := s.rowCount(); n != 0 {
+			t.Errorf("filter %q: %d rows, want 0", f, n)
+		}
+		if v := s.View(); bytes.Contains([]byte(v), []byte("cust-")) {
+			t.Errorf("filter %q: the view still shows records:\n%s", f, v)
+		}
+	}
+}
+
+// o takes an offset, digits with optional thousands commas, and nothing
+// else: "5abc" is refused, not read as 5.
+func TestTailJumpOffsetInput(t *testing.T) {
+	e := openEngine(t)
+	create(t, e, "ev", engine.DefaultTopicConfig())
+	produce(t, e, "ev", 0, orderRecords(0, 30)...)
+	s := newTestTail(t, testOptions(e), "ev", 0)
+	submit := func(v string) tea.Msg {
+		a, ok := run(t, s.Update(keys("o"))).(askMsg)
+		if !ok {
+			t.Fatal("o asked for nothing")
+		}
+		return run(t, a.onSubmit(v))
+	}
+	for _, bad := range []string{"5abc", "1 2", "-1", "", "x", "99999999999999999999", "0x10", "+3"} {
+		msg := submit(bad)
+		if st, ok := msg.(statusMsg); !ok || !st.err || !strings.Contains(st.text, "offset") {
+			t.Errorf("o %q: %#v, want an error naming the offset", bad, msg)
+		}
+	}
+	for in, want := range map[string]int64{"12": 12, " 7 ": 7, "1,0": 10, "0": 0} {
+		if msg := submit(in); msg == nil {
+			t.Errorf("o %q: no jump", in)
+		} else if st, ok := msg.(statusMsg); ok && st.err {
+			t.Errorf("o %q refused: %s", in, st.text)
+		} else if st, ok := msg.(tailStartMsg); !ok || st.from != want {
+			t.Errorf("o %q: %#v, want a jump to %d", in, msg, want)
+		}
+	}
+}
+
+// A tail of a topic that does not exist, or of a partition it does not
+// have, says so and does not claim to be following it.
+func TestTailOfAMissingTopicOrPartition(t *testing.T) {
+	e := openEngine(t)
+	create(t, e, "ev", engine.DefaultTopicConfig())
+	for _, c := range []struct {
+		topic string
+		p     int
+		want  string
+	}{{"nope", allPartitions, "topic not found"}, {"ev", 7, "partition out of range"}} {
+		s := newTestTail(t, testOptions(e), c.topic, c.p)
+		s.Update(run(t, s.Init()))
+		v := s.View()
+		if !strings.Contains(v, c.want) || strings.Contains(v, "LIVE") {
+			t.Errorf("tail of %s p%d:\n%s", c.topic, c.p, v)
+		}
+	}
+}
+
+// The live rate counts records that arrived while following, not the
+// screenful read back from before the tail opened or switched partition.
+func TestTailRateCountsOnlyArrivals(t *testing.T) {
+	e := openEngine(t)
+	cfg := engine.DefaultTopicConfig()
+	cfg.Partitions = 2
+	create(t, e, "ev", cfg)
+	produce(t, e, "ev", 0, orderRecords(0, 30)...)
+	produce(t, e, "ev", 1, orderRecords(30, 30)...)
+	for _, p := range []int{0, allPartitions} {
+		s := newTestTail(t, testOptions(e), "ev", p)
+		cmd := s.Update(run(t, s.toLatest()))
+		for s.rowCount() < 30 {
+			cmd = s.Update(run(t, cmd))
+		}
+		if s.rateN != 0 {
+			t.Errorf("p%d: %d records counted for the rate before any arrived", p, s.rateN)
+		}
+		produce(t, e, "ev", 0, orderRecords(100, 5)...)
+		for s.rateN < 5 && cmd != nil {
+			cmd = s.Update(run(t, cmd))
+		}
+		if s.rateN != 5 {
+			t.Errorf("p%d: %d records counted for the rate after 5 arrived", p, s.rateN)
+		}
+		s.Close()
+	}
+}
+
+// An offset past the HWM (or before the log start) says where the tail
+// really is, instead of claiming to be at the offset asked for.
+func TestTailJumpPastTheEndSaysSo(t *testing.T) {
+	e := openEngine(t)
+	create(t, e, "ev", engine.DefaultTopicConfig())
+	produce(t, e, "ev", 0, orderRecords(0, 30)...)
+	s := newTestTail(t, testOptions(e), "ev", 0)
+	s.Update(run(t, s.jump(999, "offset 999")))
+	if !strings.Contains(s.statusLine(), "past the HWM 30") {
+		t.Errorf("after a jump to 999 of 30: %s", s.statusLine())
+	}
+}
+
+// The live rate falls back to 0 once records stop arriving, instead of
+// showing the last second's figure for ever.
+func TestTailRateFallsWhenRecordsStop(t *testing.T) {
+	e := openEngine(t)
+	create(t, e, "ev", engine.DefaultTopicConfig())
+	now := testClock
+	opts := testOptions(e)
+	opts.Now = func() time.Time { return now }
+	s := newTestTail(t, opts, "ev", 0)
+	s.live = true
+	s.countRate(10)
+	now = now.Add(time.Second)
+	s.countRate(10)
+	if !strings.Contains(s.statusLine(), "20 rec/s") {
+		t.Fatalf("while records arrive: %s", s.statusLine())
+	}
+	now = now.Add(10 * time.Second)
+	if !strings.Contains(s.statusLine(), " 0 rec/s") {
+		t.Errorf("10 s after the last record: %s", s.statusLine())
+	}
+}
+
+// A filter that does not parse says why in full at 80 columns, under the
+// column titles, where it has room to wrap.
+func TestTailFilterErrorInFullAt80Columns(t *testing.T) {
+	e := openEngine(t)
+	create(t, e, "ev", engine.DefaultTopicConfig())
+	produce(t, e, "ev", 0, orderRecords(0, 30)...)
+	m, err := New(testOptions(e))
+	if err != nil {
+		t.Fatal(err)
+	}
+	m.Update(tea.WindowSizeMsg{Width: 80, Height: 24})
+	s := newTailScreen(m.c, "ev", 0)
+	t.Cleanup(s.Close)
+	m.stack = append(m.stack, s)
+	s.SetSize(m.c.Width, m.c.Height)
+	catchUp(t, s, s.restartFromStart(), 30)
+	s.SetFilter(`.customer.name == nope`)
+	if s.filterErr == nil {
+		t.Fatal("the filter parsed")
+	}
+	v := m.View()
+	for _, w := range strings.Fields(s.filterErr.Error()) {
+		if !strings.Contains(v, w) {
+			t.Errorf("%q of %q is not on screen:\n%s", w, s.filterErr, v)
 		}
 	}
 }

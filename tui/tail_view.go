@@ -49,7 +49,12 @@ func (s *tailScreen) View() string {
 	b.WriteString(st.TableHeader.Render(truncate("  "+pad("P", tailPartW, true)+" "+pad("OFFSET", tailOffsetW, true)+" "+timeTitle+
 		pad("KEY", keyW, false)+" "+pad("H", tailHeadersW, true)+" VALUE", s.w)))
 	if s.err != nil {
-		b.WriteString("\n" + st.StatusError.Render("  "+s.err.Error()))
+		b.WriteString("\n" + wrapIndented(st.StatusError, s.err.Error(), s.w))
+		return b.String()
+	}
+	if s.filterErr != nil {
+		// It matches nothing: the rows' place says why, with room to wrap.
+		b.WriteString("\n" + wrapIndented(st.StatusError, s.filterErr.Error(), s.w))
 		return b.String()
 	}
 	n := s.rowCount()
@@ -115,6 +120,14 @@ func (s *tailScreen) statusLine() string {
 	}
 	var fs []field
 	add := func(prio int, text string) { fs = append(fs, field{text, prio}) }
+	if s.err != nil {
+		// Nothing is followed: the error is under the column titles.
+		where := s.topic
+		if !s.merged() {
+			where = fmt.Sprintf("%s p%d", s.topic, s.part)
+		}
+		return st.Bad.Render(truncate(" ✗ STOPPED · "+where, s.w))
+	}
 	if s.live {
 		add(0, st.BadgeLive.Render("● LIVE"))
 	} else {
@@ -139,12 +152,12 @@ func (s *tailScreen) statusLine() string {
 		}
 	}
 	if s.live {
-		add(1, fmt.Sprintf("%s rec/s", humanCount(int64(s.rate+0.5))))
+		add(1, fmt.Sprintf("%s rec/s", humanCount(int64(s.shownRate()+0.5))))
 	} else if s.label != "" {
 		add(1, "at "+s.label)
 	}
 	if s.filterErr != nil {
-		add(0, st.Bad.Render(s.filterErr.Error()))
+		add(0, st.Bad.Render(fmt.Sprintf("/%s: does not parse", s.filter))) // why: in the body
 	} else if s.filter != "" {
 		add(0, fmt.Sprintf("/%s: %s shown", s.filter, humanCount(int64(len(s.shown)))))
 	}
