@@ -478,6 +478,14 @@ func (m *Model) header() string {
 		field("theme", themeLabel(st))
 	// The Kafka address comes last, whole, or as ":PORT" on loopback, or
 	// not at all: cut, "127.0.0.1:7" would read as port 7.
+	if o.KafkaListen == "" && o.KafkaOff != "" {
+		for _, v := range []string{"off (" + o.KafkaOff + ")", "off"} {
+			if f := field("kafka", v); lipgloss.Width(head+f) <= m.width {
+				return head + f
+			}
+		}
+		return head
+	}
 	if o.KafkaListen != "" {
 		addrs := []string{o.KafkaListen}
 		if host, port, err := net.SplitHostPort(o.KafkaListen); err == nil && (host == "127.0.0.1" || host == "localhost" || host == "::1") {

@@ -370,3 +370,22 @@ func TestScreenErrorsWrapOnANarrowTerminal(t *testing.T) {
 		}
 	}
 }
+
+// A Kafka listener that did not start (its default address was taken by
+// another broker) shows in the header as off, with the reason, instead of
+// leaving the field out as if none was asked for.
+func TestHeaderSaysWhenKafkaIsOff(t *testing.T) {
+	e := openEngine(t)
+	opts := testOptions(e)
+	opts.DataDirName = "/tmp/d"
+	opts.Listen = "127.0.0.1:7450"
+	opts.KafkaOff = "127.0.0.1:9092 in use"
+	m, err := New(opts)
+	if err != nil {
+		t.Fatal(err)
+	}
+	m.Update(tea.WindowSizeMsg{Width: 120, Height: 24})
+	if h := strings.SplitN(m.View(), "\n", 2)[0]; !strings.Contains(h, "kafka off (127.0.0.1:9092 in use)") {
+		t.Errorf("header %q does not say the Kafka listener is off", h)
+	}
+}

@@ -20,6 +20,10 @@ type Options struct {
 	// KafkaListen is the Kafka listener's address shown in the header;
 	// "" leaves it out.
 	KafkaListen string
+	// KafkaOff, when KafkaListen is "", says why there is no Kafka
+	// listener ("127.0.0.1:9092 in use"): the header shows "kafka off
+	// (KafkaOff)".
+	KafkaOff string
 
 	// Theme names the theme to start with (themes.Names); default "auto".
 	Theme string

@@ -131,6 +131,10 @@ func runUI(ctx context.Context, cfg uiConfig) error {
 		return err
 	}
 	defer stopKafka()
+	kafkaOff := ""
+	if kafkaAddr == "" && cfg.kafka != "" && cfg.kafka != "off" {
+		kafkaOff = cfg.kafka + " in use" // the default address, taken (warned on stderr)
+	}
 	var src tui.Source = e
 	if kafkaSrv != nil {
 		src = localSource{Engine: e, kafka: kafkaSrv}
@@ -151,6 +155,7 @@ func runUI(ctx context.Context, cfg uiConfig) error {
 		DataDirName: displayPath(dir),
 		Listen:      listen,
 		KafkaListen: kafkaAddr,
+		KafkaOff:    kafkaOff,
 		Theme:       cfg.theme,
 		NoColor:     themes.NoColor(),
 		StartTopic:  cfg.topic,
