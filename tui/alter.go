@@ -176,7 +176,11 @@ func (s *alterTopicScreen) View() string {
 	st := s.c.Styles
 	fixed := fmt.Sprintf("  fixed at creation: codec %s · every change applies live", s.cfg.Codec)
 	head := st.PanelTitle.Render("  Edit topic "+s.name) + "\n" + st.Muted.Render(truncate(fixed, max(s.c.Width, 20))) + "\n\n"
-	return formScreenView(s.c, head, s.form, s.errText, "  enter saves (durable in meta.db); esc cancels")
+	saves := "  enter saves (durable in meta.db); esc cancels"
+	if dataDir(s.c.Src) == "" {
+		saves = "  enter saves on the cluster; esc cancels"
+	}
+	return formScreenView(s.c, head, s.form, s.errText, saves)
 }
 
 func (s *alterTopicScreen) ShortHelp() []key.Binding { return formKeys(s.c.Keys) }

@@ -128,3 +128,25 @@ func TestEditTopicSavedTextShortens(t *testing.T) {
 		t.Errorf("no change: %q", got)
 	}
 }
+
+// coreSource is a source with only the core every source has: no data dir
+// (as a Kafka cluster).
+type coreSource struct{ Source }
+
+// The edit form says where a save goes: meta.db on a data dir, the cluster
+// on a source without one.
+func TestEditTopicSaysWhereItSaves(t *testing.T) {
+	e := openEngine(t)
+	seed(t, e)
+	for _, c := range []struct {
+		src  Source
+		want string
+	}{{e, "durable in meta.db"}, {coreSource{e}, "saves on the cluster"}} {
+		tm, _ := startUISized(t, testOptions(c.src), 100, 30)
+		waitFor(t, tm, "orders")
+		tm.Send(down)
+		tm.Send(keys("e"))
+		waitFor(t, tm, "Edit topic orders", c.want)
+		finish(t, tm)
+	}
+}
