@@ -178,6 +178,9 @@ func printTopic(w io.Writer, t wire.TopicInfo) {
 	fmt.Fprintln(tw, "PARTITION\tLOG-START\tHWM\tLEO\tSEGMENTS\tBYTES\tSTATUS")
 	for _, p := range t.Partitions {
 		var status []string
+		if p.Failed != "" {
+			status = append(status, "failed ("+p.Failed+")")
+		}
 		if p.Degraded {
 			status = append(status, fmt.Sprintf("degraded (%s skipped)", countOf(p.SkippedRecords, "record", "records")))
 		}

@@ -32,3 +32,34 @@ func TestTopicsShowNAForWhatAClusterLacks(t *testing.T) {
 		}
 	}
 }
+
+// A partition whose last write failed (a full disk) says so in describe's
+// STATUS, with the reason, instead of "ok".
+func TestDescribeShowsAFailedPartition(t *testing.T) {
+	ti := wire.TopicInfo{
+		Name:   "full",
+		Config: wire.TopicConfig{Partitions: 2, Cleanup: "delete", SegmentBytes: 1 << 26},
+		Partitions: []engine.PartitionInfo{
+			{Partition: 0, HWM: 3, LEO: 3, Segments: 1, Failed: "write 00000000000000000000.log: no space left on device"},
+			{Partition: 1, HWM: 1, LEO: 1, Segments: 1},
+		},
+	}
+	var desc bytes.Buffer
+	printTopic(&desc, ti)
+	lines := strings.Split(desc.String(), "\n")
+	var p0, p1 string
+	for _, l := range lines {
+		switch {
+		case strings.HasPrefix(l, "0 "):
+			p0 = l
+		case strings.HasPrefix(l, "1 "):
+			p1 = l
+		}
+	}
+	if !strings.Contains(p0, "failed (write 00000000000000000000.log: no space left on device)") || strings.HasSuffix(p0, " ok") {
+		t.Errorf("partition 0 row %q does not say its writes fail", p0)
+	}
+	if !strings.HasSuffix(p1, " ok") {
+		t.Errorf("partition 1 row %q, want ok", p1)
+	}
+}
