@@ -150,3 +150,41 @@ func TestEditTopicSaysWhereItSaves(t *testing.T) {
 		finish(t, tm)
 	}
 }
+
+// failingSource reports partition 0 of every topic as failed (its last
+// write met a full disk).
+type failingSource struct{ Source }
+
+func failPartition0(ti engine.TopicInfo) engine.TopicInfo {
+	ti.Partitions = append([]engine.PartitionInfo(nil), ti.Partitions...)
+	if len(ti.Partitions) > 0 {
+		ti.Partitions[0].Failed = "write: no space left on device"
+	}
+	return ti
+}
+
+func (f failingSource) Topics() ([]engine.TopicInfo, error) {
+	ts, err := f.Source.Topics()
+	for i := range ts {
+		ts[i] = failPartition0(ts[i])
+	}
+	return ts, err
+}
+
+func (f failingSource) Describe(name string) (engine.TopicInfo, error) {
+	ti, err := f.Source.Describe(name)
+	return failPartition0(ti), err
+}
+
+// A partition whose writes fail shows as failed on the topics and the
+// partitions screens, not ok.
+func TestFailedPartitionShowsFailed(t *testing.T) {
+	e := openEngine(t)
+	seed(t, e)
+	tm, _ := startUISized(t, testOptions(failingSource{e}), 140, 30)
+	waitFor(t, tm, "orders", "failed")
+	tm.Send(down)
+	tm.Send(enter)
+	waitFor(t, tm, "Topics / orders", "failed (write: no space left on device)")
+	finish(t, tm)
+}

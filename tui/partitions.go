@@ -204,6 +204,8 @@ func (s *partitionsScreen) rebuild() {
 		}
 		stat, stStyle := "ok", func(c *Common) lipgloss.Style { return c.Styles.Good }
 		switch {
+		case p.Failed != "":
+			stat, stStyle = "failed ("+p.Failed+")", func(c *Common) lipgloss.Style { return c.Styles.Bad }
 		case p.Degraded:
 			stat = fmt.Sprintf("degraded (%s skipped)", humanCount(p.SkippedRecords))
 			stStyle = func(c *Common) lipgloss.Style { return c.Styles.BadgeDegraded }

@@ -250,13 +250,14 @@ func (s *topicsScreen) rebuild() {
 	rows := make([]row, 0, len(s.infos))
 	for _, t := range s.infos {
 		var records, span, bytes int64
-		degraded, compacting, sizeKnown := false, false, true
+		degraded, compacting, failed, sizeKnown := false, false, false, true
 		for _, p := range t.Partitions {
 			span += p.HWM - p.LogStart
 			bytes += p.Bytes
 			sizeKnown = sizeKnown && p.Bytes >= 0 // -1: the source cannot tell
 			degraded = degraded || p.Degraded
 			compacting = compacting || p.Compacting
+			failed = failed || p.Failed != ""
 		}
 		// Records stored: the span, less what compaction removed from it.
 		records = span
@@ -269,6 +270,8 @@ func (s *topicsScreen) rebuild() {
 		}
 		st, stStyle := "ok", func(c *Common) lipgloss.Style { return c.Styles.Good }
 		switch {
+		case failed:
+			st, stStyle = "failed", func(c *Common) lipgloss.Style { return c.Styles.Bad }
 		case degraded && compacting:
 			st, stStyle = "degraded compacting", func(c *Common) lipgloss.Style { return c.Styles.BadgeDegraded }
 		case degraded:
