@@ -6,6 +6,7 @@ import (
 	"encoding/hex"
 	"errors"
 	"fmt"
+	"io"
 	"log/slog"
 	"net"
 	"os"
@@ -185,6 +186,32 @@ random token is made up and printed.`,
 	return cmd
 }
 
+// warnOpenProblems writes to w what opening dir found wrong: the engine's
+// problems (a meta.db rebuilt, an interrupted delete finished, ...) and
+// each partition that opened degraded, pointing at pulse inspect for the
+// whole report.
+func warnOpenProblems(w io.Writer, eng *engine.Engine, dir string) {
+	for _, p := range eng.Problems() {
+		fmt.Fprintf(w, "pulse: warning: %s\n", p)
+	}
+	topics, err := eng.Topics()
+	if err != nil {
+		return
+	}
+	degraded := false
+	for _, t := range topics {
+		for _, p := range t.Partitions {
+			if p.Degraded {
+				degraded = true
+				fmt.Fprintf(w, "pulse: warning: topic %s partition %d opened degraded (corrupt or lost offsets: reads skip them and count what they skip)\n", t.Name, p.Partition)
+			}
+		}
+	}
+	if degraded {
+		fmt.Fprintf(w, "pulse: warning: pulse inspect %s prints the recovery report of every partition\n", dir)
+	}
+}
+
 func runServe(cmd *cobra.Command, dir string, cfg apiConfig) error {
 	ctx, stopSignals, generated, err := cfg.start(cmd)
 	if err != nil {
@@ -207,6 +234,7 @@ func runServe(cmd *cobra.Command, dir string, cfg apiConfig) error {
 		eng.Close()
 		return err
 	}
+	warnOpenProblems(cmd.ErrOrStderr(), eng, dir)
 	banner := fmt.Sprintf("pulse: serving %s on ws://%s/v1/ws", dir, addr)
 	if generated {
 		banner += " token " + cfg.Token
