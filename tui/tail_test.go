@@ -429,3 +429,29 @@ func TestTailFilterErrorInFullAt80Columns(t *testing.T) {
 		}
 	}
 }
+
+// A tombstone and a record whose value is the text "tombstone" look
+// different in the tail, colours or not.
+func TestTailTellsTombstoneFromItsName(t *testing.T) {
+	e := openEngine(t)
+	create(t, e, "kv", engine.DefaultTopicConfig())
+	produce(t, e, "kv", 0, engine.Record{Key: []byte("a"), Value: []byte("tombstone")}, engine.Record{Key: []byte("b")})
+	opts := testOptions(e)
+	opts.NoColor = true
+	s := newTestTail(t, opts, "kv", 0)
+	catchUp(t, s, s.restartFromStart(), 2)
+	var rowA, rowB string
+	for _, l := range strings.Split(s.View(), "\n") {
+		f := strings.Fields(l)
+		for i, w := range f {
+			if i > 0 && w == "a" {
+				rowA = strings.Join(f[i+1:], " ")
+			} else if i > 0 && w == "b" {
+				rowB = strings.Join(f[i+1:], " ")
+			}
+		}
+	}
+	if rowA == "" || rowB == "" || rowA == rowB {
+		t.Fatalf("the text value reads %q and the tombstone %q: they must differ\n%s", rowA, rowB, s.View())
+	}
+}

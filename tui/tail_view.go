@@ -78,7 +78,7 @@ func (s *tailScreen) View() string {
 		if r.Key != nil {
 			key = oneLine(r.Key, keyW)
 		}
-		val := "tombstone"
+		val := "∅ tombstone" // ∅ as for a null key, unlike a text value "tombstone"
 		if r.Value != nil {
 			val = oneLine(r.Value, valW)
 		}
