@@ -290,8 +290,7 @@ func TestCreateAndDeleteTopic(t *testing.T) {
 		t.Fatalf("events created with %d partitions, cleanup %s", len(info.Partitions), info.Config.Cleanup)
 	}
 
-	// clicks, events, orders, users: events is second.
-	tm.Send(down)
+	// The new topic is selected.
 	tm.Send(keys("d"))
 	waitFor(t, tm, "Delete topic events and its 0 records?")
 	tm.Send(keys("n"))

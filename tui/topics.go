@@ -59,6 +59,8 @@ type topicsScreen struct {
 	loads   int
 	loaded  bool
 	err     error
+	// created is a topic just created here, selected once a load shows it.
+	created string
 }
 
 func newTopicsScreen(c *Common) *topicsScreen {
@@ -141,6 +143,10 @@ func (s *topicsScreen) Update(msg tea.Msg) tea.Cmd {
 			sort.Slice(s.infos, func(i, j int) bool { return s.infos[i].Name < s.infos[j].Name })
 			s.sample()
 			s.rebuild()
+			if s.created != "" {
+				s.table.Select(s.created)
+				s.created = ""
+			}
 		}
 		return nil
 	case ratiosMsg:
@@ -154,6 +160,7 @@ func (s *topicsScreen) Update(msg tea.Msg) tea.Cmd {
 		delete(s.rates, msg.name)
 		return tea.Batch(status("deleted topic %s", msg.name), s.load())
 	case topicCreatedMsg:
+		s.created = msg.name
 		return tea.Batch(status("created topic %s", msg.name), s.load())
 	case tea.KeyMsg:
 		return s.key(msg)
