@@ -1,8 +1,11 @@
 package wsclient
 
 import (
+	"encoding/base64"
 	"encoding/json"
+	"slices"
 	"strconv"
+	"strings"
 
 	"github.com/pulselog/pulse/engine"
 	"github.com/pulselog/pulse/wsapi/wire"
@@ -119,8 +122,9 @@ func placeField(p *wire.Parser, key []byte, partition *int, offset, timestamp *i
 
 // fastRecord parses a record as the server writes it (wire.AppendRecordJSON)
 // when it has only the common fields: partition, offset, timestamp, a plain
-// key, a value that is JSON or a plain string, or a tombstone. Anything
-// else reports ok == false, for encoding/json.
+// key, a value that is JSON or a plain string, or a tombstone, and headers
+// with plain names and values. Anything else reports ok == false, for
+// encoding/json.
 func fastRecord(raw []byte) (r Record, ok bool) {
 	p := wire.NewParser(raw)
 	if !record(&p, &r, -1) {
@@ -172,6 +176,8 @@ func record(p *wire.Parser, r *Record, vlen int) bool {
 			}
 		case "tombstone":
 			tomb, ok = p.Boolean()
+		case "headers", "headers_b64":
+			ok = headerFields(p, r, string(key) == "headers_b64")
 		}
 		return ok
 	})
@@ -181,8 +187,44 @@ func record(p *wire.Parser, r *Record, vlen int) bool {
 	if !tomb {
 		r.Value = value
 	}
+	if len(r.Headers) > 1 {
+		// In their names' order, as encoding/json's maps give them
+		// (decodeRecordJSON).
+		slices.SortFunc(r.Headers, func(a, b engine.Header) int { return strings.Compare(a.Key, b.Key) })
+	}
 	r.Raw = json.RawMessage(p.Since(start))
 	return true
+}
+
+// headerFields reads a record's "headers" (text values) or "headers_b64"
+// (base64 values) object into r.Headers: plain names and values (no
+// escapes: otherwise encoding/json's), each name once across both objects
+// (a repeated one is encoding/json's too, which keeps the last). Text
+// values are sub-slices of the message, as keys are.
+func headerFields(p *wire.Parser, r *Record, b64 bool) bool {
+	return p.ObjectFields(func(name []byte) bool {
+		v, ok := p.PlainBytes()
+		if !ok {
+			return false
+		}
+		if b64 {
+			d := make([]byte, base64.StdEncoding.DecodedLen(len(v)))
+			n, err := base64.StdEncoding.Decode(d, v)
+			if err != nil {
+				return false
+			}
+			v = d[:n]
+		} else {
+			v = v[:len(v):len(v)]
+		}
+		for _, h := range r.Headers {
+			if h.Key == string(name) {
+				return false
+			}
+		}
+		r.Headers = append(r.Headers, engine.Header{Key: string(name), Value: v})
+		return true
+	})
 }
 
 // fastPush parses a push as the server writes it,

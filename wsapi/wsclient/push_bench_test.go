@@ -32,11 +32,20 @@ func benchPushRecords() []engine.Record {
 
 // BenchmarkDecodePush reads one 500-record push as the read loop does, a
 // JSON push (fastPush; json-checked: without value_lens, as from an older
-// server, so that every value is checked) and the same records in a binary
-// push (binaryPush).
+// server, so that every value is checked; json-headers: each record with
+// two headers, as Kafka clients often write) and the same records in a
+// binary push (binaryPush).
 func BenchmarkDecodePush(b *testing.B) {
 	recs := benchPushRecords()
-	for name, msg := range map[string][]byte{"json": push(1, 0, 1500, 0, recs), "json-checked": oldPush(1, 0, 1500, 0, recs)} {
+	withHeaders := make([]engine.Record, len(recs))
+	for i, r := range recs {
+		r.Headers = []engine.Header{{Key: "source", Value: []byte("checkout")}, {Key: "trace", Value: fmt.Appendf(nil, "%016x", i)}}
+		withHeaders[i] = r
+	}
+	for name, msg := range map[string][]byte{
+		"json": push(1, 0, 1500, 0, recs), "json-checked": oldPush(1, 0, 1500, 0, recs),
+		"json-headers": push(1, 0, 1500, 0, withHeaders),
+	} {
 		b.Run(name, func(b *testing.B) {
 			b.SetBytes(int64(len(msg)))
 			b.ReportAllocs()

@@ -149,6 +149,16 @@ func (g *Gen) Record() engine.Record {
 	default:
 		r.Value = g.JSONValue()
 	}
+	// Up to three headers of distinct names, in name order (as a JSON
+	// produce stores them); a value that is not UTF-8 is written in
+	// headers_b64.
+	for i := range g.Num(4) {
+		v := []byte(g.Plain(6))
+		if g.Next()%3 == 0 {
+			v = []byte{0xff, g.Next()}
+		}
+		r.Headers = append(r.Headers, engine.Header{Key: fmt.Sprintf("h%d%s", i, g.Plain(4)), Value: v})
+	}
 	return r
 }
 
