@@ -131,7 +131,9 @@ func runMirror(cmd *cobra.Command, dir string, cf *clientFlags, k *kafkaFlags, o
 		last, seen = st, true
 		mu.Unlock()
 	}
-	fmt.Fprintf(out, "pulse: mirroring %s of %s to %s on %s\n", o.Topic, from, to, dst.Name())
+	o.Started = func(cluster.MirrorStatus) {
+		fmt.Fprintf(out, "pulse: mirroring %s of %s to %s on %s\n", o.Topic, from, to, dst.Name())
+	}
 	done := make(chan error, 1)
 	go func() { done <- run(ctx, dst) }()
 	t := time.NewTicker(mirrorReportEvery)

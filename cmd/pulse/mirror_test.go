@@ -204,3 +204,18 @@ func TestMirrorFlagErrors(t *testing.T) {
 		}
 	}
 }
+
+// A mirror of a local topic that does not exist says so and nothing else:
+// its "mirroring" line comes only once both topics are found.
+func TestMirrorOfAMissingTopicPrintsNoStartLine(t *testing.T) {
+	data := filepath.Join(t.TempDir(), "data")
+	openWithTopic(t, data, "orders", 1).Close()
+	addr, _, _ := startKfake(t)
+	out, _, err := runPulse(t, "mirror", "nosuch", "--data", data, "--to", addr)
+	if err == nil || !strings.Contains(err.Error(), `local topic "nosuch"`) {
+		t.Fatalf("mirror of a missing topic: %v", err)
+	}
+	if strings.Contains(out, "mirroring") {
+		t.Errorf("a mirror that never started printed %q", out)
+	}
+}

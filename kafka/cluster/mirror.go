@@ -45,6 +45,10 @@ type MirrorOptions struct {
 	BatchRecords int
 	// Progress, when set, is called after each batch with the state.
 	Progress func(MirrorStatus)
+	// Started, when set, is called once: after both topics are found (the
+	// cluster's created if needed) and every partition's resume point,
+	// before anything is copied.
+	Started func(MirrorStatus)
 }
 
 // MirrorStatus is a mirror's position.
@@ -155,6 +159,9 @@ func mirror(ctx context.Context, local mirrorLocal, dst *Source, o MirrorOptions
 			return err
 		}
 		st.Partitions[p] = MirrorPartition{Partition: p, Next: start, Resumed: start, HWM: parts[p].HWM, Lag: max(0, parts[p].HWM-start)}
+	}
+	if o.Started != nil {
+		o.Started(MirrorStatus{Partitions: append([]MirrorPartition(nil), st.Partitions...)})
 	}
 	publish := func() {
 		mu.Lock()
