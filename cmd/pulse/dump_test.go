@@ -156,6 +156,18 @@ func TestDumpIndexAndState(t *testing.T) {
 	if err != nil || !strings.Contains(out, `"active_size": 300`) {
 		t.Fatalf("err %v\n%s", err, out)
 	}
+	// The text form names the fields as the JSON does, as the batch lines do.
+	out, _, err = runPulse(t, "dump", filepath.Join(dir, "snapshot"))
+	if want := "snapshot: leo 9 active_base 5 active_size 300 active_next 9\n"; err != nil || !strings.HasSuffix(out, want) {
+		t.Fatalf("dump snapshot: err %v, %q, want it to end %q", err, out, want)
+	}
+	if err := recovery.WriteHWM(dir, 136479); err != nil {
+		t.Fatal(err)
+	}
+	out, _, err = runPulse(t, "dump", filepath.Join(dir, "hwm"))
+	if want := "hwm: hwm 136479\n"; err != nil || !strings.HasSuffix(out, want) {
+		t.Fatalf("dump hwm: err %v, %q, want it to end %q", err, out, want)
+	}
 	if err := os.WriteFile(filepath.Join(dir, "hwm"), []byte{1, 2}, 0o644); err != nil {
 		t.Fatal(err)
 	}

@@ -7,6 +7,7 @@ import (
 	"io"
 	"os"
 	"path/filepath"
+	"reflect"
 	"strings"
 	"time"
 	"unicode/utf8"
@@ -291,6 +292,18 @@ func dumpState(w io.Writer, path string, asJSON bool) error {
 		enc.SetIndent("", "  ")
 		return enc.Encode(v)
 	}
-	_, err = fmt.Fprintf(w, "%s: %+v\n", path, v)
+	_, err = fmt.Fprintf(w, "%s: %s\n", path, jsonFieldsText(v))
 	return err
+}
+
+// jsonFieldsText writes the fields of struct v as "name value" pairs, in
+// order, named by their JSON tags: the text form of what --json prints.
+func jsonFieldsText(v any) string {
+	rv := reflect.ValueOf(v)
+	parts := make([]string, 0, rv.NumField())
+	for i := range rv.NumField() {
+		name, _, _ := strings.Cut(rv.Type().Field(i).Tag.Get("json"), ",")
+		parts = append(parts, fmt.Sprintf("%s %v", name, rv.Field(i).Interface()))
+	}
+	return strings.Join(parts, " ")
 }
