@@ -56,7 +56,11 @@ func (s *Server) preflight(w http.ResponseWriter, r *http.Request) {
 		http.Error(w, fmt.Sprintf(hostRefusal, r.Host), http.StatusForbidden)
 		return
 	}
-	if r.Header.Get("Origin") == "" || !s.checkOrigin(r) {
+	if r.Header.Get("Origin") == "" {
+		http.Error(w, "OPTIONS is a CORS preflight and needs an Origin header (a browser sends one)", http.StatusForbidden)
+		return
+	}
+	if !s.checkOrigin(r) {
 		http.Error(w, fmt.Sprintf(originRefusal, r.Header.Get("Origin")), http.StatusForbidden)
 		return
 	}

@@ -228,6 +228,10 @@ func TestHTTPOriginHostToken(t *testing.T) {
 	if status, _ := curlRun(t, "-X", "OPTIONS", "-H", "Origin: http://evil.example", base+"records"); status != 403 {
 		t.Errorf("foreign preflight: %d, want 403", status)
 	}
+	// A preflight without an Origin is no browser's: refused, saying so.
+	if status, body := curlRun(t, "-X", "OPTIONS", base+"records"); status != 403 || !strings.Contains(body, "needs an Origin") {
+		t.Errorf("preflight without an Origin: %d %q, want 403 saying it needs an Origin", status, body)
+	}
 	if _, err := ts.eng.Describe("csrf"); !errors.Is(err, engine.ErrTopicNotFound) {
 		t.Fatalf("a refused request created the topic: %v", err)
 	}
