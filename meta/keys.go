@@ -63,7 +63,7 @@ func ValidateTopicName(name string) error {
 		return fmt.Errorf("%w: empty", ErrInvalidTopic)
 	}
 	if len(name) > MaxTopicNameLen {
-		return fmt.Errorf("%w: %d characters, at most %d", ErrInvalidTopic, len(name), MaxTopicNameLen)
+		return fmt.Errorf("%w: %d bytes long, at most %d (of a-z A-Z 0-9 . _ -)", ErrInvalidTopic, len(name), MaxTopicNameLen)
 	}
 	if name == "." || name == ".." {
 		return fmt.Errorf("%w: %q", ErrInvalidTopic, name)
