@@ -144,10 +144,9 @@ func (r *runner) run() (*Result, error) {
 		return nil, err
 	}
 	snap, snapErr := ReadSnapshot(r.dir)
-	r.promised, r.snapLEO = r.rep.PersistedHWM, -1
+	r.promised, r.snapLEO = acknowledgedEnd(r.rep.PersistedHWM, snap, snapErr), -1
 	if snapErr == nil {
 		r.snapLEO = snap.LEO
-		r.promised = max(r.promised, snap.LEO)
 	}
 	if len(bases) == 0 {
 		return r.newLog(snap, snapErr)
@@ -193,6 +192,27 @@ func (r *runner) removeTemps() error {
 		return fsutil.SyncDir(r.dir)
 	}
 	return nil
+}
+
+// acknowledgedEnd is the offset below which Pulse acknowledged every record
+// of a partition: the higher of the persisted hwm (-1 when unreadable) and
+// the end a valid snapshot records (snapErr nil); -1 when neither says.
+func acknowledgedEnd(hwm int64, snap Snapshot, snapErr error) int64 {
+	if snapErr == nil {
+		return max(hwm, snap.LEO)
+	}
+	return hwm
+}
+
+// AcknowledgedEnd is acknowledgedEnd of the partition directory dir, as Run
+// takes it, reading its hwm file and snapshot and changing nothing.
+func AcknowledgedEnd(dir string) int64 {
+	hwm, err := ReadHWM(dir)
+	if err != nil {
+		hwm = -1
+	}
+	snap, snapErr := ReadSnapshot(dir)
+	return acknowledgedEnd(hwm, snap, snapErr)
 }
 
 // readHWM sets Report.PersistedHWM (-1 when missing or unreadable).

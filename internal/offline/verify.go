@@ -145,13 +145,7 @@ func Verify(w, progress io.Writer, root string, asJSON bool) error {
 	// segment below them is the active one gone, not an interrupted roll.
 	for pi, p := range parts {
 		e := ends[pi]
-		promised := int64(-1)
-		if v, err := recovery.ReadHWM(p.dir); err == nil {
-			promised = v
-		}
-		if snap, err := recovery.ReadSnapshot(p.dir); err == nil {
-			promised = max(promised, snap.LEO)
-		}
+		promised := recovery.AcknowledgedEnd(p.dir)
 		g := recovery.Gap{FirstOffset: e.leo, EndOffset: promised}
 		if e.torn || promised <= e.leo || covered(e.files.Recorded, g) {
 			continue
