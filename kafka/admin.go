@@ -12,24 +12,33 @@ import (
 	"github.com/pulselog/pulse/internal/units"
 )
 
-// ensureTopic returns 0 when topic exists, creating it with the default
-// configuration when allowed and auto-creation is on; otherwise the Kafka
-// error code.
+// ensureTopic checks that topic exists, creating it with the default
+// configuration when allowCreate and auto-creation are on; it returns the
+// Kafka error code, 0 when the topic is there.
 func (s *Server) ensureTopic(topic string, allowCreate bool) int16 {
-	// NotifyC is the engine's cheapest call that names a topic: unlike
-	// Describe it does not size every partition, and this runs on every
-	// produce request.
-	_, err := s.eng.NotifyC(topic, 0)
+	_, code := s.ensureTopicConfig(topic, allowCreate)
+	return code
+}
+
+// ensureTopicConfig is ensureTopic that also returns the topic's
+// configuration. engine.Config is the engine's cheapest call that names a
+// topic (it sizes no partition, unlike Describe), and this runs on every
+// produce request.
+func (s *Server) ensureTopicConfig(topic string, allowCreate bool) (engine.TopicConfig, int16) {
+	cfg, err := s.eng.Config(topic)
 	if err == nil {
-		return errNone
+		return cfg, errNone
 	}
 	if !errors.Is(err, engine.ErrTopicNotFound) || !allowCreate || !s.opts.AutoCreate {
-		return engineErrorCode(err)
+		return cfg, engineErrorCode(err)
 	}
 	if err := engine.AutoCreate(s.eng, topic, -1); err != nil {
-		return engineErrorCode(err)
+		return cfg, engineErrorCode(err)
 	}
-	return errNone
+	if cfg, err = s.eng.Config(topic); err != nil {
+		return cfg, engineErrorCode(err)
+	}
+	return cfg, errNone
 }
 
 func (s *Server) clusterID() *string {

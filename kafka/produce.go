@@ -26,14 +26,11 @@ func (s *Server) produce(r *kmsg.ProduceRequest) *kmsg.ProduceResponse {
 		rt.Topic = t.Topic
 		rt.Partitions = make([]kmsg.ProduceResponseTopicPartition, len(t.Partitions))
 		topicErr := errInvalidRequiredAcks
+		var cfg engine.TopicConfig
 		if !badAcks {
-			topicErr = s.ensureTopic(t.Topic, true)
+			cfg, topicErr = s.ensureTopicConfig(t.Topic, true)
 		}
-		compacted := false
-		if topicErr == 0 {
-			cfg, err := s.eng.Config(t.Topic)
-			compacted = err == nil && cfg.Cleanup == engine.CleanupCompact
-		}
+		compacted := topicErr == 0 && cfg.Cleanup == engine.CleanupCompact
 		for i, p := range t.Partitions {
 			rp := &rt.Partitions[i]
 			*rp = kmsg.NewProduceResponseTopicPartition()
@@ -379,13 +376,22 @@ func (s *Server) producerIDHandedOut(id int64) (bool, error) {
 	p.idMu.Lock()
 	defer p.idMu.Unlock()
 	if p.limit == 0 {
-		first, err := s.eng.ReserveProducerIDs(producerIDBlock)
-		if err != nil {
+		if err := s.reserveProducerIDsLocked(); err != nil {
 			return false, err
 		}
-		p.next, p.limit = first, first+producerIDBlock
 	}
 	return id >= 1 && id < int64(p.next), nil
+}
+
+// reserveProducerIDsLocked reserves the next block of producer ids in
+// meta.db and makes it the one handed out from (s.pids.idMu held).
+func (s *Server) reserveProducerIDsLocked() error {
+	first, err := s.eng.ReserveProducerIDs(producerIDBlock)
+	if err != nil {
+		return err
+	}
+	s.pids.next, s.pids.limit = first, first+producerIDBlock
+	return nil
 }
 
 // newProducerID hands out a producer id never handed out before by this
@@ -395,11 +401,9 @@ func (s *Server) newProducerID() (int64, error) {
 	p.idMu.Lock()
 	defer p.idMu.Unlock()
 	if p.next == p.limit {
-		first, err := s.eng.ReserveProducerIDs(producerIDBlock)
-		if err != nil {
+		if err := s.reserveProducerIDsLocked(); err != nil {
 			return 0, err
 		}
-		p.next, p.limit = first, first+producerIDBlock
 	}
 	id := p.next
 	p.next++
