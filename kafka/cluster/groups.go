@@ -1,6 +1,7 @@
 package cluster
 
 import (
+	"context"
 	"errors"
 	"fmt"
 	"sort"
@@ -95,7 +96,11 @@ func (s *Source) Groups() ([]clusterinfo.Group, error) {
 	if err != nil {
 		return nil, mapErr("list groups", err)
 	}
-	names := listed.Groups()
+	return s.describeGroups(ctx, listed.Groups())
+}
+
+// describeGroups is Groups for the groups named.
+func (s *Source) describeGroups(ctx context.Context, names []string) ([]clusterinfo.Group, error) {
 	if len(names) == 0 {
 		return nil, nil
 	}
@@ -161,7 +166,9 @@ func (s *Source) DeleteConsumer(consumer, topic string, dryRun bool) ([]engine.C
 			return nil, err
 		}
 	}
-	gs, err := s.Groups()
+	ctx, cancel := s.opCtx()
+	defer cancel()
+	gs, err := s.describeGroups(ctx, []string{consumer})
 	if err != nil {
 		return nil, err
 	}
@@ -192,8 +199,6 @@ func (s *Source) DeleteConsumer(consumer, topic string, dryRun bool) ([]engine.C
 	case dryRun:
 		return out, nil
 	}
-	ctx, cancel := s.opCtx()
-	defer cancel()
 	if topic == "" {
 		_, err = s.adm.DeleteGroup(ctx, consumer)
 	} else {
