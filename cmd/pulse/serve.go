@@ -188,23 +188,17 @@ random token is made up and printed.`,
 
 // warnOpenProblems writes to w what opening dir found wrong: the engine's
 // problems (a meta.db rebuilt, an interrupted delete finished, ...) and
-// each partition that opened degraded, pointing at pulse inspect for the
-// whole report.
+// each partition whose recovery report says it opened degraded, pointing at
+// pulse inspect for the whole report.
 func warnOpenProblems(w io.Writer, eng *engine.Engine, dir string) {
 	for _, p := range eng.Problems() {
 		fmt.Fprintf(w, "pulse: warning: %s\n", p)
 	}
-	topics, err := eng.Topics()
-	if err != nil {
-		return
-	}
 	degraded := false
-	for _, t := range topics {
-		for _, p := range t.Partitions {
-			if p.Degraded {
-				degraded = true
-				fmt.Fprintf(w, "pulse: warning: topic %s partition %d opened degraded (corrupt or lost offsets: reads skip them and count what they skip)\n", t.Name, p.Partition)
-			}
+	for _, r := range eng.RecoveryReports() {
+		if r.Degraded {
+			degraded = true
+			fmt.Fprintf(w, "pulse: warning: topic %s partition %d opened degraded (corrupt or lost offsets: reads skip them and count what they skip)\n", r.Topic, r.Partition)
 		}
 	}
 	if degraded {
