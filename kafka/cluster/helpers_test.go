@@ -192,3 +192,11 @@ func timestampType(t testing.TB, adm *kadm.Client, topic string) string {
 	}
 	return "CreateTime"
 }
+
+// clusterWS serves the websocket API on a cluster source of addr and
+// returns a client connected to it.
+func clusterWS(t testing.TB, addr string) *wsclient.Client {
+	t.Helper()
+	ws, _ := serve(t, openSource(t, addr))
+	return dialWS(t, ws)
+}

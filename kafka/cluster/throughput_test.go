@@ -31,9 +31,7 @@ func TestThroughputFigure(t *testing.T) {
 	kc, adm := kclient(t, addr, kgo.RecordPartitioner(kgo.StickyKeyPartitioner(nil)), kgo.ProducerLinger(0))
 	createTopic(t, adm, "direct", 4)
 	createTopic(t, adm, "via-pulse", 4)
-	src := openSource(t, addr)
-	ws, _ := serve(t, src)
-	c := dialWS(t, ws)
+	c := clusterWS(t, addr)
 	value := make([]byte, valueLen)
 	for i := range value {
 		value[i] = byte('a' + i%26)

@@ -21,9 +21,7 @@ func TestBadInputRefusedBeforeTheCluster(t *testing.T) {
 	addr := bootstrap(t)
 	topic := uniq(t, "guarded")
 	_, adm := kclient(t, addr)
-	src := openSource(t, addr)
-	ws, _ := serve(t, src)
-	c := dialWS(t, ws)
+	c := clusterWS(t, addr)
 	ctx := testCtx(t)
 
 	refused := func(what string, err error, code, want string) {
@@ -81,9 +79,7 @@ func TestDeleteConsumerOnCluster(t *testing.T) {
 	a, b := uniq(t, "dela"), uniq(t, "delb")
 	group, live := uniq(t, "billing"), uniq(t, "live")
 	_, adm := kclient(t, addr)
-	src := openSource(t, addr)
-	ws, _ := serve(t, src)
-	c := dialWS(t, ws)
+	c := clusterWS(t, addr)
 	ctx := testCtx(t)
 	createTopic(t, adm, a, 2)
 	createTopic(t, adm, b, 1)
@@ -200,9 +196,7 @@ func TestTombstoneRetentionIsDeleteRetentionMs(t *testing.T) {
 	addr := bootstrap(t)
 	topic := uniq(t, "tombs")
 	_, adm := kclient(t, addr)
-	src := openSource(t, addr)
-	ws, _ := serve(t, src)
-	c := dialWS(t, ws)
+	c := clusterWS(t, addr)
 	ctx := testCtx(t)
 	if _, err := c.CreateTopic(ctx, topic, wire.TopicConfig{Cleanup: "compact", TombstoneRetentionMs: 1000}); err != nil {
 		t.Fatal(err)

@@ -24,9 +24,7 @@ func TestWebsocketProduceReadByKafkaClient(t *testing.T) {
 	orders := uniq(t, "orders")
 	_, adm := kclient(t, addr)
 	createTopic(t, adm, orders, 4)
-	src := openSource(t, addr)
-	ws, _ := serve(t, src)
-	c := dialWS(t, ws)
+	c := clusterWS(t, addr)
 
 	var recs []engine.Record
 	for i := range 200 {
@@ -93,9 +91,7 @@ func TestKafkaClientProduceReadOverWebsocket(t *testing.T) {
 	events := uniq(t, "events")
 	kc, adm := kclient(t, addr)
 	createTopic(t, adm, events, 3)
-	src := openSource(t, addr)
-	ws, _ := serve(t, src)
-	c := dialWS(t, ws)
+	c := clusterWS(t, addr)
 
 	produce := func(from, n int) []*kgo.Record {
 		var out []*kgo.Record
@@ -231,9 +227,7 @@ func TestAdminOverWebsocket(t *testing.T) {
 	audit := uniq(t, "audit")
 	fresh := uniq(t, "fresh")
 	_, adm := kclient(t, addr)
-	src := openSource(t, addr)
-	ws, _ := serve(t, src)
-	c := dialWS(t, ws)
+	c := clusterWS(t, addr)
 	ctx := testCtx(t)
 
 	ti, err := c.CreateTopic(ctx, audit, wire.TopicConfig{Partitions: 5, RetentionMs: 3600000})
@@ -343,9 +337,7 @@ func TestSubscribeFromTimestamp(t *testing.T) {
 			wantOff = r.Offset
 		}
 	}
-	src := openSource(t, addr)
-	ws, _ := serve(t, src)
-	c := dialWS(t, ws)
+	c := clusterWS(t, addr)
 	sub, err := c.Subscribe(testCtx(t), wsclient.SubscribeOptions{Topic: ticks, Partition: 0, From: fmt.Sprint("@", at)})
 	if err != nil {
 		t.Fatal(err)
