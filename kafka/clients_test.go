@@ -40,7 +40,7 @@ func need(t testing.TB, tool string, check ...string) string {
 // python runs testdata/clients.py and parses its JSON lines.
 func python(t testing.TB, args ...string) []rec {
 	t.Helper()
-	py := need(t, "/usr/bin/python3", "-c", "import confluent_kafka, kafka")
+	py := need(t, "/usr/bin/python3", "-I", "-c", "import confluent_kafka, kafka")
 	return clientRecords(t, "", py, "testdata/clients.py", args...)
 }
 
