@@ -8,6 +8,7 @@ import (
 	"strings"
 
 	"github.com/pulselog/pulse/engine"
+	"github.com/pulselog/pulse/internal/units"
 	"github.com/pulselog/pulse/wsapi/wire"
 )
 
@@ -136,7 +137,9 @@ func applyAlter(a *wire.TopicAlter, cfg engine.TopicConfig) (engine.TopicConfig,
 		// The engine reads a zero tombstone retention as its 24 h default:
 		// here 0 would silently mean 24 h, so it is refused.
 		if ms := *a.TombstoneRetentionMs; ms < 1 {
-			return cfg, wire.Errorf(wire.CodeInvalidConfig, "tombstone_retention_ms %d: want at least 1 (1 drops tombstones at the next compaction; there is no 0 for the default, give 86400000 for 24 h)", ms)
+			def := engine.DefaultTopicConfig().TombstoneRetention
+			return cfg, wire.Errorf(wire.CodeInvalidConfig, "tombstone_retention_ms %d: want at least 1 (1 drops tombstones at the next compaction; there is no 0 for the default: give %d, %s)",
+				ms, def.Milliseconds(), units.FormatDuration(def))
 		}
 		d, e := msDuration("tombstone_retention_ms", *a.TombstoneRetentionMs)
 		if e != nil {

@@ -441,10 +441,11 @@ func (s *Source) checkPartition(topic string, p int) error {
 // interval, as Pulse's own listener maps it; delete.retention.ms), and the
 // partition count through CreatePartitions (it grows, never shrinks). A
 // zero SegmentMaxBytes or TombstoneRetention or an empty SyncMode keeps the
-// topic's, and each of those three is sent only when it differs from it. Every value is checked with the
-// listener's config parser (kafka.SetTopicConfig) and the whole change is
-// first validated by the cluster (validate-only requests), so a refused
-// alter changes nothing. The codec is fixed at creation.
+// topic's, and each of those three is sent only when it differs from it.
+// Every value is checked with the listener's config parser
+// (kafka.SetTopicConfig) and the whole change is first validated by the
+// cluster (validate-only requests), so a refused alter changes nothing.
+// The codec is fixed at creation.
 func (s *Source) AlterTopic(name string, cfg engine.TopicConfig) error {
 	if err := engine.ValidateTopicName(name); err != nil {
 		return err
