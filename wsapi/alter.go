@@ -8,6 +8,7 @@ import (
 	"strings"
 
 	"github.com/pulselog/pulse/engine"
+	"github.com/pulselog/pulse/internal/units"
 	"github.com/pulselog/pulse/wsapi/wire"
 )
 
@@ -63,8 +64,8 @@ func checkConfigFields(msg []byte) *wire.Error {
 }
 
 // decodeAlter reads the "alter" object of an alter_topic request msg. A
-// field alter_topic does not change (the codec, a setting fixed at
-// creation, a misspelt name) is invalid_config naming it, so that no
+// field alter_topic does not change (the codec and protect_cursors, fixed
+// at creation; a misspelt name) is invalid_config naming it, so that no
 // reply suggests it changed; a field of the wrong type is invalid_request
 // naming it.
 func decodeAlter(msg []byte) (*wire.TopicAlter, *wire.Error) {
@@ -74,7 +75,7 @@ func decodeAlter(msg []byte) (*wire.TopicAlter, *wire.Error) {
 		return nil, wire.Errorf(wire.CodeInvalidRequest, `alter_topic needs an "alter" object, e.g. {"retention_ms":604800000}`)
 	}
 	if name, ok := unknownField(fields, alterableFields); ok {
-		return nil, wire.Errorf(wire.CodeInvalidConfig, "alter: field %q cannot be altered (alter_topic changes %s; the codec, tombstone_retention_ms and protect_cursors are fixed at creation)", name, strings.Join(alterableFields, ", "))
+		return nil, wire.Errorf(wire.CodeInvalidConfig, "alter: field %q cannot be altered (alter_topic changes %s; the codec and protect_cursors are fixed at creation)", name, strings.Join(alterableFields, ", "))
 	}
 	var a wire.TopicAlter
 	if e := decodeOpFields(body.Alter, "alter.", &a); e != nil {
@@ -131,6 +132,20 @@ func applyAlter(a *wire.TopicAlter, cfg engine.TopicConfig) (engine.TopicConfig,
 			return cfg, wire.Errorf(wire.CodeInvalidConfig, "sync_mode %q: want every-write or interval", *a.SyncMode)
 		}
 		cfg.SyncMode = m
+	}
+	if a.TombstoneRetentionMs != nil {
+		// The engine reads a zero tombstone retention as its 24 h default:
+		// here 0 would silently mean 24 h, so it is refused.
+		if ms := *a.TombstoneRetentionMs; ms < 1 {
+			def := engine.DefaultTopicConfig().TombstoneRetention
+			return cfg, wire.Errorf(wire.CodeInvalidConfig, "tombstone_retention_ms %d: want at least 1 (1 drops tombstones at the next compaction; there is no 0 for the default: give %d, %s)",
+				ms, def.Milliseconds(), units.FormatDuration(def))
+		}
+		d, e := msDuration("tombstone_retention_ms", *a.TombstoneRetentionMs)
+		if e != nil {
+			return cfg, e
+		}
+		cfg.TombstoneRetention = d
 	}
 	return cfg, nil
 }

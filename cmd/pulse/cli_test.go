@@ -259,7 +259,7 @@ func TestTopicsAlterRespectsPartitionCap(t *testing.T) {
 // default for them (a default there reads as what alter would set).
 func TestTopicsAlterHelpShowsNoDefaults(t *testing.T) {
 	out := mustPulse(t, "", "topics", "alter", "--help")
-	for _, name := range []string{"--cleanup", "--segment", "--sync-mode", "--retention", "--retention-bytes", "--partitions"} {
+	for _, name := range []string{"--cleanup", "--segment", "--sync-mode", "--retention", "--retention-bytes", "--partitions", "--tombstone-retention"} {
 		i := strings.Index(out, "      "+name+" ")
 		if i < 0 {
 			t.Errorf("alter --help lacks %s:\n%s", name, out)

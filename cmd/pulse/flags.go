@@ -59,8 +59,13 @@ func (f msDurationFlag) Set(s string) error {
 
 func (msDurationFlag) Type() string { return "duration" }
 
-// rawMsFlag is the older --retention-ms: a number of milliseconds.
-type rawMsFlag struct{ ms *int64 }
+// rawMsFlag is a number of milliseconds (the older --retention-ms, and
+// --tombstone-retention-ms beside it); human names the flag that takes
+// the same duration in human units.
+type rawMsFlag struct {
+	ms    *int64
+	human string
+}
 
 func (f rawMsFlag) String() string {
 	if f.ms == nil {
@@ -72,7 +77,7 @@ func (f rawMsFlag) String() string {
 func (f rawMsFlag) Set(s string) error {
 	n, err := strconv.ParseInt(s, 10, 64)
 	if err != nil || n < 0 {
-		return fmt.Errorf("%q is not a number of milliseconds (--retention takes 7d, 1h30m)", s)
+		return fmt.Errorf("%q is not a number of milliseconds (%s takes 7d, 1h30m)", s, f.human)
 	}
 	*f.ms = n
 	return nil

@@ -14,6 +14,7 @@ import (
 	"github.com/spf13/cobra"
 	"github.com/spf13/pflag"
 
+	"github.com/pulselog/pulse/engine"
 	"github.com/pulselog/pulse/internal/units"
 	"github.com/pulselog/pulse/wsapi/wire"
 	"github.com/pulselog/pulse/wsapi/wsclient"
@@ -174,6 +175,10 @@ func printTopic(w io.Writer, t wire.TopicInfo) {
 	}
 	fmt.Fprintf(w, "  partitions  %d\n  codec       %s\n  segment     %s (%d bytes)\n  sync mode   %s\n  cleanup     %s\n  retention   %s\n",
 		c.Partitions, orNA(c.Codec), units.FormatBytes(c.SegmentBytes), c.SegmentBytes, orNA(c.SyncMode), c.Cleanup, retention(c))
+	if c.Cleanup == "compact" && c.TombstoneRetentionMs > 0 {
+		// Only compaction drops tombstones: a delete topic's value says nothing.
+		fmt.Fprintf(w, "  tombstones  kept %s\n", units.FormatDuration(time.Duration(c.TombstoneRetentionMs)*time.Millisecond))
+	}
 	tw := tabwriter.NewWriter(w, 0, 4, 2, ' ', 0)
 	fmt.Fprintln(tw, "PARTITION\tLOG-START\tHWM\tLEO\tSEGMENTS\tBYTES\tSTATUS")
 	for _, p := range t.Partitions {
@@ -204,7 +209,8 @@ func newTopicsCreateCmd() *cobra.Command {
 		Use:   "create TOPIC",
 		Short: "Create a topic",
 		Long: `Creates a topic. Flags left out take the defaults (1 partition, zstd,
-64 MiB segments, sync mode every-write, no retention, cleanup delete).`,
+64 MiB segments, sync mode every-write, no retention, cleanup delete,
+tombstones kept 24h by compaction).`,
 		Args: cobra.ExactArgs(1),
 	}
 	cf := addClientFlags(cmd)
@@ -216,6 +222,11 @@ func newTopicsCreateCmd() *cobra.Command {
 		// The wire reads partitions 0 as "the default": refuse it here.
 		if cfg.Partitions < 1 {
 			return fmt.Errorf("creating topic %q: --partitions %d: want at least 1", args[0], cfg.Partitions)
+		}
+		// And tombstone_retention_ms 0 as the default 24h, not as "drop at
+		// once": refuse that too.
+		if cfg.TombstoneRetentionMs < 1 {
+			return fmt.Errorf("creating topic %q: --tombstone-retention %s: want at least 1ms (1ms drops tombstones at the next compaction)", args[0], msDurationFlag{&cfg.TombstoneRetentionMs})
 		}
 		return cf.withClient(cmd, func(ctx context.Context, c *wsclient.Client) error {
 			t, err := c.CreateTopic(ctx, args[0], cfg)
@@ -230,10 +241,9 @@ func newTopicsCreateCmd() *cobra.Command {
 }
 
 // addTopicConfigFlags adds the flags of a topic's changeable configuration
-// (create and alter): sizes and durations in human units.
-// addTopicConfigFlags adds the flags of a topic's configuration. create's
-// show the defaults a new topic gets; alter's show none, since alter
-// changes only the flags given.
+// (create and alter), sizes and durations in human units. create's show
+// the defaults a new topic gets; alter's show none, since alter changes
+// only the flags given.
 func addTopicConfigFlags(cmd *cobra.Command, cfg *wire.TopicConfig, create bool) {
 	f := pflag.NewFlagSet(cmd.Name(), pflag.ContinueOnError)
 	cfg.SegmentBytes = 64 << 20
@@ -242,12 +252,16 @@ func addTopicConfigFlags(cmd *cobra.Command, cfg *wire.TopicConfig, create bool)
 	f.StringVar(&cfg.SyncMode, "sync-mode", "every-write", "every-write (ack after fsync) or interval (ack after write, fsync every second)")
 	f.StringVar(&cfg.SyncMode, "sync", "every-write", "the same as --sync-mode")
 	f.Var(msDurationFlag{&cfg.RetentionMs}, "retention", "delete sealed segments whose newest record is older, e.g. 7d, 12h (0: keep)")
-	f.Var(rawMsFlag{&cfg.RetentionMs}, "retention-ms", "the same as --retention, in milliseconds")
+	f.Var(rawMsFlag{&cfg.RetentionMs, "--retention"}, "retention-ms", "the same as --retention, in milliseconds")
 	f.Var(sizeFlag{&cfg.RetentionBytes}, "retention-bytes", "delete the oldest sealed segments past this size per partition, e.g. 1GiB (0: keep)")
 	f.StringVar(&cfg.Cleanup, "cleanup", "delete", "delete or compact (keep the latest record per key)")
+	cfg.TombstoneRetentionMs = engine.DefaultTopicConfig().TombstoneRetention.Milliseconds()
+	f.Var(msDurationFlag{&cfg.TombstoneRetentionMs}, "tombstone-retention", "how long compaction keeps a tombstone after its commit, e.g. 1h (at least 1ms: 1ms drops tombstones at the next compaction)")
+	f.Var(rawMsFlag{&cfg.TombstoneRetentionMs, "--tombstone-retention"}, "tombstone-retention-ms", "the same as --tombstone-retention, in milliseconds")
 	f.MarkHidden("segment-bytes")
 	f.MarkHidden("sync")
 	f.MarkHidden("retention-ms")
+	f.MarkHidden("tombstone-retention-ms")
 	if !create {
 		f.VisitAll(func(fl *pflag.Flag) { fl.DefValue = "" })
 	}
@@ -258,15 +272,17 @@ func newTopicsAlterCmd() *cobra.Command {
 	var cfg wire.TopicConfig
 	cmd := &cobra.Command{
 		Use:   "alter TOPIC",
-		Short: "Change a topic's partitions, segment size, sync mode, retention or cleanup",
+		Short: "Change a topic's partitions, segment size, sync mode, retention, cleanup or tombstone retention",
 		Long: `Changes the settings given as flags and leaves the others as they are. The
-change is stored in meta.db and applies live: --retention, --retention-bytes
-and --cleanup from the next retention or compaction pass, --segment from the
-next batch written (an active segment already larger rolls then),
---sync-mode from the next produce, and --partitions at once (partitions grow,
-never shrink; new ones start empty and keyed records hash over the new
-count from then on). --retention 0 and --retention-bytes 0 remove a limit.
-The codec is fixed at creation. A refused change changes nothing.`,
+change is stored in meta.db and applies live: --retention, --retention-bytes,
+--cleanup and --tombstone-retention from the next retention or compaction
+pass, --segment from the next batch written (an active segment already
+larger rolls then), --sync-mode from the next produce, and --partitions at
+once (partitions grow, never shrink; new ones start empty and keyed records
+hash over the new count from then on). --retention 0 and --retention-bytes 0
+remove a limit; --tombstone-retention takes at least 1ms (1ms drops
+tombstones at the next compaction). The codec is fixed at creation. A
+refused change changes nothing.`,
 		Args: cobra.ExactArgs(1),
 	}
 	cf := addClientFlags(cmd)
@@ -293,8 +309,11 @@ The codec is fixed at creation. A refused change changes nothing.`,
 		if f.Changed("partitions") {
 			a.Partitions = &cfg.Partitions
 		}
+		if f.Changed("tombstone-retention") || f.Changed("tombstone-retention-ms") {
+			a.TombstoneRetentionMs = &cfg.TombstoneRetentionMs
+		}
 		if a == (wire.TopicAlter{}) {
-			return fmt.Errorf("alter %s: nothing to change (give --partitions, --segment, --sync-mode, --retention, --retention-bytes or --cleanup)", args[0])
+			return fmt.Errorf("alter %s: nothing to change (give --partitions, --segment, --sync-mode, --retention, --retention-bytes, --cleanup or --tombstone-retention)", args[0])
 		}
 		return cf.withClient(cmd, func(ctx context.Context, c *wsclient.Client) error {
 			t, err := c.AlterTopic(ctx, args[0], a)

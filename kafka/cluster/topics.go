@@ -434,16 +434,18 @@ func (s *Source) checkPartition(topic string, p int) error {
 }
 
 // AlterTopic changes a topic on the cluster as engine.AlterTopic does on a
-// data dir: retention, cleanup, segment size and sync mode through
-// IncrementalAlterConfigs (SET of what cfg gives, DELETE back to the
-// cluster's default of the retention it leaves unset; segment.bytes;
-// flush.messages, 1 for every-write and Kafka's default for interval, as
-// Pulse's own listener maps it), and the partition count through
-// CreatePartitions (it grows, never shrinks). A zero SegmentMaxBytes or an
-// empty SyncMode keeps the topic's. Every value is checked with the
-// listener's config parser (kafka.SetTopicConfig) and the whole change is
-// first validated by the cluster (validate-only requests), so a refused
-// alter changes nothing. The codec is fixed at creation.
+// data dir: retention, cleanup, segment size, sync mode and tombstone
+// retention through IncrementalAlterConfigs (SET of what cfg gives, DELETE
+// back to the cluster's default of the retention it leaves unset;
+// segment.bytes; flush.messages, 1 for every-write and Kafka's default for
+// interval, as Pulse's own listener maps it; delete.retention.ms), and the
+// partition count through CreatePartitions (it grows, never shrinks). A
+// zero SegmentMaxBytes or TombstoneRetention or an empty SyncMode keeps the
+// topic's, and each of those three is sent only when it differs from it.
+// Every value is checked with the listener's config parser
+// (kafka.SetTopicConfig) and the whole change is first validated by the
+// cluster (validate-only requests), so a refused alter changes nothing.
+// The codec is fixed at creation.
 func (s *Source) AlterTopic(name string, cfg engine.TopicConfig) error {
 	if err := engine.ValidateTopicName(name); err != nil {
 		return err
@@ -498,6 +500,9 @@ func (s *Source) AlterTopic(name string, cfg engine.TopicConfig) error {
 			return fmt.Errorf("topic %s: %w", name, err)
 		}
 		set("flush.messages", kafka.FlushMessages(cfg.SyncMode))
+	}
+	if cfg.TombstoneRetention != 0 && cfg.TombstoneRetention != old.TombstoneRetention {
+		set("delete.retention.ms", strconv.FormatInt(cfg.TombstoneRetention.Milliseconds(), 10))
 	}
 	if bad != nil {
 		return bad

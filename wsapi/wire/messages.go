@@ -65,11 +65,11 @@ type TopicInfo struct {
 
 // TopicAlter is the change of an alter_topic request: each field set is
 // changed, each left out keeps its value, and every change applies live
-// (engine.AlterTopic): retention and cleanup from the next maintenance
-// pass, segment_bytes from the next batch written, sync_mode from the next
-// produce, and partitions grow at once (never shrink). A refused change
-// (invalid_config, too_many_topics past the server's partition cap)
-// changes nothing.
+// (engine.AlterTopic): retention, cleanup and tombstone_retention_ms from
+// the next maintenance pass, segment_bytes from the next batch written,
+// sync_mode from the next produce, and partitions grow at once (never
+// shrink). A refused change (invalid_config, too_many_topics past the
+// server's partition cap) changes nothing.
 type TopicAlter struct {
 	RetentionMs    *int64  `json:"retention_ms,omitempty"`    // 0: no age limit
 	RetentionBytes *int64  `json:"retention_bytes,omitempty"` // 0: no size limit
@@ -77,6 +77,10 @@ type TopicAlter struct {
 	Partitions     *int    `json:"partitions,omitempty"`
 	SegmentBytes   *int64  `json:"segment_bytes,omitempty"`
 	SyncMode       *string `json:"sync_mode,omitempty"`
+	// TombstoneRetentionMs is how long compaction keeps a tombstone after
+	// its commit: at least 1 (1 drops tombstones at the next compaction;
+	// unlike create_topic's, 0 is not the default).
+	TombstoneRetentionMs *int64 `json:"tombstone_retention_ms,omitempty"`
 }
 
 // ConsumerCursor is one consumer's committed cursor on one partition.
