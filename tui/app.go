@@ -439,7 +439,8 @@ func (m *Model) View() string {
 		m.helpOffset = min(m.helpOffset, max(len(lines)-m.c.Height, 0))
 		body = strings.Join(lines[m.helpOffset:], "\n")
 	}
-	body = fit(body, m.width, m.c.Height)
+	status := m.statusLines()
+	body = fit(body, m.width, m.c.Height-(len(status)-1))
 	if m.confirming != nil {
 		// The box keeps its border: the question wraps, and a word too long
 		// for the terminal (a topic name) is cut.
@@ -450,13 +451,13 @@ func (m *Model) View() string {
 		}
 		box := st.Dialog.Render(st.DialogTitle.Render(strings.Join(q, "\n")) + "\n\n" +
 			st.Muted.Render("y: yes   n/esc: no"))
-		body = fit(lipgloss.Place(m.width, m.c.Height, lipgloss.Center, lipgloss.Center, box), m.width, m.c.Height)
+		body = fit(lipgloss.Place(m.width, m.c.Height, lipgloss.Center, lipgloss.Center, box), m.width, m.c.Height-(len(status)-1))
 	}
 	lines := []string{
 		fit(m.header(), m.width, 1),
 		fit(m.crumbs(), m.width, 1),
 		body,
-		fit(m.statusLine(), m.width, 1),
+		fit(strings.Join(status, "\n"), m.width, len(status)),
 		fit(m.help.ShortHelpView(m.shortHelp()), m.width, 1),
 	}
 	return strings.Join(lines, "\n")
@@ -527,6 +528,34 @@ func (m *Model) crumbs() string {
 		}
 	}
 	return " " + strings.Join(parts, st.CrumbSep.Render(" / "))
+}
+
+// maxStatusErrorLines is how many lines an error on the status line may
+// take: a longer one covers the bottom lines of the screen's body while
+// it is shown.
+const maxStatusErrorLines = 3
+
+// statusLines is the status line, or an error too wide for one line
+// wrapped at word boundaries into up to maxStatusErrorLines lines (a word
+// wider than the screen is cut, and so is the last line of a longer error,
+// with …), so that a long error is read whole, not cut at the edge.
+func (m *Model) statusLines() []string {
+	line := m.statusLine()
+	if !m.statusErr || m.status == "" || m.prompt != promptNone || lipgloss.Width(line) <= m.width || m.width < 20 {
+		return []string{line}
+	}
+	st := m.c.Styles
+	words := strings.Fields("✗ " + m.status)
+	lines := wrapWords(words, m.width, "")
+	// The body keeps one line at least.
+	if n := max(min(maxStatusErrorLines, m.c.Height), 1); len(lines) > n {
+		lines = lines[:n]
+		lines[n-1] = truncate(lines[n-1]+" …", m.width)
+	}
+	for i := range lines {
+		lines[i] = st.StatusError.Render(truncate(lines[i], m.width))
+	}
+	return lines
 }
 
 func (m *Model) statusLine() string {

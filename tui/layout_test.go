@@ -2,6 +2,7 @@ package tui
 
 import (
 	"fmt"
+	"regexp"
 	"strings"
 	"testing"
 	"time"
@@ -389,3 +390,68 @@ func TestHeaderSaysWhenKafkaIsOff(t *testing.T) {
 		t.Errorf("header %q does not say the Kafka listener is off", h)
 	}
 }
+
+// An error wider than the terminal wraps onto up to three status lines
+// (taken from the bottom of the body), so it is read whole; the screen
+// still fills the terminal exactly, and a longer error ends in "…".
+func TestLongErrorWrapsOnTheStatusLine(t *testing.T) {
+	e := openEngine(t)
+	seed(t, e)
+	tm := startUI(t, testOptions(e))
+	waitFor(t, tm, "orders")
+	tm.Send(tea.WindowSizeMsg{Width: 40, Height: 14})
+	tm.Send(keys(":"))
+	tm.Type("tail orders x")
+	tm.Send(enter)
+	waitFor(t, tm, "non-negative")
+	m := finish(t, tm)
+	want := m.status
+	if len("✗ "+want) <= 40 {
+		t.Fatalf("the error %q fits one line of 40 cells: the test needs a longer one", want)
+	}
+	lines := strings.Split(m.View(), "\n")
+	if len(lines) != 14 {
+		t.Fatalf("%d lines on a terminal of 14", len(lines))
+	}
+	status := statusOf(t, lines)
+	if got := strings.Join(status, " "); got != "✗ "+want {
+		t.Fatalf("status lines read %q, want the whole error %q", got, "✗ "+want)
+	}
+
+	// An error of more than three lines keeps three, the last ending in "…".
+	m.status = strings.Repeat("word ", 40)
+	lines = strings.Split(m.View(), "\n")
+	if len(lines) != 14 {
+		t.Fatalf("%d lines on a terminal of 14 with a long error", len(lines))
+	}
+	if status := statusOf(t, lines); len(status) != 3 || !strings.HasSuffix(status[2], "…") {
+		t.Fatalf("a 200-cell error at 40 columns shows as %q", status)
+	}
+}
+
+// statusOf returns the status lines of a view's lines, without colour:
+// from the line starting with ✗ to the help line, the last.
+func statusOf(t *testing.T, lines []string) []string {
+	t.Helper()
+	for i, l := range lines {
+		if w := lipgloss.Width(l); w > 40 {
+			t.Errorf("line %d, %q, is %d cells wide", i, l, w)
+		}
+	}
+	for i, l := range lines[:len(lines)-1] {
+		if plain := strings.TrimSpace(ansiStrip(l)); strings.HasPrefix(plain, "✗") {
+			var out []string
+			for _, s := range lines[i : len(lines)-1] {
+				out = append(out, strings.TrimSpace(ansiStrip(s)))
+			}
+			return out
+		}
+	}
+	t.Fatalf("no status line starts with ✗:\n%s", strings.Join(lines, "\n"))
+	return nil
+}
+
+var ansiCodes = regexp.MustCompile("\x1b\\[[0-9;]*m")
+
+// ansiStrip removes the colour codes of a rendered line.
+func ansiStrip(s string) string { return ansiCodes.ReplaceAllString(s, "") }
