@@ -86,9 +86,9 @@ func runTail(ctx context.Context, cf *clientFlags, topic string, cfg tailConfig,
 	if err != nil {
 		return err
 	}
-	var format recordFormat
+	t := &tailer{cfg: cfg, topic: topic}
 	if cfg.format != "" {
-		if format, err = parseFormat(cfg.format); err != nil {
+		if t.format, err = parseFormat(cfg.format); err != nil {
 			return err
 		}
 	}
@@ -100,17 +100,48 @@ func runTail(ctx context.Context, cf *clientFlags, topic string, cfg tailConfig,
 	ctx, cancel := context.WithCancel(ctx)
 	defer cancel() // ends the fan-in goroutines
 
-	// Each partition's HWM now: where -N counts back from, and where -e
-	// stops.
-	var ends map[int]int64
 	var subs []*wsclient.Subscription
+	if t.ends, subs, err = subscribeTail(ctx, c, topic, cfg, start); err != nil || subs == nil {
+		return err // nil: -e, and nothing to print
+	}
+	t.w = bufio.NewWriter(out)
+	defer t.w.Flush()
+	defer func() {
+		if err := t.stop(subs); err != nil && retErr == nil {
+			retErr = err
+		}
+	}()
+	deliveries := fanIn(ctx, subs)
+	for {
+		var d delivery
+		select {
+		case d = <-deliveries:
+		case <-ctx.Done():
+			return ctx.Err()
+		}
+		if !d.ok {
+			return connEnded(c, d.sub)
+		}
+		if done, err := t.print(d); done || err != nil {
+			return err
+		}
+	}
+}
+
+// subscribeTail subscribes to what cfg asks of topic: one subscription of
+// the topic (or of cfg.partition) from start, or one a partition when
+// start counts back from each partition's end (-N). ends holds, with -N or
+// -e, each partition's HWM now, where -e stops, for the partitions with
+// anything to read before it; with -e and none of them, subs is nil (there
+// is nothing to print).
+func subscribeTail(ctx context.Context, c *wsclient.Client, topic string, cfg tailConfig, start startSpec) (ends map[int]int64, subs []*wsclient.Subscription, err error) {
 	if start.before > 0 || cfg.exitAtEnd {
 		t, err := c.Describe(ctx, topic)
 		if err != nil {
-			return fmt.Errorf("tail %s: %w", topic, err)
+			return nil, nil, fmt.Errorf("tail %s: %w", topic, err)
 		}
 		if cfg.partition >= len(t.Partitions) {
-			return fmt.Errorf("tail %s: partition %d: the topic has %d", topic, cfg.partition, len(t.Partitions))
+			return nil, nil, fmt.Errorf("tail %s: partition %d: the topic has %d", topic, cfg.partition, len(t.Partitions))
 		}
 		// A consumer's committed cursor is where its subscription starts,
 		// whatever from says.
@@ -118,7 +149,7 @@ func runTail(ctx context.Context, cf *clientFlags, topic string, cfg tailConfig,
 		if cfg.consumer != "" {
 			tc, err := c.ConsumerOn(ctx, topic, cfg.consumer)
 			if err != nil {
-				return fmt.Errorf("tail %s: %s's cursors: %w", topic, cfg.consumer, err)
+				return nil, nil, fmt.Errorf("tail %s: %s's cursors: %w", topic, cfg.consumer, err)
 			}
 			for _, cc := range tc.Consumers {
 				if cc.Consumer == cfg.consumer {
@@ -140,7 +171,7 @@ func runTail(ctx context.Context, cf *clientFlags, topic string, cfg tailConfig,
 			if ms, ok := strings.CutPrefix(from, "@"); ok && cfg.exitAtEnd {
 				n, _ := strconv.ParseInt(ms, 10, 64)
 				if first, err = c.OffsetForTime(ctx, topic, p.Partition, n); err != nil {
-					return fmt.Errorf("tail %s partition %d: %w", topic, p.Partition, err)
+					return nil, nil, fmt.Errorf("tail %s partition %d: %w", topic, p.Partition, err)
 				}
 			}
 			if cur, ok := cursors[p.Partition]; ok {
@@ -152,61 +183,36 @@ func runTail(ctx context.Context, cf *clientFlags, topic string, cfg tailConfig,
 			if start.before > 0 {
 				sub, err := c.Subscribe(ctx, wsclient.SubscribeOptions{Topic: topic, Partition: p.Partition, From: from, Consumer: cfg.consumer})
 				if err != nil {
-					return fmt.Errorf("tail %s partition %d: %w", topic, p.Partition, err)
+					return nil, nil, fmt.Errorf("tail %s partition %d: %w", topic, p.Partition, err)
 				}
 				subs = append(subs, sub)
 			}
 		}
 		if cfg.exitAtEnd && len(ends) == 0 {
-			return nil
+			return ends, nil, nil
 		}
 	}
 	if len(subs) == 0 {
 		sub, err := c.Subscribe(ctx, wsclient.SubscribeOptions{Topic: topic, Partition: cfg.partition, From: start.from, Consumer: cfg.consumer})
 		if err != nil {
-			return fmt.Errorf("tail %s: %w", topic, err)
+			return nil, nil, fmt.Errorf("tail %s: %w", topic, err)
 		}
 		subs = append(subs, sub)
 	}
-	w := bufio.NewWriter(out)
-	defer w.Flush()
+	return ends, subs, nil
+}
 
-	// Commits go out without waiting (waiting while the subscription's
-	// buffer fills would stall the connection); their replies are checked
-	// as they come, and all of them before returning.
-	var commits []*wsclient.Pending
-	reap := func() error {
-		for len(commits) > 0 {
-			done, err := commits[0].Poll()
-			if !done {
-				return nil
-			}
-			if err != nil {
-				return fmt.Errorf("committing %s's position: %w", cfg.consumer, err)
-			}
-			commits = commits[1:]
-		}
-		return nil
-	}
-	defer func() {
-		// Stop the deliveries, then collect the commit replies (they come
-		// before the unsubscribe reply).
-		uctx, ucancel := context.WithTimeout(context.Background(), dialTimeout)
-		defer ucancel()
-		for _, sub := range subs {
-			sub.Unsubscribe(uctx)
-		}
-		for _, p := range commits {
-			if err := p.Err(uctx); err != nil && retErr == nil {
-				retErr = fmt.Errorf("committing %s's position: %w", cfg.consumer, err)
-			}
-		}
-	}()
-	type delivery struct {
-		sub *wsclient.Subscription
-		p   wsclient.Push
-		ok  bool
-	}
+// delivery is a push of one of a tail's subscriptions, or (!ok) the end of
+// its channel.
+type delivery struct {
+	sub *wsclient.Subscription
+	p   wsclient.Push
+	ok  bool
+}
+
+// fanIn delivers the pushes of subs on one channel, in each one's order,
+// until ctx ends or a subscription's channel closes (delivered as !ok).
+func fanIn(ctx context.Context, subs []*wsclient.Subscription) <-chan delivery {
 	deliveries := make(chan delivery)
 	for _, sub := range subs {
 		go func() {
@@ -229,69 +235,109 @@ func runTail(ctx context.Context, cf *clientFlags, topic string, cfg tailConfig,
 			}
 		}()
 	}
-	printed := 0
-	for {
-		var d delivery
-		select {
-		case d = <-deliveries:
-		case <-ctx.Done():
-			return ctx.Err()
+	return deliveries
+}
+
+// tailer prints a tail's pushes and commits its consumer's position.
+type tailer struct {
+	cfg     tailConfig
+	topic   string
+	format  recordFormat  // -f, or nil
+	ends    map[int]int64 // the partitions -e still waits for, and where each stops
+	w       *bufio.Writer
+	printed int
+	// commits go out without waiting (waiting while the subscription's
+	// buffer fills would stall the connection); their replies are checked
+	// as they come (reap), and all of them in stop.
+	commits []*wsclient.Pending
+}
+
+// print writes the records of d's push that the tail is to print, commits
+// the consumer's position after them, and says whether the tail is done
+// (-c reached, or -e and every partition at its end).
+func (t *tailer) print(d delivery) (done bool, err error) {
+	cfg, p := t.cfg, d.p
+	if p.Err != nil {
+		return false, fmt.Errorf("tail %s partition %d: %w", t.topic, p.Partition, p.Err)
+	}
+	if p.Skipped > 0 {
+		fmt.Fprintf(os.Stderr, "pulse: partition %d: %s skipped in a corrupt range\n", p.Partition, countOf(p.Skipped, "record", "records"))
+	}
+	end, bounded := t.ends[p.Partition]
+	for i, r := range p.Records {
+		if cfg.count > 0 && t.printed == cfg.count {
+			break
 		}
-		if !d.ok {
-			return connEnded(c, d.sub)
+		if cfg.exitAtEnd && (!bounded || r.Offset >= end) {
+			break // past the end this tail was asked to stop at
 		}
-		p := d.p
-		if p.Err != nil {
-			return fmt.Errorf("tail %s partition %d: %w", topic, p.Partition, p.Err)
+		switch {
+		case t.format != nil:
+			t.format.write(t.w, t.topic, r)
+		case cfg.jsonOut:
+			writeJSONLine(t.w, r.Raw)
+		default:
+			writeRecordLine(t.w, r)
 		}
-		if p.Skipped > 0 {
-			fmt.Fprintf(os.Stderr, "pulse: partition %d: %s skipped in a corrupt range\n", p.Partition, countOf(p.Skipped, "record", "records"))
-		}
-		end, bounded := ends[p.Partition]
-		for i, r := range p.Records {
-			if cfg.count > 0 && printed == cfg.count {
-				break
-			}
-			if cfg.exitAtEnd && (!bounded || r.Offset >= end) {
-				break // past the end this tail was asked to stop at
-			}
-			switch {
-			case format != nil:
-				format.write(w, topic, r)
-			case cfg.jsonOut:
-				writeJSONLine(w, r.Raw)
-			default:
-				writeRecordLine(w, r)
-			}
-			printed++
-			if cfg.count > 0 && printed == cfg.count && cfg.consumer != "" {
-				// Commit exactly what was printed.
-				p.Next = p.Records[i].Offset + 1
-			}
-		}
-		if err := w.Flush(); err != nil {
-			return err
-		}
-		if cfg.consumer != "" {
-			pc, err := d.sub.CommitAsync(p.Partition, p.Next)
-			if err != nil {
-				return fmt.Errorf("committing %s's position: %w", cfg.consumer, err)
-			}
-			commits = append(commits, pc)
-			if err := reap(); err != nil {
-				return err
-			}
-		}
-		if cfg.count > 0 && printed >= cfg.count {
-			return nil
-		}
-		if cfg.exitAtEnd && bounded && p.Next >= end {
-			delete(ends, p.Partition)
-			if len(ends) == 0 {
-				return nil
-			}
+		t.printed++
+		if cfg.count > 0 && t.printed == cfg.count && cfg.consumer != "" {
+			// Commit exactly what was printed.
+			p.Next = p.Records[i].Offset + 1
 		}
 	}
+	if err := t.w.Flush(); err != nil {
+		return false, err
+	}
+	if cfg.consumer != "" {
+		pc, err := d.sub.CommitAsync(p.Partition, p.Next)
+		if err != nil {
+			return false, fmt.Errorf("committing %s's position: %w", cfg.consumer, err)
+		}
+		t.commits = append(t.commits, pc)
+		if err := t.reap(); err != nil {
+			return false, err
+		}
+	}
+	if cfg.count > 0 && t.printed >= cfg.count {
+		return true, nil
+	}
+	if cfg.exitAtEnd && bounded && p.Next >= end {
+		delete(t.ends, p.Partition)
+		return len(t.ends) == 0, nil
+	}
+	return false, nil
+}
+
+// reap checks the replies of the commits answered so far, in order.
+func (t *tailer) reap() error {
+	for len(t.commits) > 0 {
+		done, err := t.commits[0].Poll()
+		if !done {
+			return nil
+		}
+		if err != nil {
+			return fmt.Errorf("committing %s's position: %w", t.cfg.consumer, err)
+		}
+		t.commits = t.commits[1:]
+	}
+	return nil
+}
+
+// stop ends the deliveries of subs, then collects the replies of the
+// commits still unanswered (they come before the unsubscribe reply).
+func (t *tailer) stop(subs []*wsclient.Subscription) error {
+	uctx, ucancel := context.WithTimeout(context.Background(), dialTimeout)
+	defer ucancel()
+	for _, sub := range subs {
+		sub.Unsubscribe(uctx)
+	}
+	var first error
+	for _, p := range t.commits {
+		if err := p.Err(uctx); err != nil && first == nil {
+			first = fmt.Errorf("committing %s's position: %w", t.cfg.consumer, err)
+		}
+	}
+	return first
 }
 
 // startOffset is the first offset a subscribe from "from" reads of p, or
