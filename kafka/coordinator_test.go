@@ -161,6 +161,15 @@ func TestCoordinator(t *testing.T) {
 	if off, ok, err := p.eng.Cursor("g", "ct", 0); err != nil || !ok || off != 42 {
 		t.Fatalf("cursor %d %v %v, want 42", off, ok, err)
 	}
+	// A commit outside any generation (an admin tool's, kcat's) while
+	// the group has members is refused, as Kafka refuses it, and moves
+	// nothing: only an empty group takes one.
+	if code := commit(-1, "", 7); code != errUnknownMemberID {
+		t.Fatalf("commit outside any generation while the group has members: %d, want UNKNOWN_MEMBER_ID", code)
+	}
+	if off, ok, err := p.eng.Cursor("g", "ct", 0); err != nil || !ok || off != 42 {
+		t.Fatalf("after a refused commit: cursor %d %v %v, want 42", off, ok, err)
+	}
 	of := kmsg.NewPtrOffsetFetchRequest()
 	of.Group = "g"
 	of.Topics = []kmsg.OffsetFetchRequestTopic{{Topic: "ct", Partitions: []int32{0}}}
@@ -190,5 +199,11 @@ func TestCoordinator(t *testing.T) {
 	groups := p.srv.Groups()
 	if len(groups) != 1 || groups[0].State != stateEmpty || len(groups[0].Members) != 0 {
 		t.Fatalf("after leave: %+v", groups)
+	}
+	if code := commit(-1, "", 7); code != 0 {
+		t.Fatalf("commit outside any generation to the empty group: %d", code)
+	}
+	if off, ok, err := p.eng.Cursor("g", "ct", 0); err != nil || !ok || off != 7 {
+		t.Fatalf("cursor %d %v %v, want 7", off, ok, err)
 	}
 }

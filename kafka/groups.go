@@ -570,14 +570,19 @@ func (c *coordinator) leave(r *kmsg.LeaveGroupRequest) *kmsg.LeaveGroupResponse 
 
 // checkMember validates a commit's member and generation against the group.
 // A commit without membership (generation -1, no member id: kcat, admin
-// tools) is accepted.
+// tools) is accepted while the group has no members; as in Kafka, one into
+// a group with members is UNKNOWN_MEMBER_ID, so that it cannot move the
+// offsets of partitions a member is consuming.
 func (c *coordinator) checkMember(groupName, memberID string, generation int32) int16 {
-	if generation < 0 && memberID == "" {
-		return errNone
-	}
 	c.mu.Lock()
 	defer c.mu.Unlock()
 	g := c.groups[groupName]
+	if generation < 0 && memberID == "" {
+		if g != nil && len(g.members) > 0 {
+			return errUnknownMemberID
+		}
+		return errNone
+	}
 	if g == nil || g.members[memberID] == nil {
 		return errUnknownMemberID
 	}
