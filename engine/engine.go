@@ -562,15 +562,13 @@ func (e *Engine) mapPartitionErr(t *topic, err error) error {
 	return mapLogErr(err)
 }
 
-// mapLogErr translates partition-log errors to the engine's sentinels.
+// mapLogErr translates partition-log errors to the engine's sentinels
+// (ErrRecordTooLarge, ErrOffsetOutOfRange and ErrLogFailed are the log's
+// own and pass as they are).
 func mapLogErr(err error) error {
 	switch {
 	case err == nil:
 		return nil
-	case errors.Is(err, plog.ErrRecordTooLarge):
-		return fmt.Errorf("%w: %w", ErrRecordTooLarge, err)
-	case errors.Is(err, plog.ErrOffsetOutOfRange):
-		return fmt.Errorf("%w: %w", ErrOffsetOutOfRange, err)
 	case errors.Is(err, plog.ErrClosed):
 		return fmt.Errorf("%w: %w", ErrClosed, err)
 	}

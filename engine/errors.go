@@ -31,14 +31,14 @@ var (
 	ErrConsumerActive = errors.New("consumer has live members")
 
 	// Produce and read.
-	ErrRecordTooLarge = errors.New("record too large")
+	ErrRecordTooLarge = plog.ErrRecordTooLarge // a record past the partition log's MaxRecordBytes
 	// ErrLogFailed: the partition's write, fsync or verification failed (a
 	// full disk, an I/O error). Nothing of the failed produce is stored: the
 	// partition returns to its last acknowledged record, and the next
 	// produce is tried again, so a produce repeated once space is freed
 	// succeeds.
 	ErrLogFailed        = plog.ErrFailed
-	ErrOffsetOutOfRange = errors.New("offset out of range")
+	ErrOffsetOutOfRange = plog.ErrOffsetOutOfRange
 
 	// Reading segment files (SegmentFrames, SegmentBatch).
 
