@@ -21,7 +21,7 @@ const defaultKafkaListen = "127.0.0.1:9092"
 // address and whether it was set explicitly.
 func kafkaFlag(cmd *cobra.Command) func() (string, bool) {
 	var listen string
-	cmd.Flags().StringVar(&listen, "kafka-listen", defaultKafkaListen, `Kafka wire-protocol listener address ("" disables it; see docs/kafka.md)`)
+	cmd.Flags().StringVar(&listen, "kafka-listen", defaultKafkaListen, `Kafka wire-protocol listener address ("" or "off" disables it; see docs/kafka.md)`)
 	return func() (string, bool) { return listen, cmd.Flags().Changed("kafka-listen") }
 }
 
