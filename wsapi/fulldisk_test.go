@@ -88,3 +88,62 @@ func TestFullDiskProduceRepliesNameWhatWasStored(t *testing.T) {
 	}
 	t.Logf("%d records acked and stored; %d error replies, %d of them naming records that were stored", len(acked), failures, partial)
 }
+
+// A full disk under produces whose records name their partitions out of
+// order (one small record for partition 1, one for partition 0, then large
+// ones for partition 1): the records of one partition are stored together
+// or not at all, wherever they stand in the request.
+func TestFullDiskPartitionStoredWhole(t *testing.T) {
+	dir := loopfs.Mount(t, 6)
+	e, err := engine.Open(engine.DefaultOptions(dir))
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { e.Close() })
+	cfg := engine.DefaultTopicConfig()
+	cfg.Partitions, cfg.Codec, cfg.SegmentMaxBytes = 2, "none", 1<<20
+	if err := e.CreateTopic("full", cfg); err != nil {
+		t.Fatal(err)
+	}
+	ts := serveBackend(t, e, dir, DefaultOptions())
+	c := dialRaw(t, ts.addr, "/v1/ws", nil)
+
+	failures := 0
+	for req := 0; failures < 5 && req < 1000; req++ {
+		var recs []any
+		parts := []int64{1, 0}
+		recs = append(recs, map[string]any{"partition": 1, "value": fmt.Sprintf("small-%d-1", req)},
+			map[string]any{"partition": 0, "value": fmt.Sprintf("small-%d-0", req)})
+		for i := range 20 {
+			recs = append(recs, map[string]any{"partition": 1, "value": fmt.Sprintf("r%d-%d-%s", req, i, strings.Repeat("x", 4000))})
+			parts = append(parts, 1)
+		}
+		r := c.call(req, map[string]any{"op": "produce", "topic": "full", "records": recs})
+		if errCode(r) == "" {
+			continue
+		}
+		failures++
+		acks, _ := r["acks"].([]any)
+		if acks == nil {
+			continue
+		}
+		stored := map[int64][2]int{} // partition: records stored, not stored
+		for i, a := range acks {
+			n := stored[parts[i]]
+			if a == nil {
+				n[1]++
+			} else {
+				n[0]++
+			}
+			stored[parts[i]] = n
+		}
+		for p, n := range stored {
+			if n[0] > 0 && n[1] > 0 {
+				t.Errorf("request %d: partition %d stored %d of its %d records: %v", req, p, n[0], n[0]+n[1], r["error"])
+			}
+		}
+	}
+	if failures == 0 {
+		t.Fatal("the disk never filled")
+	}
+}

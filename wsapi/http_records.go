@@ -47,10 +47,20 @@ func (s *Server) routeHTTP(mux *http.ServeMux) {
 			s.opts.Metrics.ServeHTTP(w, r)
 		}
 	})
+	// A page scraping /metrics with a token sends Authorization, which its
+	// browser asks about first.
+	mux.HandleFunc("OPTIONS /metrics", func(w http.ResponseWriter, r *http.Request) {
+		if s.opts.Metrics == nil {
+			http.NotFound(w, r)
+			return
+		}
+		s.preflight(w, r)
+	})
 }
 
 // preflight answers a browser's CORS preflight (a page on an allowed
-// origin posting application/json, or sending Authorization).
+// origin posting application/json, or sending Authorization), on every
+// HTTP endpoint.
 func (s *Server) preflight(w http.ResponseWriter, r *http.Request) {
 	if !s.checkHost(r) {
 		http.Error(w, fmt.Sprintf(hostRefusal, r.Host), http.StatusForbidden)

@@ -388,9 +388,13 @@ func storedBy(err error, acks []engine.Ack, n int) []bool {
 }
 
 // runJob runs the engine calls of one job, checking partitions first
-// when the job spans several so that none is stored when one is bad. When a
-// call fails after earlier ones stored their records, stored says which
-// records of the job were stored (acks holds theirs) and err is the failure.
+// when the job spans several so that none is stored when one is bad. The
+// records of each partition (and those left to the partitioner) go to the
+// engine in one call, wherever they stand in the request, so that a
+// partition stores all of them or none, at contiguous offsets. When a call
+// fails after earlier ones stored their records, stored says which records
+// of the job were stored (acks holds theirs, in request order) and err is
+// the failure.
 func (s *Server) runJob(j *produceJob) (acks []engine.Ack, stored []bool, err error) {
 	n := j.records()
 	if len(j.units) > 1 {
@@ -404,35 +408,65 @@ func (s *Server) runJob(j *produceJob) (acks []engine.Ack, stored []bool, err er
 			}
 		}
 	}
-	acks = make([]engine.Ack, 0, n)
-	stored = make([]bool, 0, n)
-	var first error
-	for _, u := range j.units {
-		if first != nil {
-			// Nothing after a failure is attempted.
-			acks = append(acks, make([]engine.Ack, len(u.recs))...)
-			stored = append(stored, make([]bool, len(u.recs))...)
-			continue
-		}
+	if len(j.units) == 1 {
+		u := j.units[0]
 		a, err := s.produce(j.topic, u.partition, u.recs)
-		st := storedBy(err, a, len(u.recs))
-		var pe *engine.PartialError
-		switch {
-		case errors.As(err, &pe) && len(pe.Acks) == len(u.recs):
-			a = pe.Acks
-		case err == nil && len(a) != len(u.recs):
-			err = wire.Errorf(wire.CodeInternal, "engine returned %d acks for %d records", len(a), len(u.recs))
-			a = make([]engine.Ack, len(u.recs))
-		case err != nil:
-			a = make([]engine.Ack, len(u.recs))
-		}
-		if err != nil {
-			first = err
-		}
-		acks = append(acks, a...)
-		stored = append(stored, st...)
+		return unitResult(a, err, len(u.recs))
 	}
-	return acks, stored, first
+	// Group the runs by partition, in the order partitions first appear;
+	// at[i] is the request index of the group's i-th record.
+	type group struct {
+		partition int
+		recs      []engine.Record
+		at        []int
+	}
+	var groups []*group
+	byPartition := map[int]*group{}
+	i := 0
+	for _, u := range j.units {
+		g := byPartition[u.partition]
+		if g == nil {
+			g = &group{partition: u.partition}
+			byPartition[u.partition] = g
+			groups = append(groups, g)
+		}
+		for _, r := range u.recs {
+			g.recs = append(g.recs, r)
+			g.at = append(g.at, i)
+			i++
+		}
+	}
+	acks = make([]engine.Ack, n)
+	stored = make([]bool, n)
+	for _, g := range groups {
+		// Nothing after a failure is attempted.
+		a, gerr := s.produce(j.topic, g.partition, g.recs)
+		a, st, gerr := unitResult(a, gerr, len(g.recs))
+		for k, at := range g.at {
+			acks[at], stored[at] = a[k], st[k]
+		}
+		if gerr != nil {
+			return acks, stored, gerr
+		}
+	}
+	return acks, stored, nil
+}
+
+// unitResult is the outcome of one engine call of n records: one ack per
+// record (zero for those not stored), which were stored, and the error.
+func unitResult(a []engine.Ack, err error, n int) ([]engine.Ack, []bool, error) {
+	st := storedBy(err, a, n)
+	var pe *engine.PartialError
+	switch {
+	case errors.As(err, &pe) && len(pe.Acks) == n:
+		a = pe.Acks
+	case err == nil && len(a) != n:
+		err = wire.Errorf(wire.CodeInternal, "engine returned %d acks for %d records", len(a), n)
+		a = make([]engine.Ack, n)
+	case err != nil:
+		a = make([]engine.Ack, n)
+	}
+	return a, st, err
 }
 
 // produce is one engine call, creating the topic on first produce when

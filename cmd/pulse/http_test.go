@@ -111,3 +111,46 @@ func TestEventsResumeAfterSIGKILL(t *testing.T) {
 		t.Fatalf("stream resumed after 0/2: %s, want 0/3 0/4", got)
 	}
 }
+
+// TestMetricsPreflight: a page on localhost that scrapes /metrics of a
+// `pulse serve --token` sends Authorization, so its browser asks first with
+// a CORS preflight; Pulse answers it as on the records endpoints, and the
+// GET that follows carries Access-Control-Allow-Origin.
+func TestMetricsPreflight(t *testing.T) {
+	s := startServe(t, t.TempDir(), "--token", "s3cret")
+	hc := &http.Client{Timeout: time.Minute}
+	req, _ := http.NewRequest("OPTIONS", "http://"+s.addr+"/metrics", nil)
+	req.Header.Set("Origin", "http://localhost:3000")
+	req.Header.Set("Access-Control-Request-Method", "GET")
+	req.Header.Set("Access-Control-Request-Headers", "authorization")
+	resp, err := hc.Do(req)
+	if err != nil {
+		t.Fatal(err)
+	}
+	resp.Body.Close()
+	if resp.StatusCode != http.StatusNoContent ||
+		resp.Header.Get("Access-Control-Allow-Origin") != "http://localhost:3000" ||
+		!strings.Contains(resp.Header.Get("Access-Control-Allow-Headers"), "Authorization") ||
+		!strings.Contains(resp.Header.Get("Access-Control-Allow-Methods"), "GET") {
+		t.Fatalf("preflight of /metrics: %d %v, want 204 allowing GET with Authorization from the page", resp.StatusCode, resp.Header)
+	}
+	req.Header.Set("Origin", "http://evil.example")
+	if resp, err = hc.Do(req); err != nil {
+		t.Fatal(err)
+	}
+	resp.Body.Close()
+	if resp.StatusCode != http.StatusForbidden {
+		t.Fatalf("preflight of /metrics from a foreign origin: %d, want 403", resp.StatusCode)
+	}
+	req, _ = http.NewRequest("GET", "http://"+s.addr+"/metrics", nil)
+	req.Header.Set("Origin", "http://localhost:3000")
+	req.Header.Set("Authorization", "Bearer s3cret")
+	if resp, err = hc.Do(req); err != nil {
+		t.Fatal(err)
+	}
+	b, _ := io.ReadAll(resp.Body)
+	resp.Body.Close()
+	if resp.StatusCode != 200 || resp.Header.Get("Access-Control-Allow-Origin") != "http://localhost:3000" || !strings.Contains(string(b), "pulse_open_connections") {
+		t.Fatalf("GET /metrics from the page: %d %v", resp.StatusCode, resp.Header)
+	}
+}

@@ -100,6 +100,9 @@ func lineRecord(line []byte, lineNo int, cfg produceConfig, headers map[string]s
 		if err := dec.Decode(&r); err != nil {
 			return r, fmt.Errorf("line %d: not a JSON record object: %w", lineNo, err)
 		}
+		if _, err := dec.Token(); !errors.Is(err, io.EOF) {
+			return r, fmt.Errorf("line %d: text after the record object (one record per line)", lineNo)
+		}
 		if len(r.Value) == 0 && r.ValueB64 == nil && !r.Tombstone {
 			return r, fmt.Errorf(`line %d: no "value" (use "value": null for a tombstone)`, lineNo)
 		}

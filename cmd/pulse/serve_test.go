@@ -331,6 +331,11 @@ func TestProduceLineRecords(t *testing.T) {
 	if _, err := lineRecord([]byte(`{"value":1,"colour":"red"}`), 3, produceConfig{jsonLines: true}, nil); err == nil {
 		t.Fatal("JSON line with an unknown field accepted")
 	}
+	// Text after the record is refused, as the server refuses it, rather
+	// than dropped.
+	if _, err := lineRecord([]byte(`{"value":1} {"value":2}`), 4, produceConfig{jsonLines: true}, nil); err == nil || !strings.Contains(err.Error(), "line 4") {
+		t.Fatalf("JSON line with text after the record: %v", err)
+	}
 }
 
 func TestTailPrintable(t *testing.T) {
