@@ -154,6 +154,9 @@ func postBodyFormat(contentType string) (bodyFormat, *wire.Error) {
 	return 0, wire.Errorf(wire.CodeInvalidRequest, "Content-Type %q: send application/json (one record or an array) or application/x-ndjson (one record per line)", mt)
 }
 
+// ndjsonHint is what a body of more than one JSON value should be sent as.
+const ndjsonHint = "for one record per line, send Content-Type: application/x-ndjson"
+
 // decodeRecordsBody parses a POST body into records; single reports one
 // JSON object (answered with one ack, not an array).
 func decodeRecordsBody(body []byte, format bodyFormat) (ins []wire.RecordIn, single bool, e *wire.Error) {
@@ -168,7 +171,7 @@ func decodeRecordsBody(body []byte, format bodyFormat) (ins []wire.RecordIn, sin
 				continue
 			}
 			var r wire.RecordIn
-			if e := decodeRecord(l, &r, fmt.Sprintf("line %d", line)); e != nil {
+			if e := wire.DecodeRecord(l, &r, fmt.Sprintf("line %d", line), false, "one record per line"); e != nil {
 				return nil, false, e
 			}
 			ins = append(ins, r)
@@ -187,14 +190,14 @@ func decodeRecordsBody(body []byte, format bodyFormat) (ins []wire.RecordIn, sin
 		return nil, false, wire.Errorf(wire.CodeInvalidRequest, "empty body: send a record object, an array of them, or NDJSON")
 	case b[0] == '{':
 		var r wire.RecordIn
-		if e := decodeRecord(b, &r, "body"); e != nil {
+		if e := wire.DecodeRecord(b, &r, "body", false, ndjsonHint); e != nil {
 			return nil, false, e
 		}
 		return []wire.RecordIn{r}, true, nil
 	case b[0] == '[':
 		var raws []json.RawMessage
 		if err := json.Unmarshal(b, &raws); err != nil {
-			return nil, false, jsonError("body", err)
+			return nil, false, wire.JSONError("body", err)
 		}
 		if len(raws) == 0 {
 			return nil, false, wire.Errorf(wire.CodeInvalidRequest, "empty array: no record to produce")
@@ -204,41 +207,13 @@ func decodeRecordsBody(body []byte, format bodyFormat) (ins []wire.RecordIn, sin
 		}
 		ins = make([]wire.RecordIn, len(raws))
 		for i, raw := range raws {
-			if e := decodeRecord(raw, &ins[i], fmt.Sprintf("record %d", i)); e != nil {
+			if e := wire.DecodeRecord(raw, &ins[i], fmt.Sprintf("record %d", i), false, ndjsonHint); e != nil {
 				return nil, false, e
 			}
 		}
 		return ins, false, nil
 	}
 	return nil, false, wire.Errorf(wire.CodeInvalidJSON, "body is not a JSON object or array (for one record per line, send Content-Type: application/x-ndjson)")
-}
-
-// decodeRecord parses one record object; where names it in errors.
-func decodeRecord(b []byte, r *wire.RecordIn, where string) *wire.Error {
-	if len(b) == 0 || b[0] != '{' {
-		return wire.Errorf(wire.CodeInvalidRequest, "%s: a record is a JSON object", where)
-	}
-	dec := json.NewDecoder(bytes.NewReader(b))
-	if err := dec.Decode(r); err != nil {
-		return jsonError(where, err)
-	}
-	if _, err := dec.Token(); !errors.Is(err, io.EOF) {
-		return wire.Errorf(wire.CodeInvalidJSON, "%s: more than one JSON value (for one record per line, send Content-Type: application/x-ndjson)", where)
-	}
-	return nil
-}
-
-// jsonError names what encoding/json found wrong: a field of the wrong
-// type is invalid_request naming the field, bad syntax invalid_json.
-func jsonError(where string, err error) *wire.Error {
-	var te *json.UnmarshalTypeError
-	if errors.As(err, &te) {
-		if te.Field != "" {
-			return wire.Errorf(wire.CodeInvalidRequest, "%s: field %q: want %s, got a JSON %s", where, te.Field, te.Type, te.Value)
-		}
-		return wire.Errorf(wire.CodeInvalidRequest, "%s: want %s, got a JSON %s", where, te.Type, te.Value)
-	}
-	return wire.Errorf(wire.CodeInvalidJSON, "%s: %v", where, err)
 }
 
 // postRecords is POST /v1/topics/{topic}/records.

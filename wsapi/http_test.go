@@ -155,7 +155,7 @@ func TestHTTPProduceRefusals(t *testing.T) {
 		code   string
 		names  string
 	}{
-		{"key of the wrong type", []string{"-d", `{"key":5,"value":1}`}, 400, wire.CodeInvalidRequest, `"key"`},
+		{"key of the wrong type", []string{"-d", `{"key":5,"value":1}`}, 400, wire.CodeInvalidRequest, `body: field "key": got number, want a string`},
 		{"partition as text", []string{"-d", `{"partition":"1","value":1}`}, 400, wire.CodeInvalidRequest, `"partition"`},
 		{"array element of the wrong type", []string{"-d", `[{"value":1},{"headers":{"a":1},"value":1}]`}, 400, wire.CodeInvalidRequest, "record 1"},
 		{"bad JSON", []string{"-d", `{"value":`}, 400, wire.CodeInvalidJSON, "body"},
@@ -171,7 +171,7 @@ func TestHTTPProduceRefusals(t *testing.T) {
 		{"body too large", []string{"-d", `[{"value":"` + big + `"},{"value":"` + big + `"}]`}, 413, wire.CodeRecordTooLarge, "body"},
 		{"unsupported content type", []string{"-H", "Content-Type: application/xml", "-d", `<a/>`}, 415, wire.CodeInvalidRequest, "application/xml"},
 		{"bad ndjson line", []string{"-H", "Content-Type: application/x-ndjson", "--data-binary", "{\"value\":1}\n{\"value\":\n"}, 400, wire.CodeInvalidJSON, "line 2"},
-		{"ndjson line of the wrong type", []string{"-H", "Content-Type: application/x-ndjson", "--data-binary", "{\"value\":1}\n{\"key\":[1],\"value\":1}\n"}, 400, wire.CodeInvalidRequest, `line 2: field "key"`},
+		{"ndjson line of the wrong type", []string{"-H", "Content-Type: application/x-ndjson", "--data-binary", "{\"value\":1}\n{\"key\":[1],\"value\":1}\n"}, 400, wire.CodeInvalidRequest, `line 2: field "key": got array, want a string`},
 		{"bad topic name", []string{"-d", `{"value":1}`, "http://" + ts.addr + "/v1/topics/a%20b/records"}, 400, wire.CodeInvalidTopic, ""},
 	} {
 		args := append([]string(nil), c.args...)

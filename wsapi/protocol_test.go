@@ -597,6 +597,26 @@ func TestOpFieldsOfTheWrongTypeAreNamed(t *testing.T) {
 	}
 }
 
+// A frame that is not a JSON object says what it is in the protocol's
+// words, not in Go's (no "Go value of type wsapi.request").
+func TestFrameNotAnObjectSaysWhatItIs(t *testing.T) {
+	ts := startServer(t, DefaultOptions())
+	c := dialRaw(t, ts.addr, "/v1/ws", nil)
+	for raw, want := range map[string]string{
+		`[1]`:  "request is not a JSON object (got an array)",
+		`"x"`:  "request is not a JSON object (got a string)",
+		`42`:   "request is not a JSON object (got a number)",
+		`true`: "request is not a JSON object (got a bool)",
+	} {
+		c.sendText(raw)
+		r := c.waitFor(func(m map[string]any) bool { return m["error"] != nil })
+		e, _ := r["error"].(map[string]any)
+		if msg, _ := e["message"].(string); errCode(r) != wire.CodeInvalidJSON || msg != want {
+			t.Errorf("%s: %v, want invalid_json %q", raw, r, want)
+		}
+	}
+}
+
 // A value stored as bytes that read as the JSON null (a binary frame
 // "null", as a Kafka client may write) arrives as the string "null": a
 // push never says "value":null, which reads as a tombstone, and the

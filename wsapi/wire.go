@@ -4,7 +4,6 @@ import (
 	"encoding/base64"
 	"encoding/json"
 	"errors"
-	"reflect"
 	"slices"
 	"strings"
 	"time"
@@ -257,9 +256,9 @@ func decodeRequestInto(msg []byte, what string, req *request) (*request, *wire.E
 		// encoding/json decodes every other field before it reports the
 		// first mistyped one, so req.ID is the request's id.
 		// The inline record's fields are the request's own.
-		return req, fieldTypeError(te, strings.ReplaceAll(te.Field, "RecordIn.", ""))
+		return req, wire.FieldTypeError(te, strings.ReplaceAll(te.Field, "RecordIn.", ""))
 	}
-	return nil, wire.Errorf(wire.CodeInvalidJSON, "%s is not a JSON object: %v", what, err)
+	return nil, wire.JSONError(what, err)
 }
 
 // decodeOpFields parses msg (JSON) into v, the fields that one op reads
@@ -272,36 +271,7 @@ func decodeOpFields(msg []byte, prefix string, v any) *wire.Error {
 	}
 	var te *json.UnmarshalTypeError
 	if errors.As(err, &te) && te.Field != "" {
-		return fieldTypeError(te, prefix+te.Field)
+		return wire.FieldTypeError(te, prefix+te.Field)
 	}
 	return wire.Errorf(wire.CodeInvalidRequest, "%s: %v", strings.TrimSuffix(prefix, "."), err)
-}
-
-// fieldTypeError is the invalid_request for field, whose value te says is
-// of the wrong JSON type.
-func fieldTypeError(te *json.UnmarshalTypeError, field string) *wire.Error {
-	return wire.Errorf(wire.CodeInvalidRequest, "field %q: got %s, want %s", field, te.Value, jsonKind(te.Type))
-}
-
-// jsonKind names the JSON value that a Go type of a request field takes.
-func jsonKind(t reflect.Type) string {
-	for t.Kind() == reflect.Pointer {
-		t = t.Elem()
-	}
-	switch t.Kind() {
-	case reflect.String:
-		return "a string"
-	case reflect.Bool:
-		return "true or false"
-	case reflect.Int, reflect.Int8, reflect.Int16, reflect.Int32, reflect.Int64,
-		reflect.Uint, reflect.Uint8, reflect.Uint16, reflect.Uint32, reflect.Uint64:
-		return "an integer"
-	case reflect.Float32, reflect.Float64:
-		return "a number"
-	case reflect.Map, reflect.Struct:
-		return "an object"
-	case reflect.Slice, reflect.Array:
-		return "an array"
-	}
-	return t.String()
 }

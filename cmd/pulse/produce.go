@@ -95,13 +95,10 @@ func parseHeaders(hs []string) (map[string]string, error) {
 func lineRecord(line []byte, lineNo int, cfg produceConfig, headers map[string]string) (wire.RecordIn, error) {
 	var r wire.RecordIn
 	if cfg.jsonLines {
-		dec := json.NewDecoder(strings.NewReader(string(line)))
-		dec.DisallowUnknownFields()
-		if err := dec.Decode(&r); err != nil {
-			return r, fmt.Errorf("line %d: not a JSON record object: %w", lineNo, err)
-		}
-		if _, err := dec.Token(); !errors.Is(err, io.EOF) {
-			return r, fmt.Errorf("line %d: text after the record object (one record per line)", lineNo)
+		// The record objects of the produce endpoints, read by their one
+		// parser; unknown fields are refused (a misspelt "vlaue").
+		if e := wire.DecodeRecord(line, &r, fmt.Sprintf("line %d", lineNo), true, "one record per line"); e != nil {
+			return r, errors.New(e.Message)
 		}
 		if len(r.Value) == 0 && r.ValueB64 == nil && !r.Tombstone {
 			return r, fmt.Errorf(`line %d: no "value" (use "value": null for a tombstone)`, lineNo)

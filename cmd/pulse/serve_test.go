@@ -328,8 +328,16 @@ func TestProduceLineRecords(t *testing.T) {
 	if _, err := lineRecord([]byte(`{"key":"k"}`), 7, produceConfig{jsonLines: true}, nil); err == nil || !strings.Contains(err.Error(), "line 7") {
 		t.Fatalf("JSON line without a value: %v", err)
 	}
-	if _, err := lineRecord([]byte(`{"value":1,"colour":"red"}`), 3, produceConfig{jsonLines: true}, nil); err == nil {
-		t.Fatal("JSON line with an unknown field accepted")
+	// The server's words for a record object's mistakes, not Go's.
+	for line, want := range map[string]string{
+		`{"value":1,"colour":"red"}`:    `line 3: unknown field "colour"`,
+		`{"key":5,"value":1}`:           `line 3: field "key": got number, want a string`,
+		`{"value":1,"headers":{"a":1}}`: `line 3: field "headers": got number, want a string`,
+		`[{"value":1}]`:                 `line 3: a record is a JSON object`,
+	} {
+		if _, err := lineRecord([]byte(line), 3, produceConfig{jsonLines: true}, nil); err == nil || err.Error() != want {
+			t.Errorf("JSON line %s: %v, want %q", line, err, want)
+		}
 	}
 	// Text after the record is refused, as the server refuses it, rather
 	// than dropped.
