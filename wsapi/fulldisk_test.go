@@ -20,18 +20,7 @@ import (
 // do: an error reply naming a stored record); the others spread keyed
 // records over the three partitions in one engine call.
 func TestFullDiskProduceRepliesNameWhatWasStored(t *testing.T) {
-	dir := loopfs.Mount(t, 6)
-	e, err := engine.Open(engine.DefaultOptions(dir))
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() { e.Close() })
-	cfg := engine.DefaultTopicConfig()
-	cfg.Partitions, cfg.Codec, cfg.SegmentMaxBytes = 3, "none", 1<<20
-	if err := e.CreateTopic("full", cfg); err != nil {
-		t.Fatal(err)
-	}
-	ts := serveBackend(t, e, dir, DefaultOptions())
+	e, ts := fullDiskServer(t, 3)
 	ts.eng = e
 	c := dialRaw(t, ts.addr, "/v1/ws", nil)
 
@@ -94,18 +83,7 @@ func TestFullDiskProduceRepliesNameWhatWasStored(t *testing.T) {
 // ones for partition 1): the records of one partition are stored together
 // or not at all, wherever they stand in the request.
 func TestFullDiskPartitionStoredWhole(t *testing.T) {
-	dir := loopfs.Mount(t, 6)
-	e, err := engine.Open(engine.DefaultOptions(dir))
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() { e.Close() })
-	cfg := engine.DefaultTopicConfig()
-	cfg.Partitions, cfg.Codec, cfg.SegmentMaxBytes = 2, "none", 1<<20
-	if err := e.CreateTopic("full", cfg); err != nil {
-		t.Fatal(err)
-	}
-	ts := serveBackend(t, e, dir, DefaultOptions())
+	_, ts := fullDiskServer(t, 2)
 	c := dialRaw(t, ts.addr, "/v1/ws", nil)
 
 	failures := 0
@@ -146,4 +124,22 @@ func TestFullDiskPartitionStoredWhole(t *testing.T) {
 	if failures == 0 {
 		t.Fatal("the disk never filled")
 	}
+}
+
+// fullDiskServer serves an engine on a 6 MiB loop-device filesystem with
+// one topic "full" of partitions partitions (codec none, 1 MiB segments).
+func fullDiskServer(t *testing.T, partitions int) (*engine.Engine, *testServer) {
+	t.Helper()
+	dir := loopfs.Mount(t, 6)
+	e, err := engine.Open(engine.DefaultOptions(dir))
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { e.Close() })
+	cfg := engine.DefaultTopicConfig()
+	cfg.Partitions, cfg.Codec, cfg.SegmentMaxBytes = partitions, "none", 1<<20
+	if err := e.CreateTopic("full", cfg); err != nil {
+		t.Fatal(err)
+	}
+	return e, serveBackend(t, e, dir, DefaultOptions())
 }
