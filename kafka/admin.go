@@ -281,26 +281,7 @@ func (s *Server) describeConfigs(r *kmsg.DescribeConfigsRequest) *kmsg.DescribeC
 				rr.ErrorMessage = kmsg.StringPtr(err.Error())
 				break
 			}
-			c := info.Config
-			retMS, retBytes := int64(-1), int64(-1)
-			if c.RetentionMaxAge > 0 {
-				retMS = c.RetentionMaxAge.Milliseconds()
-			}
-			if c.RetentionMaxBytes > 0 {
-				retBytes = c.RetentionMaxBytes
-			}
-			kv = [][2]string{
-				{"cleanup.policy", string(c.Cleanup)},
-				{"retention.ms", strconv.FormatInt(retMS, 10)},
-				{"retention.bytes", strconv.FormatInt(retBytes, 10)},
-				{"segment.bytes", strconv.FormatInt(c.SegmentMaxBytes, 10)},
-				{"delete.retention.ms", strconv.FormatInt(c.TombstoneRetention.Milliseconds(), 10)},
-				{"message.timestamp.type", "LogAppendTime"},
-				{"min.insync.replicas", "1"},
-				{"pulse.codec", c.Codec},
-				{"pulse.sync.mode", string(c.SyncMode)},
-				{"flush.messages", FlushMessages(c.SyncMode)},
-			}
+			kv = topicConfigKV(info.Config)
 		case kmsg.ConfigResourceTypeBroker:
 			// As in Kafka: this broker's id, or "" for the defaults.
 			if res.ResourceName != "" && res.ResourceName != strconv.Itoa(nodeID) {
@@ -329,9 +310,16 @@ func (s *Server) describeConfigs(r *kmsg.DescribeConfigsRequest) *kmsg.DescribeC
 			rc := kmsg.NewDescribeConfigsResponseResourceConfig()
 			rc.Name, rc.Value = e[0], kmsg.StringPtr(e[1])
 			rc.ReadOnly = res.ResourceType != kmsg.ConfigResourceTypeTopic || !alterable[e[0]]
-			rc.Source = kmsg.ConfigSourceDynamicTopicConfig
-			if res.ResourceType == kmsg.ConfigResourceTypeBroker {
+			switch {
+			case res.ResourceType == kmsg.ConfigResourceTypeBroker:
 				rc.Source = kmsg.ConfigSourceStaticBrokerConfig
+			case e[1] == topicDefaults[e[0]]:
+				// What a topic gets when nothing sets it (and what an
+				// IncrementalAlterConfigs DELETE returns it to): Kafka's
+				// tools list only the other ones as the topic's own.
+				rc.Source, rc.IsDefault = kmsg.ConfigSourceDefaultConfig, true
+			default:
+				rc.Source = kmsg.ConfigSourceDynamicTopicConfig
 			}
 			rr.Configs = append(rr.Configs, rc)
 		}
@@ -339,6 +327,40 @@ func (s *Server) describeConfigs(r *kmsg.DescribeConfigsRequest) *kmsg.DescribeC
 	}
 	return resp
 }
+
+// topicConfigKV is a topic configuration under its Kafka names, in the
+// order DescribeConfigs lists them.
+func topicConfigKV(c engine.TopicConfig) [][2]string {
+	retMS, retBytes := int64(-1), int64(-1)
+	if c.RetentionMaxAge > 0 {
+		retMS = c.RetentionMaxAge.Milliseconds()
+	}
+	if c.RetentionMaxBytes > 0 {
+		retBytes = c.RetentionMaxBytes
+	}
+	return [][2]string{
+		{"cleanup.policy", string(c.Cleanup)},
+		{"retention.ms", strconv.FormatInt(retMS, 10)},
+		{"retention.bytes", strconv.FormatInt(retBytes, 10)},
+		{"segment.bytes", strconv.FormatInt(c.SegmentMaxBytes, 10)},
+		{"delete.retention.ms", strconv.FormatInt(c.TombstoneRetention.Milliseconds(), 10)},
+		{"message.timestamp.type", "LogAppendTime"},
+		{"min.insync.replicas", "1"},
+		{"pulse.codec", c.Codec},
+		{"pulse.sync.mode", string(c.SyncMode)},
+		{"flush.messages", FlushMessages(c.SyncMode)},
+	}
+}
+
+// topicDefaults are the values of engine.DefaultTopicConfig under their
+// Kafka names: what DescribeConfigs reports as DEFAULT_CONFIG.
+var topicDefaults = func() map[string]string {
+	m := map[string]string{}
+	for _, e := range topicConfigKV(engine.DefaultTopicConfig()) {
+		m[e[0]] = e[1]
+	}
+	return m
+}()
 
 // alterable is the topic settings IncrementalAlterConfigs changes.
 var alterable = map[string]bool{

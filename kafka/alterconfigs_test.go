@@ -244,3 +244,60 @@ func TestDeleteRetentionMs(t *testing.T) {
 	}
 	check("deleted", 24*time.Hour)
 }
+
+// DescribeConfigs says which of a topic's values are its own
+// (DYNAMIC_TOPIC_CONFIG: set at creation or by an alter) and which are the
+// defaults a topic gets when nothing sets them (DEFAULT_CONFIG), as Kafka
+// does, so that Kafka's tools list only a topic's overrides; a DELETE
+// makes a value the default again.
+func TestDescribeConfigsSaysWhichValuesAreDefaults(t *testing.T) {
+	p := startPulse(t, "", DefaultOptions())
+	adm := kadm.NewClient(kgoClient(t, p.addr))
+	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
+	defer cancel()
+	hour := "3600000"
+	if _, err := adm.CreateTopic(ctx, 1, 1, map[string]*string{"retention.ms": &hour}, "src"); err != nil {
+		t.Fatal(err)
+	}
+	sources := func() map[string]kmsg.ConfigSource {
+		t.Helper()
+		rc, err := adm.DescribeTopicConfigs(ctx, "src")
+		if err != nil {
+			t.Fatal(err)
+		}
+		r, err := rc.On("src", nil)
+		if err != nil {
+			t.Fatal(err)
+		}
+		m := map[string]kmsg.ConfigSource{}
+		for _, c := range r.Configs {
+			m[c.Key] = c.Source
+		}
+		return m
+	}
+	got := sources()
+	for name, want := range map[string]kmsg.ConfigSource{
+		"retention.ms":        kmsg.ConfigSourceDynamicTopicConfig,
+		"retention.bytes":     kmsg.ConfigSourceDefaultConfig,
+		"cleanup.policy":      kmsg.ConfigSourceDefaultConfig,
+		"segment.bytes":       kmsg.ConfigSourceDefaultConfig,
+		"delete.retention.ms": kmsg.ConfigSourceDefaultConfig,
+		"pulse.codec":         kmsg.ConfigSourceDefaultConfig,
+		"pulse.sync.mode":     kmsg.ConfigSourceDefaultConfig,
+	} {
+		if got[name] != want {
+			t.Errorf("after creating with retention.ms: %s is %v, want %v", name, got[name], want)
+		}
+	}
+	resp, err := adm.AlterTopicConfigs(ctx, []kadm.AlterConfig{{Op: kadm.DeleteConfig, Name: "retention.ms"}, {Op: kadm.SetConfig, Name: "cleanup.policy", Value: kmsg.StringPtr("compact")}}, "src")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if r, err := resp.On("src", nil); err != nil || r.Err != nil {
+		t.Fatalf("alter: %v %v", err, r.Err)
+	}
+	got = sources()
+	if got["retention.ms"] != kmsg.ConfigSourceDefaultConfig || got["cleanup.policy"] != kmsg.ConfigSourceDynamicTopicConfig {
+		t.Fatalf("after DELETE retention.ms and SET cleanup.policy compact: retention.ms %v, cleanup.policy %v", got["retention.ms"], got["cleanup.policy"])
+	}
+}
