@@ -37,7 +37,13 @@ func (s *Server) routeHTTP(mux *http.ServeMux) {
 	mux.HandleFunc("POST /v1/topics/{topic}/records", s.postRecords)
 	mux.HandleFunc("GET /v1/topics/{topic}/records", s.getRecords)
 	mux.HandleFunc("GET /v1/topics/{topic}/events", s.events)
-	mux.HandleFunc("OPTIONS /v1/topics/{topic}/{endpoint}", s.preflight)
+	mux.HandleFunc("OPTIONS /v1/topics/{topic}/{endpoint}", func(w http.ResponseWriter, r *http.Request) {
+		methods := "GET"
+		if r.PathValue("endpoint") == "records" {
+			methods = "GET, POST"
+		}
+		s.preflight(w, r, methods)
+	})
 	mux.HandleFunc("GET /metrics", func(w http.ResponseWriter, r *http.Request) {
 		if s.opts.Metrics == nil {
 			http.NotFound(w, r)
@@ -54,14 +60,14 @@ func (s *Server) routeHTTP(mux *http.ServeMux) {
 			http.NotFound(w, r)
 			return
 		}
-		s.preflight(w, r)
+		s.preflight(w, r, "GET")
 	})
 }
 
 // preflight answers a browser's CORS preflight (a page on an allowed
 // origin posting application/json, or sending Authorization), on every
-// HTTP endpoint.
-func (s *Server) preflight(w http.ResponseWriter, r *http.Request) {
+// HTTP endpoint, allowing methods (the endpoint's: GET, POST for records).
+func (s *Server) preflight(w http.ResponseWriter, r *http.Request, methods string) {
 	if !s.checkHost(r) {
 		http.Error(w, fmt.Sprintf(hostRefusal, r.Host), http.StatusForbidden)
 		return
@@ -77,7 +83,7 @@ func (s *Server) preflight(w http.ResponseWriter, r *http.Request) {
 	h := w.Header()
 	h.Set("Access-Control-Allow-Origin", r.Header.Get("Origin"))
 	h.Add("Vary", "Origin")
-	h.Set("Access-Control-Allow-Methods", "GET, POST")
+	h.Set("Access-Control-Allow-Methods", methods)
 	h.Set("Access-Control-Allow-Headers", "Content-Type, Authorization, Last-Event-ID")
 	h.Set("Access-Control-Max-Age", "600")
 	w.WriteHeader(http.StatusNoContent)

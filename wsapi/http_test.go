@@ -244,6 +244,11 @@ func TestHTTPOriginHostToken(t *testing.T) {
 	if status != 204 || !strings.Contains(body, "Access-Control-Allow-Methods: GET, POST") {
 		t.Fatalf("localhost preflight: %d %s", status, body)
 	}
+	// The events endpoint takes only GET, and its preflight says so.
+	status, body = curlRun(t, "-D", "-", "-X", "OPTIONS", "-H", "Origin: http://127.0.0.1:5173", "-H", "Access-Control-Request-Method: GET", base+"events")
+	if status != 204 || !strings.Contains(body, "Access-Control-Allow-Methods: GET\r\n") {
+		t.Fatalf("localhost preflight of events: %d %s", status, body)
+	}
 
 	tok := startServer(t, Options{AutoCreate: true, Token: "s3cret"})
 	u := "http://" + tok.addr + "/v1/topics/t/records"
