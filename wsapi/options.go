@@ -56,8 +56,9 @@ type Options struct {
 	// with 1013 and a reason. Default 256.
 	MaxConns int
 
-	// MaxInflight caps the produce requests of one connection that wait for
-	// their ack; one more is refused with rate_limited. Default 1024.
+	// MaxInflight caps the requests of one connection (produces and every
+	// other op) that wait for their reply; one more is refused with
+	// rate_limited. Default 1024.
 	MaxInflight int
 
 	// SendQueue is the number of messages (replies and pushes) queued for
