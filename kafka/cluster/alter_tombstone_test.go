@@ -22,18 +22,8 @@ func TestAlterTopicTombstoneRetentionOnCluster(t *testing.T) {
 	}
 	deleteRetention := func() string {
 		t.Helper()
-		rcs, err := adm.DescribeTopicConfigs(ctx, name)
-		if err != nil {
-			t.Fatal(err)
-		}
-		rc, err := rcs.On(name, nil)
-		if err != nil {
-			t.Fatal(err)
-		}
-		for _, cf := range rc.Configs {
-			if cf.Key == "delete.retention.ms" && cf.Value != nil {
-				return *cf.Value
-			}
+		if v, ok := topicConfigs(t, adm, name)["delete.retention.ms"]; ok {
+			return v
 		}
 		return "(not reported)"
 	}

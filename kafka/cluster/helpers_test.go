@@ -174,8 +174,9 @@ func uniq(t testing.TB, name string) string {
 	return fmt.Sprintf("%s-%x", name, b)
 }
 
-// timestampType is the topic's message.timestamp.type as kadm reads it.
-func timestampType(t testing.TB, adm *kadm.Client, topic string) string {
+// topicConfigs is the topic's configs as kadm's DescribeConfigs reads
+// them: name to value, for the values the cluster reports.
+func topicConfigs(t testing.TB, adm *kadm.Client, topic string) map[string]string {
 	t.Helper()
 	rc, err := adm.DescribeTopicConfigs(testCtx(t), topic)
 	if err != nil {
@@ -185,10 +186,20 @@ func timestampType(t testing.TB, adm *kadm.Client, topic string) string {
 	if err != nil {
 		t.Fatal(err)
 	}
+	m := map[string]string{}
 	for _, c := range r.Configs {
-		if c.Key == "message.timestamp.type" && c.Value != nil {
-			return *c.Value
+		if c.Value != nil {
+			m[c.Key] = *c.Value
 		}
+	}
+	return m
+}
+
+// timestampType is the topic's message.timestamp.type as kadm reads it.
+func timestampType(t testing.TB, adm *kadm.Client, topic string) string {
+	t.Helper()
+	if v, ok := topicConfigs(t, adm, topic)["message.timestamp.type"]; ok {
+		return v
 	}
 	return "CreateTime"
 }

@@ -212,18 +212,7 @@ func TestUIMergedTailAndEditOnCluster(t *testing.T) {
 	if err != nil || len(md.Topics[topic].Partitions) != 4 {
 		t.Fatalf("kadm sees %d partitions after the edit (%v), want 4", len(md.Topics[topic].Partitions), err)
 	}
-	rcs, err := adm.DescribeTopicConfigs(testCtx(t), topic)
-	if err != nil {
-		t.Fatal(err)
-	}
-	rc, _ := rcs.On(topic, nil)
-	seg := ""
-	for _, c := range rc.Configs {
-		if c.Key == "segment.bytes" && c.Value != nil {
-			seg = *c.Value
-		}
-	}
-	if seg != "8388608" {
+	if seg := topicConfigs(t, adm, topic)["segment.bytes"]; seg != "8388608" {
 		t.Errorf("segment.bytes after the edit: %q, want 8388608", seg)
 	}
 	if err := tm.Quit(); err != nil {

@@ -201,21 +201,7 @@ func TestTombstoneRetentionIsDeleteRetentionMs(t *testing.T) {
 	if _, err := c.CreateTopic(ctx, topic, wire.TopicConfig{Cleanup: "compact", TombstoneRetentionMs: 1000}); err != nil {
 		t.Fatal(err)
 	}
-	rc, err := adm.DescribeTopicConfigs(ctx, topic)
-	if err != nil {
-		t.Fatal(err)
-	}
-	r, err := rc.On(topic, nil)
-	if err != nil {
-		t.Fatal(err)
-	}
-	got := ""
-	for _, cfg := range r.Configs {
-		if cfg.Key == "delete.retention.ms" {
-			got = cfg.MaybeValue()
-		}
-	}
-	if got != "1000" {
+	if got := topicConfigs(t, adm, topic)["delete.retention.ms"]; got != "1000" {
 		t.Errorf("the cluster's delete.retention.ms of %s is %q, want 1000", topic, got)
 	}
 	info, err := c.Describe(ctx, topic)

@@ -241,19 +241,8 @@ func TestAdminOverWebsocket(t *testing.T) {
 	if err != nil || len(md.Topics[audit].Partitions) != 5 {
 		t.Fatalf("kadm metadata of audit: %v %v", md.Topics[audit], err)
 	}
-	rc, err := adm.DescribeTopicConfigs(ctx, audit)
-	if err != nil {
-		t.Fatal(err)
-	}
-	r, _ := rc.On(audit, nil)
-	found := false
-	for _, cfg := range r.Configs {
-		if cfg.Key == "retention.ms" && cfg.Value != nil && *cfg.Value == "3600000" {
-			found = true
-		}
-	}
-	if !found {
-		t.Errorf("retention.ms not set on the cluster: %v", r.Configs)
+	if cfgs := topicConfigs(t, adm, audit); cfgs["retention.ms"] != "3600000" {
+		t.Errorf("retention.ms not set on the cluster: %v", cfgs)
 	}
 
 	codeOf := func(err error) string {
