@@ -255,8 +255,7 @@ func decodeRequestInto(msg []byte, what string, req *request) (*request, *wire.E
 	if errors.As(err, &te) && te.Field != "" {
 		// encoding/json decodes every other field before it reports the
 		// first mistyped one, so req.ID is the request's id.
-		// The inline record's fields are the request's own.
-		return req, wire.FieldTypeError(te, strings.ReplaceAll(te.Field, "RecordIn.", ""))
+		return req, wire.JSONError("", err)
 	}
 	return nil, wire.JSONError(what, err)
 }

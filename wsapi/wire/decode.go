@@ -36,7 +36,8 @@ func DecodeRecord(b []byte, r *RecordIn, where string, strict bool, hint string)
 
 // JSONError is what encoding/json found wrong decoding where's JSON into a
 // request type, in the protocol's words: a field of the wrong type is
-// invalid_request naming it (FieldTypeError), a value that is not an
+// invalid_request naming it (FieldTypeError; after "where: " unless where
+// is empty, as in a websocket request, whose fields are its own), a value that is not an
 // object invalid_json saying what it is, an unknown field (a strict
 // decode) invalid_request naming it, and bad syntax invalid_json.
 func JSONError(where string, err error) *Error {
@@ -45,7 +46,9 @@ func JSONError(where string, err error) *Error {
 		if te.Field != "" {
 			// An embedded record's fields are the request's own.
 			e := FieldTypeError(te, strings.ReplaceAll(te.Field, "RecordIn.", ""))
-			e.Message = where + ": " + e.Message
+			if where != "" {
+				e.Message = where + ": " + e.Message
+			}
 			return e
 		}
 		return Errorf(CodeInvalidJSON, "%s is not a JSON object (got %s)", where, withArticle(te.Value))
