@@ -100,6 +100,11 @@ func (s *Server) producePartition(topic string, partition int32, records []byte,
 			rp.BaseOffset, rp.LogAppendTime = base, ts
 		}
 	}
+	// As a Kafka broker: the partition's log start once appended (Produce
+	// v5+), -1 on a refusal.
+	if start, err := s.eng.LogStart(topic, int(partition)); err == nil {
+		rp.LogStartOffset = start
+	}
 }
 
 // keylessRecord finds the first record without a key, by its batch and
