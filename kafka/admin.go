@@ -461,22 +461,35 @@ func (s *Server) incrementalAlterConfigs(r *kmsg.IncrementalAlterConfigsRequest)
 }
 
 // findCoordinator names Pulse, at the address advertised to pr, as the
-// coordinator of every group.
+// coordinator of every group. Pulse has no transactions: a transactional
+// id gets TRANSACTIONAL_ID_AUTHORIZATION_FAILED, which clients take as
+// fatal at once (COORDINATOR_NOT_AVAILABLE they would retry until they
+// give up), and no coordinator, as in Kafka's error answers.
 func (s *Server) findCoordinator(r *kmsg.FindCoordinatorRequest, pr peer) *kmsg.FindCoordinatorResponse {
 	resp := r.ResponseKind().(*kmsg.FindCoordinatorResponse)
-	host, port := pr.advHost, pr.advPort
-	code := int16(0)
-	if r.CoordinatorType != 0 {
-		code = errCoordinatorNotAvailable // no transaction coordinator
+	node, host, port := int32(nodeID), pr.advHost, pr.advPort
+	code, msg := int16(0), (*string)(nil)
+	switch r.CoordinatorType {
+	case 0: // group
+	case 1: // transaction
+		code, msg = errTransactionalIDAuthorizationFailed, kmsg.StringPtr(noTransactions)
+	default:
+		code, msg = errInvalidRequest, kmsg.StringPtr(fmt.Sprintf("unknown coordinator type %d", r.CoordinatorType))
+	}
+	if code != 0 {
+		node, host, port = -1, "", -1
 	}
 	if r.GetVersion() >= 4 {
 		for _, k := range r.CoordinatorKeys {
 			c := kmsg.NewFindCoordinatorResponseCoordinator()
-			c.Key, c.NodeID, c.Host, c.Port, c.ErrorCode = k, nodeID, host, port, code
+			c.Key, c.NodeID, c.Host, c.Port, c.ErrorCode, c.ErrorMessage = k, node, host, port, code, msg
 			resp.Coordinators = append(resp.Coordinators, c)
 		}
 		return resp
 	}
-	resp.ErrorCode, resp.NodeID, resp.Host, resp.Port = code, nodeID, host, port
+	resp.ErrorCode, resp.ErrorMessage, resp.NodeID, resp.Host, resp.Port = code, msg, node, host, port
 	return resp
 }
+
+// noTransactions is the message of every refusal of a transactional id.
+const noTransactions = "Pulse has no transactions: a transactional id cannot be used"
