@@ -195,6 +195,17 @@ func (e *Engine) Read(topic string, partition int, from int64, maxRecords, maxBy
 	return ReadResult{Records: r.Records, Next: r.Next, HWM: r.HWM, LogStart: r.LogStart, Skipped: r.Skipped}, nil
 }
 
+// LogStart returns the first offset one partition still stores (after
+// retention), as Read and Describe report it, without reading or sizing
+// anything: the Kafka listener answers it on every produce.
+func (e *Engine) LogStart(topic string, partition int) (int64, error) {
+	_, l, err := e.topicPartition(topic, partition)
+	if err != nil {
+		return 0, err
+	}
+	return l.LogStart(), nil
+}
+
 // NotifyC returns a channel closed at the partition's next HWM advance; take
 // it before reading (see docs/architecture.md).
 func (e *Engine) NotifyC(topic string, partition int) (<-chan struct{}, error) {

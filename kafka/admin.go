@@ -132,17 +132,30 @@ func (s *Server) createTopics(r *kmsg.CreateTopicsRequest) *kmsg.CreateTopicsRes
 			rt.ErrorMessage = kmsg.StringPtr(msg)
 		}
 		if code == 0 {
-			rt.NumPartitions = int32(max(cfg.Partitions, 1))
+			// As a Kafka broker (KIP-525, v5+), with validate_only too:
+			// the topic as created, or as it would be.
+			if !r.ValidateOnly {
+				if stored, err := s.eng.Config(t.Topic); err == nil {
+					cfg = stored
+				}
+			}
+			rt.NumPartitions = int32(cfg.Partitions)
 			rt.ReplicationFactor = 1
+			for _, e := range topicConfigEntries(cfg) {
+				rc := kmsg.NewCreateTopicsResponseTopicConfig()
+				rc.Name, rc.Value, rc.ReadOnly, rc.Source = e.name, kmsg.StringPtr(e.value), e.readOnly, int8(e.source)
+				rt.Configs = append(rt.Configs, rc)
+			}
 		}
 		resp.Topics = append(resp.Topics, rt)
 	}
 	return resp
 }
 
-// topicConfig translates a CreateTopics entry to an engine config.
+// topicConfig translates a CreateTopics entry to an engine config: the
+// default one with the entry's settings.
 func topicConfig(t kmsg.CreateTopicsRequestTopic) (engine.TopicConfig, int16, string) {
-	var cfg engine.TopicConfig
+	cfg := engine.DefaultTopicConfig()
 	if t.NumPartitions > 0 {
 		cfg.Partitions = int(t.NumPartitions)
 	} else if t.NumPartitions == 0 || t.NumPartitions < -1 {
@@ -151,10 +164,8 @@ func topicConfig(t kmsg.CreateTopicsRequestTopic) (engine.TopicConfig, int16, st
 	if len(t.ReplicaAssignment) > 0 {
 		cfg.Partitions = len(t.ReplicaAssignment)
 	}
-	if cfg.Partitions != 0 {
-		if err := engine.CheckPartitions(cfg.Partitions); err != nil {
-			return cfg, errInvalidPartitions, err.Error()
-		}
+	if err := engine.CheckPartitions(cfg.Partitions); err != nil {
+		return cfg, errInvalidPartitions, err.Error()
 	}
 	for _, a := range t.ReplicaAssignment {
 		if msg, ok := replicasOnPulse(a.Replicas); !ok {
@@ -272,7 +283,7 @@ func (s *Server) describeConfigs(r *kmsg.DescribeConfigsRequest) *kmsg.DescribeC
 	for _, res := range r.Resources {
 		rr := kmsg.NewDescribeConfigsResponseResource()
 		rr.ResourceType, rr.ResourceName = res.ResourceType, res.ResourceName
-		var kv [][2]string
+		var entries []configEntry
 		switch res.ResourceType {
 		case kmsg.ConfigResourceTypeTopic:
 			info, err := s.eng.Describe(res.ResourceName)
@@ -281,7 +292,7 @@ func (s *Server) describeConfigs(r *kmsg.DescribeConfigsRequest) *kmsg.DescribeC
 				rr.ErrorMessage = kmsg.StringPtr(err.Error())
 				break
 			}
-			kv = topicConfigKV(info.Config)
+			entries = topicConfigEntries(info.Config)
 		case kmsg.ConfigResourceTypeBroker:
 			// As in Kafka: this broker's id, or "" for the defaults.
 			if res.ResourceName != "" && res.ResourceName != strconv.Itoa(nodeID) {
@@ -289,11 +300,13 @@ func (s *Server) describeConfigs(r *kmsg.DescribeConfigsRequest) *kmsg.DescribeC
 				rr.ErrorMessage = kmsg.StringPtr(fmt.Sprintf("Pulse is broker %d: no broker %q", nodeID, res.ResourceName))
 				break
 			}
-			kv = [][2]string{
+			for _, e := range [][2]string{
 				{"auto.create.topics.enable", strconv.FormatBool(s.opts.AutoCreate)},
 				{"num.partitions", "1"},
 				{"default.replication.factor", "1"},
 				{"socket.request.max.bytes", strconv.Itoa(s.opts.MaxRequestBytes)},
+			} {
+				entries = append(entries, configEntry{name: e[0], value: e[1], readOnly: true, source: kmsg.ConfigSourceStaticBrokerConfig})
 			}
 		default:
 			rr.ErrorCode = errInvalidRequest
@@ -303,24 +316,13 @@ func (s *Server) describeConfigs(r *kmsg.DescribeConfigsRequest) *kmsg.DescribeC
 		for _, k := range res.ConfigNames {
 			want[k] = true
 		}
-		for _, e := range kv {
-			if res.ConfigNames != nil && !want[e[0]] {
+		for _, e := range entries {
+			if res.ConfigNames != nil && !want[e.name] {
 				continue
 			}
 			rc := kmsg.NewDescribeConfigsResponseResourceConfig()
-			rc.Name, rc.Value = e[0], kmsg.StringPtr(e[1])
-			rc.ReadOnly = res.ResourceType != kmsg.ConfigResourceTypeTopic || !alterable[e[0]]
-			switch {
-			case res.ResourceType == kmsg.ConfigResourceTypeBroker:
-				rc.Source = kmsg.ConfigSourceStaticBrokerConfig
-			case e[1] == topicDefaults[e[0]]:
-				// What a topic gets when nothing sets it (and what an
-				// IncrementalAlterConfigs DELETE returns it to): Kafka's
-				// tools list only the other ones as the topic's own.
-				rc.Source, rc.IsDefault = kmsg.ConfigSourceDefaultConfig, true
-			default:
-				rc.Source = kmsg.ConfigSourceDynamicTopicConfig
-			}
+			rc.Name, rc.Value, rc.ReadOnly, rc.Source = e.name, kmsg.StringPtr(e.value), e.readOnly, e.source
+			rc.IsDefault = e.source == kmsg.ConfigSourceDefaultConfig
 			rr.Configs = append(rr.Configs, rc)
 		}
 		resp.Resources = append(resp.Resources, rr)
@@ -350,6 +352,32 @@ func topicConfigKV(c engine.TopicConfig) [][2]string {
 		{"pulse.sync.mode", string(c.SyncMode)},
 		{"flush.messages", FlushMessages(c.SyncMode)},
 	}
+}
+
+// configEntry is one setting as DescribeConfigs and CreateTopics (v5+)
+// describe it.
+type configEntry struct {
+	name, value string
+	readOnly    bool
+	source      kmsg.ConfigSource
+}
+
+// topicConfigEntries is a topic configuration as Kafka's responses
+// describe it: topicConfigKV's names and values, read-only unless
+// alterable, DEFAULT_CONFIG where the value is the one a topic gets when
+// nothing sets it (and what an IncrementalAlterConfigs DELETE returns it
+// to), DYNAMIC_TOPIC_CONFIG otherwise, so Kafka's tools list only the
+// other ones as the topic's own.
+func topicConfigEntries(c engine.TopicConfig) []configEntry {
+	kv := topicConfigKV(c)
+	entries := make([]configEntry, len(kv))
+	for i, e := range kv {
+		entries[i] = configEntry{name: e[0], value: e[1], readOnly: !alterable[e[0]], source: kmsg.ConfigSourceDynamicTopicConfig}
+		if e[1] == topicDefaults[e[0]] {
+			entries[i].source = kmsg.ConfigSourceDefaultConfig
+		}
+	}
+	return entries
 }
 
 // topicDefaults are the values of engine.DefaultTopicConfig under their
@@ -433,22 +461,35 @@ func (s *Server) incrementalAlterConfigs(r *kmsg.IncrementalAlterConfigsRequest)
 }
 
 // findCoordinator names Pulse, at the address advertised to pr, as the
-// coordinator of every group.
+// coordinator of every group. Pulse has no transactions: a transactional
+// id gets TRANSACTIONAL_ID_AUTHORIZATION_FAILED, which clients take as
+// fatal at once (COORDINATOR_NOT_AVAILABLE they would retry until they
+// give up), and no coordinator, as in Kafka's error answers.
 func (s *Server) findCoordinator(r *kmsg.FindCoordinatorRequest, pr peer) *kmsg.FindCoordinatorResponse {
 	resp := r.ResponseKind().(*kmsg.FindCoordinatorResponse)
-	host, port := pr.advHost, pr.advPort
-	code := int16(0)
-	if r.CoordinatorType != 0 {
-		code = errCoordinatorNotAvailable // no transaction coordinator
+	node, host, port := int32(nodeID), pr.advHost, pr.advPort
+	code, msg := int16(0), (*string)(nil)
+	switch r.CoordinatorType {
+	case 0: // group
+	case 1: // transaction
+		code, msg = errTransactionalIDAuthorizationFailed, kmsg.StringPtr(noTransactions)
+	default:
+		code, msg = errInvalidRequest, kmsg.StringPtr(fmt.Sprintf("unknown coordinator type %d", r.CoordinatorType))
+	}
+	if code != 0 {
+		node, host, port = -1, "", -1
 	}
 	if r.GetVersion() >= 4 {
 		for _, k := range r.CoordinatorKeys {
 			c := kmsg.NewFindCoordinatorResponseCoordinator()
-			c.Key, c.NodeID, c.Host, c.Port, c.ErrorCode = k, nodeID, host, port, code
+			c.Key, c.NodeID, c.Host, c.Port, c.ErrorCode, c.ErrorMessage = k, node, host, port, code, msg
 			resp.Coordinators = append(resp.Coordinators, c)
 		}
 		return resp
 	}
-	resp.ErrorCode, resp.NodeID, resp.Host, resp.Port = code, nodeID, host, port
+	resp.ErrorCode, resp.ErrorMessage, resp.NodeID, resp.Host, resp.Port = code, msg, node, host, port
 	return resp
 }
+
+// noTransactions is the message of every refusal of a transactional id.
+const noTransactions = "Pulse has no transactions: a transactional id cannot be used"

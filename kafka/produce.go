@@ -100,6 +100,11 @@ func (s *Server) producePartition(topic string, partition int32, records []byte,
 			rp.BaseOffset, rp.LogAppendTime = base, ts
 		}
 	}
+	// As a Kafka broker: the partition's log start once appended (Produce
+	// v5+), -1 on a refusal.
+	if start, err := s.eng.LogStart(topic, int(partition)); err == nil {
+		rp.LogStartOffset = start
+	}
 }
 
 // keylessRecord finds the first record without a key, by its batch and
@@ -411,12 +416,13 @@ func (s *Server) newProducerID() (int64, error) {
 }
 
 // initProducerID hands out a producer id (epoch 0), or bumps the epoch of
-// the one the producer names (KIP-360). Transactions are not supported.
+// the one the producer names (KIP-360). Transactions are not supported: a
+// transactional id is refused as FindCoordinator refuses it.
 func (s *Server) initProducerID(r *kmsg.InitProducerIDRequest) *kmsg.InitProducerIDResponse {
 	resp := r.ResponseKind().(*kmsg.InitProducerIDResponse)
 	resp.ProducerID, resp.ProducerEpoch = -1, -1
 	if r.TransactionalID != nil {
-		resp.ErrorCode = errInvalidRequest
+		resp.ErrorCode = errTransactionalIDAuthorizationFailed
 		return resp
 	}
 	if r.ProducerID > 0 && r.ProducerID <= math.MaxUint32 && r.ProducerEpoch >= 0 && r.ProducerEpoch < math.MaxInt16 {

@@ -50,38 +50,39 @@ func served(key int16) (versionRange, bool) {
 
 // Kafka error codes Pulse answers with (see docs/kafka.md).
 const (
-	errNone                        int16 = 0
-	errOffsetOutOfRange            int16 = 1
-	errCorruptMessage              int16 = 2
-	errUnknownTopicOrPartition     int16 = 3
-	errMessageTooLarge             int16 = 10
-	errOffsetMetadataTooLarge      int16 = 12
-	errCoordinatorNotAvailable     int16 = 15
-	errInvalidTopic                int16 = 17
-	errInvalidRequiredAcks         int16 = 21
-	errIllegalGeneration           int16 = 22
-	errInconsistentGroupProtocol   int16 = 23
-	errInvalidGroupID              int16 = 24
-	errUnknownMemberID             int16 = 25
-	errInvalidSessionTimeout       int16 = 26
-	errRebalanceInProgress         int16 = 27
-	errInvalidCommitOffsetSize     int16 = 28
-	errUnsupportedVersionCode      int16 = 35
-	errTopicAlreadyExists          int16 = 36
-	errInvalidPartitions           int16 = 37
-	errInvalidReplicationFactor    int16 = 38
-	errInvalidRequest              int16 = 42
-	errUnsupportedForMessageFormat int16 = 43
-	errOutOfOrderSequence          int16 = 45
-	errInvalidProducerEpoch        int16 = 47
-	errUnknownProducerID           int16 = 59
-	errKafkaStorageError           int16 = 56 // a write, fsync or verification failed (full disk, I/O error); retriable
-	errInvalidConfig               int16 = 40
-	errInvalidReplicaAssignment    int16 = 39
-	errPolicyViolation             int16 = 44 // past the data dir's topic or partition cap
-	errUnknownServerError          int16 = -1
-	errMemberIDRequired            int16 = 79
-	errInvalidRecord               int16 = 87 // a keyless record to a compacted topic
+	errNone                               int16 = 0
+	errOffsetOutOfRange                   int16 = 1
+	errCorruptMessage                     int16 = 2
+	errUnknownTopicOrPartition            int16 = 3
+	errMessageTooLarge                    int16 = 10
+	errOffsetMetadataTooLarge             int16 = 12
+	errCoordinatorNotAvailable            int16 = 15
+	errInvalidTopic                       int16 = 17
+	errInvalidRequiredAcks                int16 = 21
+	errIllegalGeneration                  int16 = 22
+	errInconsistentGroupProtocol          int16 = 23
+	errInvalidGroupID                     int16 = 24
+	errUnknownMemberID                    int16 = 25
+	errInvalidSessionTimeout              int16 = 26
+	errRebalanceInProgress                int16 = 27
+	errInvalidCommitOffsetSize            int16 = 28
+	errUnsupportedVersionCode             int16 = 35
+	errTopicAlreadyExists                 int16 = 36
+	errInvalidPartitions                  int16 = 37
+	errInvalidReplicationFactor           int16 = 38
+	errInvalidRequest                     int16 = 42
+	errUnsupportedForMessageFormat        int16 = 43
+	errOutOfOrderSequence                 int16 = 45
+	errInvalidProducerEpoch               int16 = 47
+	errUnknownProducerID                  int16 = 59
+	errTransactionalIDAuthorizationFailed int16 = 53 // a transactional id: Pulse has no transactions
+	errKafkaStorageError                  int16 = 56 // a write, fsync or verification failed (full disk, I/O error); retriable
+	errInvalidConfig                      int16 = 40
+	errInvalidReplicaAssignment           int16 = 39
+	errPolicyViolation                    int16 = 44 // past the data dir's topic or partition cap
+	errUnknownServerError                 int16 = -1
+	errMemberIDRequired                   int16 = 79
+	errInvalidRecord                      int16 = 87 // a keyless record to a compacted topic
 )
 
 // apiVersions answers ApiVersions with servedVersions.

@@ -3,9 +3,11 @@
 
   clients.py produce LIB ADDR TOPIC TAG CODEC N
   clients.py consume LIB ADDR TOPIC GROUP N
+  clients.py transactional confluent ADDR TIMEOUT_S
 
 LIB is "confluent" (librdkafka) or "kafkapython". Every record produced or
 consumed is printed as one JSON line with hex-encoded key, value and headers.
+transactional prints one JSON line: how init_transactions ended.
 """
 import json
 import sys
@@ -93,6 +95,18 @@ def consume_kafkapython(addr, topic, group, n):
     c.close()
 
 
+def transactional_confluent(addr, timeout):
+    from confluent_kafka import KafkaException, Producer
+    p = Producer({"bootstrap.servers": addr, "transactional.id": "pulse-test-tx",
+                  "logger": lambda *a: None})
+    try:
+        p.init_transactions(timeout)
+        print(json.dumps({"error": None}))
+    except KafkaException as e:
+        err = e.args[0]
+        print(json.dumps({"error": err.name(), "fatal": err.fatal(), "retriable": err.retriable()}))
+
+
 def main():
     mode, lib = sys.argv[1], sys.argv[2]
     args = sys.argv[3:]
@@ -107,6 +121,9 @@ def main():
     elif mode == "consume":
         addr, topic, group, n = args
         {"confluent": consume_confluent, "kafkapython": consume_kafkapython}[lib](addr, topic, group, int(n))
+    elif mode == "transactional" and lib == "confluent":
+        addr, timeout = args
+        transactional_confluent(addr, float(timeout))
     else:
         sys.exit("unknown mode " + mode)
     sys.stdout.flush()
