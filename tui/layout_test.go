@@ -455,3 +455,85 @@ var ansiCodes = regexp.MustCompile("\x1b\\[[0-9;]*m")
 
 // ansiStrip removes the colour codes of a rendered line.
 func ansiStrip(s string) string { return ansiCodes.ReplaceAllString(s, "") }
+
+// An error on more than one status line takes those lines from the body:
+// the screen lays itself out in the lines that remain, so its selected row
+// stays in sight and no row is hidden under the error; a click on the
+// status lines (or the help line) selects nothing.
+func TestLongErrorShrinksTheBody(t *testing.T) {
+	e := openEngine(t)
+	for i := 0; i < 30; i++ {
+		create(t, e, fmt.Sprintf("t%03d", i), engine.DefaultTopicConfig())
+	}
+	tm := startUI(t, testOptions(e))
+	waitFor(t, tm, "t000")
+	tm.Send(tea.WindowSizeMsg{Width: 40, Height: 14})
+	tm.Send(keys("G"))
+	tm.Send(keys(":"))
+	tm.Type("tail t029 x")
+	tm.Send(enter)
+	waitFor(t, tm, "non-negative")
+	m := finish(t, tm)
+
+	lines := strings.Split(m.View(), "\n")
+	status := statusOf(t, lines)
+	if len(status) < 2 {
+		t.Fatalf("the error %q takes %d status line at 40 columns: the test needs a longer one", m.status, len(status))
+	}
+	body := lines[bodyTop : len(lines)-1-len(status)]
+	if !strings.Contains(ansiStrip(body[len(body)-1]), "▸ t029") {
+		t.Errorf("with %d status lines the selected t029 is not the body's last line:\n%s", len(status), strings.Join(lines, "\n"))
+	}
+	if screen := strings.Split(m.Top().View(), "\n"); len(screen) > len(body) {
+		t.Errorf("the topics screen draws %d lines in a body of %d: its bottom lines are hidden", len(screen), len(body))
+	}
+
+	m.Update(keys("g"))
+	if m.status == "" {
+		t.Fatal("g cleared the error: the test needs it on screen")
+	}
+	for y := len(lines) - 1 - len(status); y < len(lines); y++ {
+		m.Update(tea.MouseMsg{X: 10, Y: y, Button: tea.MouseButtonLeft, Action: tea.MouseActionPress})
+		if r, _ := m.Top().(*topicsScreen).table.Selected(); r.Key != "t000" {
+			t.Errorf("a click on line %d (status or help) selected %s", y, r.Key)
+		}
+	}
+}
+
+// On every screen, an error on three status lines leaves the screen's whole
+// view in sight: each screen is laid out in the body that remains.
+func TestLongErrorShrinksEveryScreen(t *testing.T) {
+	e := openEngine(t)
+	seed(t, e)
+	tm := startUI(t, testOptions(e))
+	waitFor(t, tm, "orders")
+	tm.Send(tea.WindowSizeMsg{Width: 64, Height: 14})
+	tm.Send(down)
+	tm.Send(keys("t"))
+	waitFor(t, tm, "orders / tail", "1          24 ")
+	tm.Send(enter)
+	waitFor(t, tm, "offset 24")
+	m := finish(t, tm)
+	long := "the error " + strings.Repeat("word ", 40)
+	for depth := len(m.stack); depth >= 1; depth-- {
+		m.stack = m.stack[:depth]
+		m.Update(statusMsg{text: long, err: true})
+		lines := strings.Split(m.View(), "\n")
+		if len(lines) != 14 {
+			t.Fatalf("%s: %d lines on a terminal of 14", m.Breadcrumbs(), len(lines))
+		}
+		status := 0
+		for _, l := range lines {
+			if strings.Contains(l, "word") || strings.Contains(l, "the error") {
+				status++
+			}
+		}
+		if status != maxStatusErrorLines {
+			t.Fatalf("%s: the error takes %d lines, want %d", m.Breadcrumbs(), status, maxStatusErrorLines)
+		}
+		room := 14 - chrome - (status - 1)
+		if screen := strings.Split(m.Top().View(), "\n"); len(screen) > room {
+			t.Errorf("%s draws %d lines in a body of %d under a 3-line error", m.Breadcrumbs(), len(screen), room)
+		}
+	}
+}
