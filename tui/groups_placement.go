@@ -170,7 +170,7 @@ func (s *placementScreen) View() string {
 	}
 	head := st.Muted.Render(fmt.Sprintf("  replication factor %d · %s", s.info.ReplicationFactor, size)) + "\n" +
 		st.Muted.Render("  configs (non-default): "+conf)
-	return head + "\n" + s.table.View()
+	return s.table.under(head + "\n")
 }
 
 func (s *placementScreen) ShortHelp() []key.Binding {

@@ -537,3 +537,88 @@ func TestLongErrorShrinksEveryScreen(t *testing.T) {
 		}
 	}
 }
+
+// A click on a row selects that row on screens that draw lines above their
+// table: the recovery list (its summary) and the frames (the segment's
+// line).
+func TestMouseClickUnderAHead(t *testing.T) {
+	e := openEngine(t)
+	seed(t, e)
+	for i := 0; i < 4; i++ {
+		produce(t, e, "orders", 0, orderRecords(100+i, 3)...) // one batch each
+	}
+	tm := startUI(t, testOptions(e))
+	waitFor(t, tm, "orders")
+	tm.Send(keys(":"))
+	tm.Type("recovery")
+	tm.Send(enter)
+	waitFor(t, tm, "last open of", "users/p0")
+	m := finish(t, tm)
+	clickEachRow(t, m, m.Top().(*recoveryListScreen).table, 0)
+
+	tm = startUI(t, testOptions(e))
+	waitFor(t, tm, "orders")
+	tm.Send(keys(":"))
+	tm.Type("topic orders")
+	tm.Send(enter)
+	waitFor(t, tm, "Topics / orders")
+	tm.Send(enter)
+	waitFor(t, tm, "segments")
+	tm.Send(enter)
+	waitFor(t, tm, "5 frames, 0 bad")
+	m = finish(t, tm)
+	clickEachRow(t, m, m.Top().(*framesScreen).table, 0)
+}
+
+// clickEachRow clicks, last first, the screen line each row of tb is drawn
+// on (found by the row's cell col) and checks the click selects that row.
+func clickEachRow(t *testing.T, m *Model, tb *table, col int) {
+	t.Helper()
+	if tb.Len() < 3 {
+		t.Fatalf("%s: %d rows, the test needs 3 at least", m.Breadcrumbs(), tb.Len())
+	}
+	lines := strings.Split(m.View(), "\n")
+	for k := tb.Len() - 1; k >= 0; k-- {
+		want := tb.rows[tb.shown[k]]
+		y := -1
+		for i, l := range lines {
+			if f := strings.Fields(strings.TrimLeft(ansiStrip(l), " ▸")); len(f) > col && f[col] == want.Cells[col] {
+				y = i
+				break
+			}
+		}
+		if y < 0 {
+			t.Fatalf("%s: row %q is not on screen:\n%s", m.Breadcrumbs(), want.Key, strings.Join(lines, "\n"))
+		}
+		m.Update(tea.MouseMsg{X: 10, Y: y, Button: tea.MouseButtonLeft, Action: tea.MouseActionPress})
+		if got, _ := tb.Selected(); got.Key != want.Key {
+			t.Errorf("%s: a click on line %d, row %q, selected %q", m.Breadcrumbs(), y, want.Key, got.Key)
+		}
+	}
+}
+
+// A click under a table's rows on screen, on the panel below it, selects
+// no row of the table, not even one scrolled out of sight.
+func TestMouseClickBelowATable(t *testing.T) {
+	e := openEngine(t)
+	cfg := engine.DefaultTopicConfig()
+	cfg.Partitions = 12
+	create(t, e, "wide", cfg)
+	tm := startUI(t, testOptions(e))
+	waitFor(t, tm, "wide")
+	tm.Send(tea.WindowSizeMsg{Width: 100, Height: 20})
+	tm.Send(enter)
+	waitFor(t, tm, "Consumers")
+	m := finish(t, tm)
+	tb := m.Top().(*partitionsScreen).table
+	if tb.Len() <= tb.height {
+		t.Fatalf("all %d partitions fit the table's %d rows: the test needs more", tb.Len(), tb.height)
+	}
+	lines := strings.Split(m.View(), "\n")
+	for y := bodyTop + tb.height + 1; y < len(lines)-1; y++ {
+		m.Update(tea.MouseMsg{X: 10, Y: y, Button: tea.MouseButtonLeft, Action: tea.MouseActionPress})
+		if r, _ := tb.Selected(); r.Key != tb.rows[0].Key {
+			t.Errorf("a click on line %d, %q, selected %s", y, strings.TrimSpace(ansiStrip(lines[y])), r.Key)
+		}
+	}
+}
