@@ -634,6 +634,10 @@ func (m *Model) shortHelp() []key.Binding {
 			k.Back,
 		}
 	}
+	if c, ok := m.Top().(capturer); ok && c.Capturing() {
+		// ? and q type into the field there: only ctrl+c quits.
+		return append(m.Top().ShortHelp(), k.ForceQuit)
+	}
 	return append(m.Top().ShortHelp(), k.Help, k.Quit)
 }
 

@@ -622,3 +622,38 @@ func TestMouseClickBelowATable(t *testing.T) {
 		}
 	}
 }
+
+// On a screen that takes text (the forms, the crash lab's fault being
+// edited) ? and q type into the field: the footer does not offer them as
+// help and quit, it offers ctrl+c.
+func TestFooterOfAScreenThatTakesText(t *testing.T) {
+	e := openEngine(t)
+	seed(t, e)
+	tm := startUI(t, testOptions(e))
+	waitFor(t, tm, "orders")
+	tm.Send(keys("n"))
+	waitFor(t, tm, "New topic")
+	m := finish(t, tm)
+	footer := func() string {
+		lines := strings.Split(m.View(), "\n")
+		return ansiStrip(lines[len(lines)-1])
+	}
+	for _, open := range []struct {
+		name string
+		s    Screen
+	}{
+		{"new topic", m.Top()},
+		{"edit", newAlterTopicScreen(m.c, engine.TopicInfo{Name: "orders", Config: engine.DefaultTopicConfig()})},
+		{"produce", newProduceScreen(m.c, "orders", -1)},
+	} {
+		m.stack = append(m.stack[:1], open.s)
+		f := footer()
+		if strings.Contains(f, "? help") || strings.Contains(f, "q quit") || !strings.Contains(f, "ctrl+c quit") {
+			t.Errorf("%s: footer %q", open.name, f)
+		}
+	}
+	m.stack = m.stack[:1]
+	if f := footer(); !strings.Contains(f, "? help") || !strings.Contains(f, "q quit") {
+		t.Errorf("topics: footer %q", f)
+	}
+}
