@@ -388,7 +388,7 @@ func (m *Model) key(msg tea.KeyMsg) tea.Cmd {
 	case key.Matches(msg, k.Quit):
 		return m.quit()
 	case key.Matches(msg, k.Help):
-		m.showHelp, m.helpOffset = true, 0
+		m.openHelp()
 		return nil
 	case key.Matches(msg, k.Command):
 		m.openPrompt(promptCommand, "")
@@ -639,6 +639,14 @@ func (m *Model) shortHelp() []key.Binding {
 		return append(m.Top().ShortHelp(), k.ForceQuit)
 	}
 	return append(m.Top().ShortHelp(), k.Help, k.Quit)
+}
+
+// openHelp shows the help from its first line. The status line is the
+// help's (which lines are shown): the message of the screen behind goes,
+// as it does when another screen opens.
+func (m *Model) openHelp() {
+	m.showHelp, m.helpOffset = true, 0
+	m.status, m.statusErr = "", false
 }
 
 // helpLines is the help overlay, one element per line.

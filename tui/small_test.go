@@ -300,3 +300,33 @@ func TestPartitionsShowSyncModeAt80Columns(t *testing.T) {
 		t.Errorf("no sync mode on the partitions screen at 80 columns:\n%s", v)
 	}
 }
+
+// The help opens with its own status line, which says which lines are
+// shown, even when a message of the screen behind it (an error) was on
+// the status line: with ? and with :help.
+func TestHelpStatusReplacesAnError(t *testing.T) {
+	e := openEngine(t)
+	seed(t, e)
+	tm, _ := startUISized(t, testOptions(e), 80, 24)
+	waitFor(t, tm, "orders")
+	m := finish(t, tm)
+	for _, open := range []func(){
+		func() { m.Update(keys("?")) },
+		func() {
+			m.Update(keys(":"))
+			m.Update(keys("help"))
+			m.Update(enter)
+		},
+	} {
+		m.Update(statusMsg{text: "bad input: partition \"x\" is not a non-negative number", err: true})
+		open()
+		if !m.showHelp {
+			t.Fatal("the help did not open")
+		}
+		lines := strings.Split(m.View(), "\n")
+		if st := ansiStrip(lines[len(lines)-2]); !strings.HasPrefix(st, "help lines 1–20 of") {
+			t.Errorf("with the help open the status line reads %q", st)
+		}
+		m.Update(esc)
+	}
+}
