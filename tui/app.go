@@ -503,39 +503,47 @@ func (m *Model) View() string {
 func (m *Model) header() string {
 	st := m.c.Styles
 	o := m.c.Opts
-	ws := o.Listen
-	if ws == "" {
-		ws = "off"
-	}
 	field := func(label, value string) string {
 		return "  " + st.HeaderLabel.Render(label+" ") + st.HeaderValue.Render(value)
 	}
-	head := st.HeaderTitle.Render("pulse") +
-		field("data", o.DataDirName) +
-		field("ws", ws) +
-		field("theme", themeLabel(st))
-	// The Kafka address comes last, whole, or as ":PORT" on loopback, or
-	// not at all: cut, "127.0.0.1:7" would read as port 7.
-	if o.KafkaListen == "" && o.KafkaOff != "" {
-		for _, v := range []string{"off (" + o.KafkaOff + ")", "off"} {
-			if f := field("kafka", v); lipgloss.Width(head+f) <= m.width {
-				return head + f
+	head := st.HeaderTitle.Render("pulse") + field("data", o.DataDirName)
+	// Each further field is whole, or in the shorter form it has (":PORT"
+	// for a loopback address), or not there at all, and so are those
+	// after it: cut, "127.0.0.1:7" would read as port 7.
+	add := func(label string, values ...string) bool {
+		for _, v := range values {
+			if f := field(label, v); lipgloss.Width(head+f) <= m.width {
+				head += f
+				return true
 			}
 		}
+		return false
+	}
+	ws := "off"
+	if o.Listen != "" {
+		ws = o.Listen
+	}
+	if !add("ws", addrForms(ws)...) || !add("theme", themeLabel(st)) {
 		return head
 	}
-	if o.KafkaListen != "" {
-		addrs := []string{o.KafkaListen}
-		if host, port, err := net.SplitHostPort(o.KafkaListen); err == nil && (host == "127.0.0.1" || host == "localhost" || host == "::1") {
-			addrs = append(addrs, ":"+port)
-		}
-		for _, a := range addrs {
-			if f := field("kafka", a); lipgloss.Width(head+f) <= m.width {
-				return head + f
-			}
-		}
+	// The Kafka address comes last.
+	switch {
+	case o.KafkaListen == "" && o.KafkaOff != "":
+		add("kafka", "off ("+o.KafkaOff+")", "off")
+	case o.KafkaListen != "":
+		add("kafka", addrForms(o.KafkaListen)...)
 	}
 	return head
+}
+
+// addrForms is a listener's address for the header: whole, then ":PORT"
+// when it is on loopback.
+func addrForms(addr string) []string {
+	forms := []string{addr}
+	if host, port, err := net.SplitHostPort(addr); err == nil && (host == "127.0.0.1" || host == "localhost" || host == "::1") {
+		forms = append(forms, ":"+port)
+	}
+	return forms
 }
 
 func themeLabel(st *themes.Styles) string {

@@ -313,6 +313,33 @@ func TestHeaderKafkaAddressNeverCut(t *testing.T) {
 	}
 }
 
+// The header's websocket address and theme are whole (the address may be
+// ":PORT" on loopback) or left out, never cut ("ws 127.0.0.1" read as an
+// address without its port).
+func TestHeaderFieldsNeverCut(t *testing.T) {
+	e := openEngine(t)
+	for w := 30; w <= 100; w++ {
+		opts := testOptions(e)
+		opts.DataDirName = "/tmp/t8/data"
+		opts.Listen = "127.0.0.1:7760"
+		m, err := New(opts)
+		if err != nil {
+			t.Fatal(err)
+		}
+		m.Update(tea.WindowSizeMsg{Width: w, Height: 24})
+		h := ansiStrip(strings.SplitN(m.View(), "\n", 2)[0])
+		if strings.Contains(h, " ws ") && !strings.Contains(h, ":7760") {
+			t.Errorf("at %d columns the header cuts the websocket address: %q", w, h)
+		}
+		if strings.Contains(h, " theme") && !strings.Contains(h, "theme dark") {
+			t.Errorf("at %d columns the header cuts the theme: %q", w, h)
+		}
+		if w >= 80 && !strings.Contains(h, "ws 127.0.0.1:7760") {
+			t.Errorf("at %d columns the header has no websocket address: %q", w, h)
+		}
+	}
+}
+
 // Text that arrives in one piece (typed fast, pasted without bracketed
 // paste, sent by tmux) goes into the field as text, even when it spells a
 // key name such as "delete" or "end".
