@@ -684,3 +684,50 @@ func TestFooterOfAScreenThatTakesText(t *testing.T) {
 		t.Errorf("topics: footer %q", f)
 	}
 }
+
+// A form's hints line up in one column, whatever each field holds: a
+// value, its placeholder, or the focus.
+func TestFormHintsLineUp(t *testing.T) {
+	e := openEngine(t)
+	m, err := New(testOptions(e))
+	if err != nil {
+		t.Fatal(err)
+	}
+	m.Update(tea.WindowSizeMsg{Width: 100, Height: 30})
+	for _, s := range []Screen{
+		newCreateTopicScreen(m.c, 0),
+		newAlterTopicScreen(m.c, engine.TopicInfo{Name: "orders", Config: engine.DefaultTopicConfig()}),
+		newProduceScreen(m.c, "orders", -1),
+	} {
+		m.Update(pushMsg{s: []Screen{s}})
+		var f *form
+		switch s := s.(type) {
+		case *createTopicScreen:
+			f = s.form
+		case *alterTopicScreen:
+			f = s.form
+		case *produceScreen:
+			f = s.form
+		}
+		view := ansiStrip(m.View())
+		col := -1
+		for _, fl := range f.fields {
+			if fl.area != nil || fl.hint == "" {
+				continue
+			}
+			for _, l := range strings.Split(view, "\n") {
+				if i := strings.Index(l, "  "+fl.hint); i >= 0 && strings.Contains(l, fl.label) {
+					if c := lipgloss.Width(l[:i]); col < 0 {
+						col = c
+					} else if c != col {
+						t.Errorf("%s: the hint of %q starts at column %d, the first at %d:\n%s", m.Breadcrumbs(), fl.label, c, col, view)
+					}
+				}
+			}
+		}
+		if col < 0 {
+			t.Fatalf("%s: no hint found", m.Breadcrumbs())
+		}
+		m.Update(popMsg{})
+	}
+}
