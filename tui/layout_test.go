@@ -731,3 +731,35 @@ func TestFormHintsLineUp(t *testing.T) {
 		m.Update(popMsg{})
 	}
 }
+
+// At 40 columns the selected row ends in "…" only when text of it is cut,
+// not when the padding of its last cell is: on the topics list and the
+// tail, as the other rows.
+func TestSelectedRowEllipsisOnlyForCutText(t *testing.T) {
+	e := openEngine(t)
+	create(t, e, "short", engine.DefaultTopicConfig())
+	produce(t, e, "short", 0, engine.Record{Value: []byte("v1")}, engine.Record{Value: []byte("v2")})
+	tm := startUI(t, testOptions(e))
+	waitFor(t, tm, "short")
+	tm.Send(tea.WindowSizeMsg{Width: 40, Height: 12})
+	tm.Send(keys(":"))
+	tm.Type("tail short")
+	tm.Send(enter)
+	waitFor(t, tm, "short p0", "v2")
+	m := finish(t, tm)
+	for depth := len(m.stack); depth >= 1; depth-- {
+		m.stack = m.stack[:depth]
+		found := false
+		for _, l := range strings.Split(ansiStrip(m.View()), "\n") {
+			if strings.HasPrefix(l, "▸") {
+				found = true
+				if strings.HasSuffix(strings.TrimRight(l, " "), "…") {
+					t.Errorf("%s: the selected row %q ends in …", m.Breadcrumbs(), l)
+				}
+			}
+		}
+		if !found {
+			t.Errorf("%s: no selected row", m.Breadcrumbs())
+		}
+	}
+}

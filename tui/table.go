@@ -276,7 +276,7 @@ func (t *table) View() string {
 				}
 			}
 			b.WriteString(st.TableMarker.Render("▸ "))
-			b.WriteString(st.TableSelected.Render(truncate(strings.Join(line, " "), t.width-2)))
+			b.WriteString(st.TableSelected.Render(padRow(strings.Join(line, " "), t.width-2)))
 			continue
 		}
 		b.WriteString("  ")
