@@ -3,6 +3,7 @@ package tui
 import (
 	"context"
 	"errors"
+	"slices"
 	"strings"
 	"testing"
 	"time"
@@ -328,5 +329,36 @@ func TestHelpStatusReplacesAnError(t *testing.T) {
 			t.Errorf("with the help open the status line reads %q", st)
 		}
 		m.Update(esc)
+	}
+}
+
+// At 80 columns the consumer groups keep their lag and the placement its
+// leader, ISR and error: their secondary columns go first.
+func TestSmallTerminalKeepsGroupAndPlacementHealth(t *testing.T) {
+	e := openEngine(t)
+	m, err := New(testOptions(e))
+	if err != nil {
+		t.Fatal(err)
+	}
+	m.Update(tea.WindowSizeMsg{Width: 80, Height: 24})
+	for _, c := range []struct {
+		name string
+		tb   *table
+		want []string
+	}{
+		{"groups", newGroupsScreen(m.c).table, []string{"GROUP", "STATE", "TOPIC", "P", "COMMITTED", "LAG"}},
+		{"placement", newPlacementScreen(m.c, "orders").table, []string{"P", "LEADER", "REPLICAS", "ISR", "HWM", "ERROR"}},
+	} {
+		c.tb.SetSize(80, 10)
+		titles := ansiStrip(strings.SplitN(c.tb.View(), "\n", 2)[0])
+		if w := lipgloss.Width(titles); w > 80 {
+			t.Errorf("%s: titles %d cells wide", c.name, w)
+		}
+		fields := strings.Fields(strings.ReplaceAll(titles, "…", " …"))
+		for _, w := range c.want {
+			if !slices.Contains(fields, w) {
+				t.Errorf("%s at 80 columns: column %s is not shown whole; titles %q", c.name, w, titles)
+			}
+		}
 	}
 }
