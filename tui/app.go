@@ -24,7 +24,8 @@ import (
 )
 
 // chrome is the number of lines around the body: header, breadcrumbs,
-// status line and help line; bodyTop is the first line of the body.
+// status line and help line (an error may add status lines, see
+// bodyHeight); bodyTop is the first line of the body.
 const (
 	chrome  = 4
 	bodyTop = 2
@@ -148,16 +149,46 @@ func (m *Model) tick() tea.Cmd {
 	return tea.Tick(m.c.Opts.Refresh, func(time.Time) tea.Msg { return refreshTickMsg{} })
 }
 
+// Update handles msg, then lays the screens out in the body that is left.
 func (m *Model) Update(msg tea.Msg) (tea.Model, tea.Cmd) {
+	_, cmd := m.update(msg)
+	m.layout()
+	return m, cmd
+}
+
+// bodyHeight is the number of lines the body has under status lines of
+// n lines: the terminal less the chrome and the status lines past the
+// first, one at least.
+func (m *Model) bodyHeight(n int) int {
+	return max(m.height-chrome-(n-1), 1)
+}
+
+// layout gives every screen the size of the body, when it changed: a
+// resize, or an error that takes more status lines (or gives them back)
+// after any message, a push or pop, the prompt opening or closing. It is
+// the one place screens learn their size from, so a screen lays itself out
+// in the lines the status leaves it, and none of its rows is hidden under
+// the status.
+func (m *Model) layout() {
+	if m.width == 0 {
+		return
+	}
+	w, h := m.width, m.bodyHeight(len(m.statusLines()))
+	if w == m.c.Width && h == m.c.Height {
+		return
+	}
+	m.c.Width, m.c.Height = w, h
+	for _, s := range m.stack {
+		s.SetSize(w, h)
+	}
+}
+
+func (m *Model) update(msg tea.Msg) (tea.Model, tea.Cmd) {
 	switch msg := msg.(type) {
 	case tea.WindowSizeMsg:
 		m.width, m.height = msg.Width, msg.Height
-		m.c.Width, m.c.Height = msg.Width, max(msg.Height-chrome, 1)
 		m.help.Width = msg.Width
 		m.input.Width = max(msg.Width-4, 10)
-		for _, s := range m.stack {
-			s.SetSize(m.c.Width, m.c.Height)
-		}
 		return m, nil
 	case refreshTickMsg:
 		var cmds []tea.Cmd
@@ -230,6 +261,11 @@ func (m *Model) Update(msg tea.Msg) (tea.Model, tea.Cmd) {
 		return m, m.key(msg)
 	case tea.MouseMsg:
 		if m.confirming != nil || m.showHelp {
+			return m, nil
+		}
+		// A click outside the body (on the status or help line) means
+		// nothing; the wheel scrolls wherever the pointer is.
+		if !tea.MouseEvent(msg).IsWheel() && (msg.Y < bodyTop || msg.Y >= bodyTop+m.c.Height) {
 			return m, nil
 		}
 		return m, m.Top().Update(msg)
@@ -352,7 +388,7 @@ func (m *Model) key(msg tea.KeyMsg) tea.Cmd {
 	case key.Matches(msg, k.Quit):
 		return m.quit()
 	case key.Matches(msg, k.Help):
-		m.showHelp, m.helpOffset = true, 0
+		m.openHelp()
 		return nil
 	case key.Matches(msg, k.Command):
 		m.openPrompt(promptCommand, "")
@@ -440,7 +476,8 @@ func (m *Model) View() string {
 		body = strings.Join(lines[m.helpOffset:], "\n")
 	}
 	status := m.statusLines()
-	body = fit(body, m.width, m.c.Height-(len(status)-1))
+	bodyH := m.bodyHeight(len(status))
+	body = fit(body, m.width, bodyH)
 	if m.confirming != nil {
 		// The box keeps its border: the question wraps, and a word too long
 		// for the terminal (a topic name) is cut.
@@ -451,7 +488,7 @@ func (m *Model) View() string {
 		}
 		box := st.Dialog.Render(st.DialogTitle.Render(strings.Join(q, "\n")) + "\n\n" +
 			st.Muted.Render("y: yes   n/esc: no"))
-		body = fit(lipgloss.Place(m.width, m.c.Height, lipgloss.Center, lipgloss.Center, box), m.width, m.c.Height-(len(status)-1))
+		body = fit(lipgloss.Place(m.width, bodyH, lipgloss.Center, lipgloss.Center, box), m.width, bodyH)
 	}
 	lines := []string{
 		fit(m.header(), m.width, 1),
@@ -466,39 +503,47 @@ func (m *Model) View() string {
 func (m *Model) header() string {
 	st := m.c.Styles
 	o := m.c.Opts
-	ws := o.Listen
-	if ws == "" {
-		ws = "off"
-	}
 	field := func(label, value string) string {
 		return "  " + st.HeaderLabel.Render(label+" ") + st.HeaderValue.Render(value)
 	}
-	head := st.HeaderTitle.Render("pulse") +
-		field("data", o.DataDirName) +
-		field("ws", ws) +
-		field("theme", themeLabel(st))
-	// The Kafka address comes last, whole, or as ":PORT" on loopback, or
-	// not at all: cut, "127.0.0.1:7" would read as port 7.
-	if o.KafkaListen == "" && o.KafkaOff != "" {
-		for _, v := range []string{"off (" + o.KafkaOff + ")", "off"} {
-			if f := field("kafka", v); lipgloss.Width(head+f) <= m.width {
-				return head + f
+	head := st.HeaderTitle.Render("pulse") + field("data", o.DataDirName)
+	// Each further field is whole, or in the shorter form it has (":PORT"
+	// for a loopback address), or not there at all, and so are those
+	// after it: cut, "127.0.0.1:7" would read as port 7.
+	add := func(label string, values ...string) bool {
+		for _, v := range values {
+			if f := field(label, v); lipgloss.Width(head+f) <= m.width {
+				head += f
+				return true
 			}
 		}
+		return false
+	}
+	ws := "off"
+	if o.Listen != "" {
+		ws = o.Listen
+	}
+	if !add("ws", addrForms(ws)...) || !add("theme", themeLabel(st)) {
 		return head
 	}
-	if o.KafkaListen != "" {
-		addrs := []string{o.KafkaListen}
-		if host, port, err := net.SplitHostPort(o.KafkaListen); err == nil && (host == "127.0.0.1" || host == "localhost" || host == "::1") {
-			addrs = append(addrs, ":"+port)
-		}
-		for _, a := range addrs {
-			if f := field("kafka", a); lipgloss.Width(head+f) <= m.width {
-				return head + f
-			}
-		}
+	// The Kafka address comes last.
+	switch {
+	case o.KafkaListen == "" && o.KafkaOff != "":
+		add("kafka", "off ("+o.KafkaOff+")", "off")
+	case o.KafkaListen != "":
+		add("kafka", addrForms(o.KafkaListen)...)
 	}
 	return head
+}
+
+// addrForms is a listener's address for the header: whole, then ":PORT"
+// when it is on loopback.
+func addrForms(addr string) []string {
+	forms := []string{addr}
+	if host, port, err := net.SplitHostPort(addr); err == nil && (host == "127.0.0.1" || host == "localhost" || host == "::1") {
+		forms = append(forms, ":"+port)
+	}
+	return forms
 }
 
 func themeLabel(st *themes.Styles) string {
@@ -531,8 +576,7 @@ func (m *Model) crumbs() string {
 }
 
 // maxStatusErrorLines is how many lines an error on the status line may
-// take: a longer one covers the bottom lines of the screen's body while
-// it is shown.
+// take; the lines past the first are the body's (see layout).
 const maxStatusErrorLines = 3
 
 // statusLines is the status line, or an error too wide for one line
@@ -548,7 +592,7 @@ func (m *Model) statusLines() []string {
 	words := strings.Fields("✗ " + m.status)
 	lines := wrapWords(words, m.width, "")
 	// The body keeps one line at least.
-	if n := max(min(maxStatusErrorLines, m.c.Height), 1); len(lines) > n {
+	if n := max(min(maxStatusErrorLines, m.height-chrome), 1); len(lines) > n {
 		lines = lines[:n]
 		lines[n-1] = truncate(lines[n-1]+" …", m.width)
 	}
@@ -598,7 +642,19 @@ func (m *Model) shortHelp() []key.Binding {
 			k.Back,
 		}
 	}
+	if c, ok := m.Top().(capturer); ok && c.Capturing() {
+		// ? and q type into the field there: only ctrl+c quits.
+		return append(m.Top().ShortHelp(), k.ForceQuit)
+	}
 	return append(m.Top().ShortHelp(), k.Help, k.Quit)
+}
+
+// openHelp shows the help from its first line. The status line is the
+// help's (which lines are shown): the message of the screen behind goes,
+// as it does when another screen opens.
+func (m *Model) openHelp() {
+	m.showHelp, m.helpOffset = true, 0
+	m.status, m.statusErr = "", false
 }
 
 // helpLines is the help overlay, one element per line.

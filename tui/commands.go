@@ -71,7 +71,7 @@ func defaultCommands() map[string]command {
 			return func() tea.Msg { return themeMsg{st} }
 		}},
 		"help": {usage: "help  show every key", run: func(m *Model, _ []string) tea.Cmd {
-			m.showHelp, m.helpOffset = true, 0
+			m.openHelp()
 			return nil
 		}},
 	}

@@ -7,6 +7,7 @@ import (
 	"github.com/charmbracelet/bubbles/textarea"
 	"github.com/charmbracelet/bubbles/textinput"
 	tea "github.com/charmbracelet/bubbletea"
+	"github.com/charmbracelet/lipgloss"
 	"github.com/pulselog/pulse/themes"
 )
 
@@ -164,6 +165,13 @@ func (f *form) view() string {
 		lines := strings.Split(input, "\n")
 		for j, l := range lines {
 			if j == 0 {
+				if fl.area == nil {
+					// A value, its placeholder and the cursor draw a
+					// cell more or less: the hints line up all the same.
+					if gap := fl.line.Width + 1 - lipgloss.Width(l); gap > 0 {
+						l += strings.Repeat(" ", gap)
+					}
+				}
 				b.WriteString(mark + lbl.Render(pad(fl.label, 12, false)) + " " + l)
 				if fl.hint != "" && fl.area == nil {
 					b.WriteString("  " + st.FormHint.Render(fl.hint))

@@ -122,6 +122,12 @@ func isASCII(s string) bool {
 	return true
 }
 
+// padRow is a row of padded plain-text cells made w cells wide: cut, with
+// …, only when text of it does not fit, not when only its padding does.
+func padRow(cells string, w int) string {
+	return pad(strings.TrimRight(cells, " "), w, false)
+}
+
 // pad fits plain s into exactly w cells, left- or right-aligned.
 func pad(s string, w int, right bool) string {
 	s = truncate(s, w)

@@ -219,7 +219,7 @@ func (s *framesScreen) View() string {
 	if s.err != nil {
 		head = wrapIndented(st.StatusError, s.err.Error(), s.c.Width)
 	}
-	return head + "\n\n" + s.table.View()
+	return s.table.under(head + "\n\n")
 }
 
 func (s *framesScreen) ShortHelp() []key.Binding {

@@ -47,13 +47,13 @@ func newGroupsScreen(c *Common) *groupsScreen {
 	s.table = newTable(c, []column{
 		{Title: "GROUP", Width: 20},
 		{Title: "STATE", Width: 12},
-		{Title: "MEMBERS", Width: 7, Right: true},
+		{Title: "MEMBERS", Width: 7, Right: true, Drop: 3},
 		{Title: "TOPIC", Width: 16},
 		{Title: "P", Width: 4, Right: true},
 		{Title: "COMMITTED", Width: 11, Right: true},
-		{Title: "HWM", Width: 11, Right: true},
+		{Title: "HWM", Width: 11, Right: true, Drop: 2},
 		{Title: "LAG", Width: 9, Right: true},
-		{Title: "MEMBER", Width: 12, Flex: true},
+		{Title: "MEMBER", Width: 12, Flex: true, Drop: 4},
 	}, "no consumer groups")
 	return s
 }

@@ -65,10 +65,10 @@ func newPlacementScreen(c *Common, topic string) *placementScreen {
 		{Title: "LEADER", Width: 6, Right: true},
 		{Title: "REPLICAS", Width: 12},
 		{Title: "ISR", Width: 12},
-		{Title: "LOG START", Width: 11, Right: true},
+		{Title: "LOG START", Width: 11, Right: true, Drop: 3},
 		{Title: "LSO", Width: 11, Right: true},
 		{Title: "HWM", Width: 11, Right: true},
-		{Title: "SIZE", Width: 10, Right: true},
+		{Title: "SIZE", Width: 10, Right: true, Drop: 2},
 		{Title: "ERROR", Width: 8, Flex: true},
 	}, "no partitions")
 	return s
@@ -170,7 +170,7 @@ func (s *placementScreen) View() string {
 	}
 	head := st.Muted.Render(fmt.Sprintf("  replication factor %d · %s", s.info.ReplicationFactor, size)) + "\n" +
 		st.Muted.Render("  configs (non-default): "+conf)
-	return head + "\n" + s.table.View()
+	return s.table.under(head + "\n")
 }
 
 func (s *placementScreen) ShortHelp() []key.Binding {

@@ -313,6 +313,33 @@ func TestHeaderKafkaAddressNeverCut(t *testing.T) {
 	}
 }
 
+// The header's websocket address and theme are whole (the address may be
+// ":PORT" on loopback) or left out, never cut ("ws 127.0.0.1" read as an
+// address without its port).
+func TestHeaderFieldsNeverCut(t *testing.T) {
+	e := openEngine(t)
+	for w := 30; w <= 100; w++ {
+		opts := testOptions(e)
+		opts.DataDirName = "/tmp/t8/data"
+		opts.Listen = "127.0.0.1:7760"
+		m, err := New(opts)
+		if err != nil {
+			t.Fatal(err)
+		}
+		m.Update(tea.WindowSizeMsg{Width: w, Height: 24})
+		h := ansiStrip(strings.SplitN(m.View(), "\n", 2)[0])
+		if strings.Contains(h, " ws ") && !strings.Contains(h, ":7760") {
+			t.Errorf("at %d columns the header cuts the websocket address: %q", w, h)
+		}
+		if strings.Contains(h, " theme") && !strings.Contains(h, "theme dark") {
+			t.Errorf("at %d columns the header cuts the theme: %q", w, h)
+		}
+		if w >= 80 && !strings.Contains(h, "ws 127.0.0.1:7760") {
+			t.Errorf("at %d columns the header has no websocket address: %q", w, h)
+		}
+	}
+}
+
 // Text that arrives in one piece (typed fast, pasted without bracketed
 // paste, sent by tmux) goes into the field as text, even when it spells a
 // key name such as "delete" or "end".
@@ -455,3 +482,284 @@ var ansiCodes = regexp.MustCompile("\x1b\\[[0-9;]*m")
 
 // ansiStrip removes the colour codes of a rendered line.
 func ansiStrip(s string) string { return ansiCodes.ReplaceAllString(s, "") }
+
+// An error on more than one status line takes those lines from the body:
+// the screen lays itself out in the lines that remain, so its selected row
+// stays in sight and no row is hidden under the error; a click on the
+// status lines (or the help line) selects nothing.
+func TestLongErrorShrinksTheBody(t *testing.T) {
+	e := openEngine(t)
+	for i := 0; i < 30; i++ {
+		create(t, e, fmt.Sprintf("t%03d", i), engine.DefaultTopicConfig())
+	}
+	tm := startUI(t, testOptions(e))
+	waitFor(t, tm, "t000")
+	tm.Send(tea.WindowSizeMsg{Width: 40, Height: 14})
+	tm.Send(keys("G"))
+	tm.Send(keys(":"))
+	tm.Type("tail t029 x")
+	tm.Send(enter)
+	waitFor(t, tm, "non-negative")
+	m := finish(t, tm)
+
+	lines := strings.Split(m.View(), "\n")
+	status := statusOf(t, lines)
+	if len(status) < 2 {
+		t.Fatalf("the error %q takes %d status line at 40 columns: the test needs a longer one", m.status, len(status))
+	}
+	body := lines[bodyTop : len(lines)-1-len(status)]
+	if !strings.Contains(ansiStrip(body[len(body)-1]), "▸ t029") {
+		t.Errorf("with %d status lines the selected t029 is not the body's last line:\n%s", len(status), strings.Join(lines, "\n"))
+	}
+	if screen := strings.Split(m.Top().View(), "\n"); len(screen) > len(body) {
+		t.Errorf("the topics screen draws %d lines in a body of %d: its bottom lines are hidden", len(screen), len(body))
+	}
+
+	m.Update(keys("g"))
+	if m.status == "" {
+		t.Fatal("g cleared the error: the test needs it on screen")
+	}
+	for y := len(lines) - 1 - len(status); y < len(lines); y++ {
+		m.Update(tea.MouseMsg{X: 10, Y: y, Button: tea.MouseButtonLeft, Action: tea.MouseActionPress})
+		if r, _ := m.Top().(*topicsScreen).table.Selected(); r.Key != "t000" {
+			t.Errorf("a click on line %d (status or help) selected %s", y, r.Key)
+		}
+	}
+}
+
+// On every screen, an error on three status lines leaves the screen's whole
+// view in sight: each screen is laid out in the body that remains.
+func TestLongErrorShrinksEveryScreen(t *testing.T) {
+	e := openEngine(t)
+	seed(t, e)
+	tm := startUI(t, testOptions(e))
+	waitFor(t, tm, "orders")
+	tm.Send(tea.WindowSizeMsg{Width: 64, Height: 14})
+	tm.Send(down)
+	tm.Send(keys("t"))
+	waitFor(t, tm, "orders / tail", "1          24 ")
+	tm.Send(enter)
+	waitFor(t, tm, "offset 24")
+	m := finish(t, tm)
+	long := "the error " + strings.Repeat("word ", 40)
+	for depth := len(m.stack); depth >= 1; depth-- {
+		m.stack = m.stack[:depth]
+		m.Update(statusMsg{text: long, err: true})
+		lines := strings.Split(m.View(), "\n")
+		if len(lines) != 14 {
+			t.Fatalf("%s: %d lines on a terminal of 14", m.Breadcrumbs(), len(lines))
+		}
+		status := 0
+		for _, l := range lines {
+			if strings.Contains(l, "word") || strings.Contains(l, "the error") {
+				status++
+			}
+		}
+		if status != maxStatusErrorLines {
+			t.Fatalf("%s: the error takes %d lines, want %d", m.Breadcrumbs(), status, maxStatusErrorLines)
+		}
+		room := 14 - chrome - (status - 1)
+		if screen := strings.Split(m.Top().View(), "\n"); len(screen) > room {
+			t.Errorf("%s draws %d lines in a body of %d under a 3-line error", m.Breadcrumbs(), len(screen), room)
+		}
+	}
+}
+
+// A click on a row selects that row on screens that draw lines above their
+// table: the recovery list (its summary) and the frames (the segment's
+// line).
+func TestMouseClickUnderAHead(t *testing.T) {
+	e := openEngine(t)
+	seed(t, e)
+	for i := 0; i < 4; i++ {
+		produce(t, e, "orders", 0, orderRecords(100+i, 3)...) // one batch each
+	}
+	tm := startUI(t, testOptions(e))
+	waitFor(t, tm, "orders")
+	tm.Send(keys(":"))
+	tm.Type("recovery")
+	tm.Send(enter)
+	waitFor(t, tm, "last open of", "users/p0")
+	m := finish(t, tm)
+	clickEachRow(t, m, m.Top().(*recoveryListScreen).table, 0)
+
+	tm = startUI(t, testOptions(e))
+	waitFor(t, tm, "orders")
+	tm.Send(keys(":"))
+	tm.Type("topic orders")
+	tm.Send(enter)
+	waitFor(t, tm, "Topics / orders")
+	tm.Send(enter)
+	waitFor(t, tm, "segments")
+	tm.Send(enter)
+	waitFor(t, tm, "5 frames, 0 bad")
+	m = finish(t, tm)
+	clickEachRow(t, m, m.Top().(*framesScreen).table, 0)
+}
+
+// clickEachRow clicks, last first, the screen line each row of tb is drawn
+// on (found by the row's cell col) and checks the click selects that row.
+func clickEachRow(t *testing.T, m *Model, tb *table, col int) {
+	t.Helper()
+	if tb.Len() < 3 {
+		t.Fatalf("%s: %d rows, the test needs 3 at least", m.Breadcrumbs(), tb.Len())
+	}
+	lines := strings.Split(m.View(), "\n")
+	for k := tb.Len() - 1; k >= 0; k-- {
+		want := tb.rows[tb.shown[k]]
+		y := -1
+		for i, l := range lines {
+			if f := strings.Fields(strings.TrimLeft(ansiStrip(l), " ▸")); len(f) > col && f[col] == want.Cells[col] {
+				y = i
+				break
+			}
+		}
+		if y < 0 {
+			t.Fatalf("%s: row %q is not on screen:\n%s", m.Breadcrumbs(), want.Key, strings.Join(lines, "\n"))
+		}
+		m.Update(tea.MouseMsg{X: 10, Y: y, Button: tea.MouseButtonLeft, Action: tea.MouseActionPress})
+		if got, _ := tb.Selected(); got.Key != want.Key {
+			t.Errorf("%s: a click on line %d, row %q, selected %q", m.Breadcrumbs(), y, want.Key, got.Key)
+		}
+	}
+}
+
+// A click under a table's rows on screen, on the panel below it, selects
+// no row of the table, not even one scrolled out of sight.
+func TestMouseClickBelowATable(t *testing.T) {
+	e := openEngine(t)
+	cfg := engine.DefaultTopicConfig()
+	cfg.Partitions = 12
+	create(t, e, "wide", cfg)
+	tm := startUI(t, testOptions(e))
+	waitFor(t, tm, "wide")
+	tm.Send(tea.WindowSizeMsg{Width: 100, Height: 20})
+	tm.Send(enter)
+	waitFor(t, tm, "Consumers")
+	m := finish(t, tm)
+	tb := m.Top().(*partitionsScreen).table
+	if tb.Len() <= tb.height {
+		t.Fatalf("all %d partitions fit the table's %d rows: the test needs more", tb.Len(), tb.height)
+	}
+	lines := strings.Split(m.View(), "\n")
+	for y := bodyTop + tb.height + 1; y < len(lines)-1; y++ {
+		m.Update(tea.MouseMsg{X: 10, Y: y, Button: tea.MouseButtonLeft, Action: tea.MouseActionPress})
+		if r, _ := tb.Selected(); r.Key != tb.rows[0].Key {
+			t.Errorf("a click on line %d, %q, selected %s", y, strings.TrimSpace(ansiStrip(lines[y])), r.Key)
+		}
+	}
+}
+
+// On a screen that takes text (the forms, the crash lab's fault being
+// edited) ? and q type into the field: the footer does not offer them as
+// help and quit, it offers ctrl+c.
+func TestFooterOfAScreenThatTakesText(t *testing.T) {
+	e := openEngine(t)
+	seed(t, e)
+	tm := startUI(t, testOptions(e))
+	waitFor(t, tm, "orders")
+	tm.Send(keys("n"))
+	waitFor(t, tm, "New topic")
+	m := finish(t, tm)
+	footer := func() string {
+		lines := strings.Split(m.View(), "\n")
+		return ansiStrip(lines[len(lines)-1])
+	}
+	for _, open := range []struct {
+		name string
+		s    Screen
+	}{
+		{"new topic", m.Top()},
+		{"edit", newAlterTopicScreen(m.c, engine.TopicInfo{Name: "orders", Config: engine.DefaultTopicConfig()})},
+		{"produce", newProduceScreen(m.c, "orders", -1)},
+	} {
+		m.stack = append(m.stack[:1], open.s)
+		f := footer()
+		if strings.Contains(f, "? help") || strings.Contains(f, "q quit") || !strings.Contains(f, "ctrl+c quit") {
+			t.Errorf("%s: footer %q", open.name, f)
+		}
+	}
+	m.stack = m.stack[:1]
+	if f := footer(); !strings.Contains(f, "? help") || !strings.Contains(f, "q quit") {
+		t.Errorf("topics: footer %q", f)
+	}
+}
+
+// A form's hints line up in one column, whatever each field holds: a
+// value, its placeholder, or the focus.
+func TestFormHintsLineUp(t *testing.T) {
+	e := openEngine(t)
+	m, err := New(testOptions(e))
+	if err != nil {
+		t.Fatal(err)
+	}
+	m.Update(tea.WindowSizeMsg{Width: 100, Height: 30})
+	for _, s := range []Screen{
+		newCreateTopicScreen(m.c, 0),
+		newAlterTopicScreen(m.c, engine.TopicInfo{Name: "orders", Config: engine.DefaultTopicConfig()}),
+		newProduceScreen(m.c, "orders", -1),
+	} {
+		m.Update(pushMsg{s: []Screen{s}})
+		var f *form
+		switch s := s.(type) {
+		case *createTopicScreen:
+			f = s.form
+		case *alterTopicScreen:
+			f = s.form
+		case *produceScreen:
+			f = s.form
+		}
+		view := ansiStrip(m.View())
+		col := -1
+		for _, fl := range f.fields {
+			if fl.area != nil || fl.hint == "" {
+				continue
+			}
+			for _, l := range strings.Split(view, "\n") {
+				if i := strings.Index(l, "  "+fl.hint); i >= 0 && strings.Contains(l, fl.label) {
+					if c := lipgloss.Width(l[:i]); col < 0 {
+						col = c
+					} else if c != col {
+						t.Errorf("%s: the hint of %q starts at column %d, the first at %d:\n%s", m.Breadcrumbs(), fl.label, c, col, view)
+					}
+				}
+			}
+		}
+		if col < 0 {
+			t.Fatalf("%s: no hint found", m.Breadcrumbs())
+		}
+		m.Update(popMsg{})
+	}
+}
+
+// At 40 columns the selected row ends in "…" only when text of it is cut,
+// not when the padding of its last cell is: on the topics list and the
+// tail, as the other rows.
+func TestSelectedRowEllipsisOnlyForCutText(t *testing.T) {
+	e := openEngine(t)
+	create(t, e, "short", engine.DefaultTopicConfig())
+	produce(t, e, "short", 0, engine.Record{Value: []byte("v1")}, engine.Record{Value: []byte("v2")})
+	tm := startUI(t, testOptions(e))
+	waitFor(t, tm, "short")
+	tm.Send(tea.WindowSizeMsg{Width: 40, Height: 12})
+	tm.Send(keys(":"))
+	tm.Type("tail short")
+	tm.Send(enter)
+	waitFor(t, tm, "short p0", "v2")
+	m := finish(t, tm)
+	for depth := len(m.stack); depth >= 1; depth-- {
+		m.stack = m.stack[:depth]
+		found := false
+		for _, l := range strings.Split(ansiStrip(m.View()), "\n") {
+			if strings.HasPrefix(l, "▸") {
+				found = true
+				if strings.HasSuffix(strings.TrimRight(l, " "), "…") {
+					t.Errorf("%s: the selected row %q ends in …", m.Breadcrumbs(), l)
+				}
+			}
+		}
+		if !found {
+			t.Errorf("%s: no selected row", m.Breadcrumbs())
+		}
+	}
+}

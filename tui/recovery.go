@@ -213,7 +213,7 @@ func (s *recoveryListScreen) View() string {
 	}
 	sum := st.Muted.Render(fmt.Sprintf("  last open of %s: %s, %d needed work, %d degraded · enter: report and frames",
 		s.c.Opts.DataDirName, plural(int64(s.n), "partition", "partitions"), worked+degraded, degraded))
-	return sum + "\n\n" + s.table.View()
+	return s.table.under(sum + "\n\n")
 }
 
 func (s *recoveryListScreen) ShortHelp() []key.Binding {
@@ -422,8 +422,7 @@ func (s *recoveryScreen) View() string {
 	}
 	b.WriteString("\n" + s.liveLine() + "\n\n")
 	b.WriteString(st.PanelTitle.Render("  Jump into the frames") + "\n")
-	b.WriteString(s.table.View())
-	return b.String()
+	return s.table.under(b.String())
 }
 
 // liveLine is the partition's state now, which reads may have changed

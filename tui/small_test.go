@@ -3,6 +3,7 @@ package tui
 import (
 	"context"
 	"errors"
+	"slices"
 	"strings"
 	"testing"
 	"time"
@@ -298,5 +299,66 @@ func TestPartitionsShowSyncModeAt80Columns(t *testing.T) {
 	m := finish(t, tm)
 	if v := m.View(); !strings.Contains(v, "sync interval") {
 		t.Errorf("no sync mode on the partitions screen at 80 columns:\n%s", v)
+	}
+}
+
+// The help opens with its own status line, which says which lines are
+// shown, even when a message of the screen behind it (an error) was on
+// the status line: with ? and with :help.
+func TestHelpStatusReplacesAnError(t *testing.T) {
+	e := openEngine(t)
+	seed(t, e)
+	tm, _ := startUISized(t, testOptions(e), 80, 24)
+	waitFor(t, tm, "orders")
+	m := finish(t, tm)
+	for _, open := range []func(){
+		func() { m.Update(keys("?")) },
+		func() {
+			m.Update(keys(":"))
+			m.Update(keys("help"))
+			m.Update(enter)
+		},
+	} {
+		m.Update(statusMsg{text: "bad input: partition \"x\" is not a non-negative number", err: true})
+		open()
+		if !m.showHelp {
+			t.Fatal("the help did not open")
+		}
+		lines := strings.Split(m.View(), "\n")
+		if st := ansiStrip(lines[len(lines)-2]); !strings.HasPrefix(st, "help lines 1–20 of") {
+			t.Errorf("with the help open the status line reads %q", st)
+		}
+		m.Update(esc)
+	}
+}
+
+// At 80 columns the consumer groups keep their lag and the placement its
+// leader, ISR and error: their secondary columns go first.
+func TestSmallTerminalKeepsGroupAndPlacementHealth(t *testing.T) {
+	e := openEngine(t)
+	m, err := New(testOptions(e))
+	if err != nil {
+		t.Fatal(err)
+	}
+	m.Update(tea.WindowSizeMsg{Width: 80, Height: 24})
+	for _, c := range []struct {
+		name string
+		tb   *table
+		want []string
+	}{
+		{"groups", newGroupsScreen(m.c).table, []string{"GROUP", "STATE", "TOPIC", "P", "COMMITTED", "LAG"}},
+		{"placement", newPlacementScreen(m.c, "orders").table, []string{"P", "LEADER", "REPLICAS", "ISR", "HWM", "ERROR"}},
+	} {
+		c.tb.SetSize(80, 10)
+		titles := ansiStrip(strings.SplitN(c.tb.View(), "\n", 2)[0])
+		if w := lipgloss.Width(titles); w > 80 {
+			t.Errorf("%s: titles %d cells wide", c.name, w)
+		}
+		fields := strings.Fields(strings.ReplaceAll(titles, "…", " …"))
+		for _, w := range c.want {
+			if !slices.Contains(fields, w) {
+				t.Errorf("%s at 80 columns: column %s is not shown whole; titles %q", c.name, w, titles)
+			}
+		}
 	}
 }

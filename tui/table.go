@@ -43,7 +43,8 @@ type table struct {
 	empty  string
 	// passive tables (read-only listings) draw no selection.
 	passive bool
-	// top is the body line the table's column titles are on.
+	// top is the body line the table's column titles are on (set by
+	// under).
 	top int
 }
 
@@ -178,15 +179,17 @@ func (t *table) Update(msg tea.Msg) bool {
 			t.move(3)
 		case tea.MouseButtonLeft:
 			// A click on a row selects it: the body starts under the
-			// header and breadcrumbs, the rows under the column titles.
+			// header and breadcrumbs, the rows under the column titles;
+			// a click past the rows on screen (on what a screen draws
+			// below the table) selects nothing.
 			if msg.Action != tea.MouseActionPress || t.passive {
 				return false
 			}
-			i := t.offset + msg.Y - bodyTop - t.top - 1
-			if msg.Y-bodyTop-t.top-1 < 0 || i >= len(t.shown) {
+			line := msg.Y - bodyTop - t.top - 1
+			if line < 0 || line >= t.height || t.offset+line >= len(t.shown) {
 				return false
 			}
-			t.cursor = i
+			t.cursor = t.offset + line
 			t.clamp()
 		default:
 			return false
@@ -273,7 +276,7 @@ func (t *table) View() string {
 				}
 			}
 			b.WriteString(st.TableMarker.Render("▸ "))
-			b.WriteString(st.TableSelected.Render(truncate(strings.Join(line, " "), t.width-2)))
+			b.WriteString(st.TableSelected.Render(padRow(strings.Join(line, " "), t.width-2)))
 			continue
 		}
 		b.WriteString("  ")
@@ -308,6 +311,13 @@ func (t *table) View() string {
 		}
 	}
 	return b.String()
+}
+
+// under draws the table below head, the body lines a screen shows above
+// it, so that a click finds the row drawn under the pointer.
+func (t *table) under(head string) string {
+	t.top = strings.Count(head, "\n")
+	return head + t.View()
 }
 
 // cell is a row's cell as one line of plain text: control characters

@@ -799,9 +799,10 @@ func (s *tailScreen) key(msg tea.KeyMsg) tea.Cmd {
 			s.pause()
 			return status("paused: space resumes following")
 		}
-		return s.resume()
+		// Following again: the pause's message goes.
+		return tea.Batch(status(""), s.resume())
 	case key.Matches(msg, k.Latest):
-		return s.toLatest()
+		return tea.Batch(status(""), s.toLatest())
 	case key.Matches(msg, k.Earliest):
 		return s.jumpEarliest()
 	case key.Matches(msg, k.JumpOffset):

@@ -455,3 +455,43 @@ func TestTailTellsTombstoneFromItsName(t *testing.T) {
 		t.Fatalf("the text value reads %q and the tombstone %q: they must differ\n%s", rowA, rowB, s.View())
 	}
 }
+
+// "paused: space resumes following" goes from the status line when the
+// tail follows again, by space or by l.
+func TestTailResumingClearsThePausedMessage(t *testing.T) {
+	e := openEngine(t)
+	create(t, e, "ev", engine.DefaultTopicConfig())
+	produce(t, e, "ev", 0, orderRecords(0, 5)...)
+	s := newTestTail(t, testOptions(e), "ev", 0)
+	catchUp(t, s, s.Init(), 5)
+	for i, resume := range []string{" ", "l"} {
+		paused := statusesOf(t, s.Update(keys(" ")))
+		if s.live || len(paused) != 1 || paused[0].text != "paused: space resumes following" {
+			t.Fatalf("space: live %v, status %+v", s.live, paused)
+		}
+		produce(t, e, "ev", 0, orderRecords(5+i, 1)...) // the follower's read returns at once
+		got := statusesOf(t, s.Update(keys(resume)))
+		if !s.live || len(got) != 1 || got[0] != (statusMsg{}) {
+			t.Errorf("%q after the pause: live %v, status messages %+v, want the status cleared", resume, s.live, got)
+		}
+	}
+}
+
+// statusesOf runs cmd and the commands of its batch, none of which may
+// block, and returns the status messages among their messages.
+func statusesOf(t testing.TB, cmd tea.Cmd) []statusMsg {
+	t.Helper()
+	if cmd == nil {
+		return nil
+	}
+	var out []statusMsg
+	switch msg := cmd().(type) {
+	case statusMsg:
+		out = append(out, msg)
+	case tea.BatchMsg:
+		for _, c := range msg {
+			out = append(out, statusesOf(t, c)...)
+		}
+	}
+	return out
+}

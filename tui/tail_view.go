@@ -91,7 +91,7 @@ func (s *tailScreen) View() string {
 		cells := part + pad(humanCount(r.Offset), tailOffsetW, true) + " " + timeCell(r.Timestamp) +
 			pad(key, keyW, false) + " " + pad(hdrs, tailHeadersW, true) + " " + pad(val, valW, false)
 		if i == s.cursor {
-			b.WriteString(st.TableMarker.Render("▸ ") + st.TableSelected.Render(truncate(cells, s.w-2)))
+			b.WriteString(st.TableMarker.Render("▸ ") + st.TableSelected.Render(padRow(cells, s.w-2)))
 			continue
 		}
 		b.WriteString("  ")

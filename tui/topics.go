@@ -342,7 +342,7 @@ func retention(cfg engine.TopicConfig) string {
 
 func (s *topicsScreen) View() string {
 	if s.err != nil {
-		return s.c.Styles.StatusError.Render("topics: "+s.err.Error()) + "\n" + s.table.View()
+		return s.table.under(s.c.Styles.StatusError.Render("topics: "+s.err.Error()) + "\n")
 	}
 	if !s.loaded {
 		return s.c.Styles.Muted.Render("  loading topics…")
