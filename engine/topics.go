@@ -266,11 +266,26 @@ func (e *Engine) makeTopic(t *topic) error {
 			for _, o := range t.parts[:p] {
 				o.Close()
 			}
-			return err
+			return e.undoCreate(name, err)
 		}
 		t.parts[p] = l
 	}
 	return nil
+}
+
+// undoCreate deletes a topic whose create failed (with cause) after its
+// meta.db commit, as DeleteTopic does (marked deleting, files removed,
+// record deleted), so the failed create leaves nothing the next open
+// serves. Its partitions are closed. A crash or an error after the mark
+// leaves a delete the next open finishes.
+func (e *Engine) undoCreate(name string, cause error) error {
+	if err := e.meta.MarkTopicDeleting(name); err != nil {
+		return errors.Join(cause, fmt.Errorf("topic %s: undoing the create: %w (meta.db still lists the topic, so the next open opens it)", name, mapMetaErr(err)))
+	}
+	if err := e.finishDelete(name); err != nil {
+		return errors.Join(cause, fmt.Errorf("undoing the create: %w (the next open finishes the delete)", err))
+	}
+	return cause
 }
 
 // checkCapsLocked refuses a new topic of n partitions past Options.MaxTopics
