@@ -40,12 +40,18 @@ func (r *runner) applyManifest(disk []int64) ([]int64, error) {
 		onDisk[b] = true
 	}
 	for _, b := range m.Retired {
+		// The .log goes first, so a crash may leave the .log and its
+		// .index, or the .index alone.
+		name := segment.LogFile(b)
 		if !onDisk[b] {
-			continue
+			if _, err := os.Lstat(filepath.Join(r.dir, segment.IndexFile(b))); err != nil {
+				continue
+			}
+			name = segment.IndexFile(b)
 		}
 		delete(onDisk, b)
 		if r.opts.ReadOnly {
-			r.note("%s: its deletion was recorded and would be finished", segment.LogFile(b))
+			r.note("%s: its deletion was recorded and would be finished", name)
 			continue
 		}
 		for _, f := range []string{segment.LogFile(b), segment.IndexFile(b)} {
@@ -56,7 +62,7 @@ func (r *runner) applyManifest(disk []int64) ([]int64, error) {
 		if err := fsutil.SyncDir(r.dir); err != nil {
 			return nil, err
 		}
-		r.note("%s: its deletion was recorded (retention or compaction) and is now finished", segment.LogFile(b))
+		r.note("%s: its deletion was recorded (retention or compaction) and is now finished", name)
 	}
 	listed := map[int64]bool{}
 	for _, b := range m.Segments {

@@ -2,7 +2,12 @@ package recovery
 
 import (
 	"errors"
+	"io/fs"
+	"os"
+	"path/filepath"
 	"reflect"
+	"slices"
+	"strings"
 	"testing"
 )
 
@@ -54,5 +59,46 @@ func TestManifestRejectsDamage(t *testing.T) {
 		if _, err := EncodeManifest(m); !errors.Is(err, ErrBadManifest) {
 			t.Fatalf("%+v encoded (%v)", m, err)
 		}
+	}
+}
+
+// A deletion the manifest recorded (retired) is finished whichever of the
+// segment's two files a crash left: the .log and its .index, or only the
+// .index (the .log is removed first); inspect says what it would remove and
+// removes nothing.
+func TestRetiredLeftoversAreRemoved(t *testing.T) {
+	for _, left := range [][]string{{".log", ".index"}, {".index"}} {
+		t.Run(strings.Join(left, "+"), func(t *testing.T) {
+			f := defaultFixture(t)
+			m := f.files(t, false)
+			old := f.segs[0].name()
+			for _, ext := range []string{".log", ".index"} {
+				if !slices.Contains(left, ext) {
+					delete(m, old+ext)
+				}
+			}
+			man, err := EncodeManifest(Manifest{Segments: []int64{100, 200}, Retired: []int64{0}})
+			if err != nil {
+				t.Fatal(err)
+			}
+			m[ManifestFile] = man
+			res, dir := runImage(t, m, Options{ReadOnly: true})
+			if !strings.Contains(strings.Join(res.Report.Notes, "\n"), "would be finished") {
+				t.Errorf("inspect: notes %q say nothing of the deletion", res.Report.Notes)
+			}
+			sameImage(t, "inspect", m, dirImage(t, dir))
+			res = runClosed(t, dir, Options{})
+			if !strings.Contains(strings.Join(res.Report.Notes, "\n"), "is now finished") {
+				t.Errorf("open: notes %q say nothing of the deletion", res.Report.Notes)
+			}
+			for _, ext := range left {
+				if _, err := os.Stat(filepath.Join(dir, old+ext)); !errors.Is(err, fs.ErrNotExist) {
+					t.Errorf("%s%s of the recorded deletion is still there (%v)", old, ext, err)
+				}
+			}
+			if res.Report.Degraded || res.LogStart != 100 {
+				t.Errorf("after finishing the deletion: degraded %v, log start %d", res.Report.Degraded, res.LogStart)
+			}
+		})
 	}
 }
