@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"context"
 	"encoding/json"
+	"io"
 	"os"
 	"path/filepath"
 	"strings"
@@ -307,5 +308,21 @@ func TestVerifyActiveTailBelowAcknowledgedEnd(t *testing.T) {
 				t.Fatalf("above the acknowledged end verify found %+v, want a torn tail at %d (offset %d)", p, c.StartPos, c.FirstOffset)
 			}
 		})
+	}
+}
+
+// TestDumpOfAManifestSaysWhatDumpReads: pulse dump of a partition's manifest
+// (text, not a segment) fails saying which of the partition's files dump
+// reads, and that the manifest is text, rather than only .log files.
+func TestDumpOfAManifestSaysWhatDumpReads(t *testing.T) {
+	_, dir, _ := segmentedDir(t)
+	err := Dump(io.Discard, filepath.Join(dir, layout.ManifestFile), DumpOptions{})
+	if err == nil {
+		t.Fatal("dump of a manifest succeeded")
+	}
+	for _, want := range []string{"not a Pulse segment", ".index", "snapshot", "hwm", "manifest is text"} {
+		if !strings.Contains(err.Error(), want) {
+			t.Errorf("%v: does not say %q", err, want)
+		}
 	}
 }
