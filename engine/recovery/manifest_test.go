@@ -102,3 +102,28 @@ func TestRetiredLeftoversAreRemoved(t *testing.T) {
 		})
 	}
 }
+
+// Lost ranges at the start of the log stay inside it, however many: with
+// the first two segments gone, the log starts at the first one's base, so a
+// read from the earliest offset counts both ranges as skipped.
+func TestLostRangesAtTheStartStayInTheLog(t *testing.T) {
+	f := defaultFixture(t)
+	m := f.files(t, false)
+	for _, s := range f.segs[:2] {
+		delete(m, s.name()+".log")
+		delete(m, s.name()+".index")
+	}
+	man, err := EncodeManifest(Manifest{Segments: []int64{0, 100, 200}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	m[ManifestFile] = man
+	res, dir := runImage(t, m, Options{})
+	if res.LogStart != 0 || len(res.Gaps) != 2 {
+		t.Fatalf("first open: log start %d, gaps %+v; want 0 and [0, 100), [100, 200)", res.LogStart, res.Gaps)
+	}
+	res = runClosed(t, dir, Options{}) // now from the gaps the manifest records
+	if res.LogStart != 0 || len(res.Gaps) != 2 {
+		t.Fatalf("second open: log start %d, gaps %+v; want 0 and [0, 100), [100, 200)", res.LogStart, res.Gaps)
+	}
+}

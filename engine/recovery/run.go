@@ -425,10 +425,15 @@ func (r *runner) finish() (*Result, error) {
 		persisted = logStart
 	}
 	// A lost range at the start (the first segment is gone) stays inside
-	// the log, so reads from the earliest offset count it as skipped.
-	for _, g := range r.rep.Gaps {
-		if g.FirstOffset < logStart && g.EndOffset >= logStart {
-			logStart = g.FirstOffset
+	// the log, so reads from the earliest offset count it as skipped; so
+	// does one ending where such a range starts (the first segments gone),
+	// whatever the order the gaps are listed in.
+	for moved := true; moved; {
+		moved = false
+		for _, g := range r.rep.Gaps {
+			if g.FirstOffset < logStart && g.EndOffset >= logStart {
+				logStart, moved = g.FirstOffset, true
+			}
 		}
 	}
 	r.rep.LogStart = logStart
