@@ -127,3 +127,38 @@ func TestLostRangesAtTheStartStayInTheLog(t *testing.T) {
 		t.Fatalf("second open: log start %d, gaps %+v; want 0 and [0, 100), [100, 200)", res.LogStart, res.Gaps)
 	}
 }
+
+// A lost range the manifest records that retention has since left behind
+// (every segment up to it and past it deleted, so it ends below the log
+// start) is gone with them: not reported, not degraded, dropped from the
+// manifest, and not a problem for pulse verify (SegmentFilesOf).
+func TestLostRangeBelowTheLogStartIsDropped(t *testing.T) {
+	f := defaultFixture(t)
+	m := f.files(t, false)
+	for _, s := range f.segs[:2] {
+		delete(m, s.name()+".log")
+		delete(m, s.name()+".index")
+	}
+	man, err := EncodeManifest(Manifest{Segments: []int64{200}, Gaps: []Gap{{FirstOffset: 20, EndOffset: 60, Reason: "segment gone"}}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	m[ManifestFile] = man
+	dir := t.TempDir()
+	writeFiles(t, dir, m)
+	sf, err := SegmentFilesOf(dir)
+	if err != nil || len(sf.Recorded) != 0 {
+		t.Fatalf("SegmentFilesOf: recorded %+v (%v), want none", sf.Recorded, err)
+	}
+	res := runClosed(t, dir, Options{})
+	if res.LogStart != 200 || len(res.Gaps) != 0 || res.Report.Degraded {
+		t.Fatalf("log start %d, gaps %+v, degraded %v; want 200, none, not degraded", res.LogStart, res.Gaps, res.Report.Degraded)
+	}
+	if !strings.Contains(strings.Join(res.Report.Notes, "\n"), "[20, 60)") {
+		t.Errorf("notes %q do not say the range was dropped", res.Report.Notes)
+	}
+	got, err := ReadManifest(dir)
+	if err != nil || len(got.Gaps) != 0 {
+		t.Fatalf("manifest after the open: %+v (%v), want no gaps", got, err)
+	}
+}

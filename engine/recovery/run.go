@@ -64,6 +64,7 @@ type runner struct {
 	// The manifest as read (man, haveMan) and what Run learnt against it.
 	man           Manifest
 	haveMan       bool
+	gapsDropped   bool            // man.Gaps lost ranges the manifest on disk still records
 	limitOf       map[int64]int64 // present segment base -> next listed base
 	missingActive int64           // the listed active segment when its file is gone, else -1
 	missing       []Gap           // the listed sealed segments whose file is gone
