@@ -106,10 +106,10 @@ func Open(opts Options) (*Engine, error) {
 		return nil, fmt.Errorf("data directory %s: %w", opts.Dir, err)
 	}
 	lock, err := fsutil.Lock(opts.Dir)
+	if errors.Is(err, ErrLocked) {
+		return nil, err // names the directory and the holder's pid
+	}
 	if err != nil {
-		if errors.Is(err, fsutil.ErrLocked) {
-			return nil, fmt.Errorf("%w: %w", ErrLocked, err)
-		}
 		return nil, fmt.Errorf("data directory %s: %w", opts.Dir, err)
 	}
 	_, statErr := os.Stat(meta.Path(opts.Dir))

@@ -183,6 +183,9 @@ func TestSecondProcessGetsClearLockError(t *testing.T) {
 	if !strings.Contains(string(out), "locked") || !strings.Contains(string(out), dir) {
 		t.Fatalf("lock error does not say what and where: %q", out)
 	}
+	if n := strings.Count(string(out), "locked"); n != 1 {
+		t.Errorf("lock error %q says \"locked\" %d times, want once", out, n)
+	}
 	if _, err := Open(DefaultOptions(dir)); !errors.Is(err, ErrLocked) {
 		t.Fatalf("second open in process: %v, want ErrLocked", err)
 	}

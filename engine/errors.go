@@ -4,13 +4,14 @@ import (
 	"errors"
 
 	"github.com/pulselog/pulse/engine/plog"
+	"github.com/pulselog/pulse/internal/fsutil"
 	"github.com/pulselog/pulse/meta"
 )
 
 // Errors returned by the engine facade, matched with errors.Is.
 var (
 	// Opening a data directory.
-	ErrLocked = errors.New("data directory is locked by another pulse process")
+	ErrLocked = fsutil.ErrLocked // the data dir's LOCK is fsutil's; its error names the dir and the holder once
 	ErrClosed = errors.New("engine is closed")
 
 	// Topics and partitions.

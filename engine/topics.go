@@ -266,11 +266,26 @@ func (e *Engine) makeTopic(t *topic) error {
 			for _, o := range t.parts[:p] {
 				o.Close()
 			}
-			return err
+			return e.undoCreate(name, err)
 		}
 		t.parts[p] = l
 	}
 	return nil
+}
+
+// undoCreate deletes a topic whose create failed (with cause) after its
+// meta.db commit, as DeleteTopic does (marked deleting, files removed,
+// record deleted), so the failed create leaves nothing the next open
+// serves. Its partitions are closed. A crash or an error after the mark
+// leaves a delete the next open finishes.
+func (e *Engine) undoCreate(name string, cause error) error {
+	if err := e.meta.MarkTopicDeleting(name); err != nil {
+		return errors.Join(cause, fmt.Errorf("topic %s: undoing the create: %w (meta.db still lists the topic, so the next open opens it)", name, mapMetaErr(err)))
+	}
+	if err := e.finishDelete(name); err != nil {
+		return errors.Join(cause, fmt.Errorf("undoing the create: %w (the next open finishes the delete)", err))
+	}
+	return cause
 }
 
 // checkCapsLocked refuses a new topic of n partitions past Options.MaxTopics
@@ -485,12 +500,13 @@ func (e *Engine) alter(t *topic, cfg TopicConfig) (*topic, error) {
 	}
 	parts, err := e.openNewPartitions(name, have, cfg)
 	if err != nil {
-		// meta.db has the new count: the next open retries these.
 		t.cfgMu.Lock()
 		t.cfg = cfg
 		t.cfg.Partitions = have // the rest of the change applies
+		kept := t.cfg
 		t.cfgMu.Unlock()
-		return nil, fmt.Errorf("topic %s: grow to %d partitions: %w", name, cfg.Partitions, err)
+		err = fmt.Errorf("topic %s: grow to %d partitions: %w", name, cfg.Partitions, err)
+		return nil, e.undoGrow(name, have, cfg.Partitions, kept, err)
 	}
 	parts = append(append(make([]*plog.Log, 0, cfg.Partitions), t.parts...), parts...)
 	return &topic{name: name, createdAt: t.createdAt, parts: parts, cfg: cfg}, nil
@@ -568,6 +584,32 @@ func (e *Engine) openNewPartitions(name string, from int, cfg TopicConfig) ([]*p
 		return nil, err
 	}
 	return logs, nil
+}
+
+// undoGrow takes back a grow of topic name from have to want partitions
+// whose new partitions failed to open (with cause) after the meta.db commit:
+// their files are removed first, then meta.db goes back to have partitions
+// (keeping the rest of the change, cfg), so the failed grow leaves nothing
+// the next open serves. A crash or an error between the two leaves empty
+// partitions that the next open opens: a grow, never a loss, since the new
+// partitions were never served.
+func (e *Engine) undoGrow(name string, have, want int, cfg TopicConfig, cause error) error {
+	for p := have; p < want; p++ {
+		if err := os.RemoveAll(e.partitionDir(name, p)); err != nil {
+			return errors.Join(cause, fmt.Errorf("undoing the grow: %w (meta.db keeps %d partitions: the next open opens them)", err, want))
+		}
+	}
+	if err := fsutil.SyncDir(layout.TopicDir(e.opts.Dir, name)); err != nil {
+		return errors.Join(cause, fmt.Errorf("undoing the grow: %w (meta.db keeps %d partitions: the next open opens them)", err, want))
+	}
+	raw, err := json.Marshal(cfg)
+	if err == nil {
+		err = e.meta.UndoGrowTopic(name, have, raw)
+	}
+	if err != nil {
+		return errors.Join(cause, fmt.Errorf("undoing the grow: %w (meta.db keeps %d partitions: the next open opens them)", mapMetaErr(err), want))
+	}
+	return cause
 }
 
 // applyLive sets the live options of one open partition to cfg's.

@@ -21,8 +21,11 @@ var (
 	// never initialised (a writable Open initialises it).
 	ErrNotInitialized = errors.New("meta.db is not initialised")
 	// ErrDamaged is returned by Open when meta.db exists but cannot be a
-	// bbolt file: empty, truncated, or without a valid meta page. The error
-	// names the file. Nothing is written, and bbolt never maps it.
+	// bbolt file: empty, truncated, without a valid meta page, or with a
+	// damaged free list page; nothing is written, and bbolt never maps it.
+	// Any method returns it when bbolt meets a damaged page (its panic or
+	// fault, turned into this error; the transaction is rolled back). The
+	// error names the file.
 	ErrDamaged = errors.New("meta.db is damaged")
 	// ErrClosed is returned by every method of a closed Store.
 	ErrClosed = errors.New("meta store is closed")

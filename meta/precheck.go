@@ -21,15 +21,25 @@ const (
 	metaOffMagic    = boltPageHeader + 0  // u32
 	metaOffVersion  = boltPageHeader + 4  // u32
 	metaOffPageSize = boltPageHeader + 8  // u32
+	metaOffFreelist = boltPageHeader + 32 // u64: the free list's page
 	metaOffPgid     = boltPageHeader + 40 // u64: pages in use (high water mark)
 	metaOffTxid     = boltPageHeader + 48 // u64
 	metaOffChecksum = boltPageHeader + 56 // u64: fnv64a of [boltPageHeader, metaOffChecksum)
 	metaEnd         = metaOffChecksum + 8
+
+	// Every page starts with this header: id u64, flags u16, count u16,
+	// overflow u32 (the pages after it that it spans).
+	pageOffFlags     = 8
+	pageOffCount     = 10
+	pageOffOverflow  = 12
+	freelistPageFlag = 0x10
+	noFreelist       = ^uint64(0) // the meta page's free list when none is stored
 )
 
 // boltMeta is what checkFile reads from one meta page.
 type boltMeta struct {
 	pageSize uint32
+	freelist uint64
 	pgid     uint64
 	txid     uint64
 }
@@ -51,7 +61,7 @@ func parseBoltMeta(b []byte) (boltMeta, error) {
 	if got, want := h.Sum64(), le.Uint64(b[metaOffChecksum:]); got != want {
 		return boltMeta{}, fmt.Errorf("checksum 0x%016x, stored 0x%016x", got, want)
 	}
-	m := boltMeta{pageSize: le.Uint32(b[metaOffPageSize:]), pgid: le.Uint64(b[metaOffPgid:]), txid: le.Uint64(b[metaOffTxid:])}
+	m := boltMeta{pageSize: le.Uint32(b[metaOffPageSize:]), freelist: le.Uint64(b[metaOffFreelist:]), pgid: le.Uint64(b[metaOffPgid:]), txid: le.Uint64(b[metaOffTxid:])}
 	if m.pageSize < 512 || m.pageSize > 1<<16 || m.pageSize&(m.pageSize-1) != 0 {
 		return boltMeta{}, fmt.Errorf("page size %d", m.pageSize)
 	}
@@ -132,6 +142,32 @@ func checkFile(path string) error {
 	if need := int64(best.pgid) * int64(best.pageSize); size < need {
 		return fmt.Errorf("meta: %s: %w: %d bytes, its meta page says %d pages of %d bytes (%d bytes) are in use: truncated",
 			path, ErrDamaged, size, best.pgid, best.pageSize, need)
+	}
+	// bbolt reads the free list as it opens the file and panics on a
+	// damaged page there, holding the file's lock: check its header first.
+	if f := best.freelist; f != noFreelist {
+		if f < 2 || f >= best.pgid {
+			return fmt.Errorf("meta: %s: %w: the free list is page %d, outside the %d pages in use", path, ErrDamaged, f, best.pgid)
+		}
+		b, err := read(int64(f) * int64(best.pageSize))
+		if err != nil {
+			return fmt.Errorf("meta: %s: %w", path, err)
+		}
+		le := binary.LittleEndian
+		if len(b) < boltPageHeader {
+			return fmt.Errorf("meta: %s: %w: the free list page %d is cut short", path, ErrDamaged, f)
+		}
+		if flags := le.Uint16(b[pageOffFlags:]); flags != freelistPageFlag {
+			return fmt.Errorf("meta: %s: %w: the free list page %d has flags 0x%02x, want 0x%02x", path, ErrDamaged, f, flags, freelistPageFlag)
+		}
+		over := uint64(le.Uint32(b[pageOffOverflow:]))
+		if f+over >= best.pgid {
+			return fmt.Errorf("meta: %s: %w: the free list page %d spans %d more pages, past the %d pages in use", path, ErrDamaged, f, over, best.pgid)
+		}
+		// A count of 0xffff says the real one is the first element.
+		if n := uint64(le.Uint16(b[pageOffCount:])); n < 0xffff && boltPageHeader+8*n > (over+1)*uint64(best.pageSize) {
+			return fmt.Errorf("meta: %s: %w: the free list page %d says it holds %d pages, more than its %d bytes do", path, ErrDamaged, f, n, (over+1)*uint64(best.pageSize))
+		}
 	}
 	return nil
 }

@@ -95,3 +95,86 @@ func TestDamagedMetaFileIsAClearError(t *testing.T) {
 		t.Fatalf("after one damaged meta page: %d topics (%v)", len(ts), err)
 	}
 }
+
+// TestDamagedPageIsAnError flips a byte of the header of every page of a
+// real meta.db past the two meta pages (its flags: the page type bbolt
+// asserts on, or its element count): bbolt panics on such a page, and
+// the store turns that into ErrDamaged naming the file, from Open, a read,
+// a write or Check, instead of a crash with a Go stack trace.
+func TestDamagedPageIsAnError(t *testing.T) {
+	src := t.TempDir()
+	s := openStore(t, src)
+	for i := range 200 {
+		if err := s.PutTopic(Topic{Name: fmt.Sprintf("topic-%03d-%s", i, strings.Repeat("x", 100)), Partitions: 4}); err != nil {
+			t.Fatal(err)
+		}
+		if err := s.CommitCursor("billing", fmt.Sprintf("topic-%03d-%s", i, strings.Repeat("x", 100)), 0, int64(i)); err != nil {
+			t.Fatal(err)
+		}
+	}
+	if err := s.Close(); err != nil {
+		t.Fatal(err)
+	}
+	good, err := os.ReadFile(Path(src))
+	if err != nil {
+		t.Fatal(err)
+	}
+	damaged := 0
+	for page := 2; page*4096 < len(good); page++ {
+		for _, field := range []struct {
+			name string
+			off  int
+		}{{"flags", 8}, {"count", 10}} {
+			img := bytes.Clone(good)
+			img[page*4096+field.off] ^= 0xff
+			dir := t.TempDir()
+			if err := os.WriteFile(Path(dir), img, 0o600); err != nil {
+				t.Fatal(err)
+			}
+			for _, ro := range []bool{false, true} {
+				o := DefaultOptions()
+				o.ReadOnly = ro
+				errs := useStore(dir, o)
+				for _, err := range errs {
+					if !errors.Is(err, ErrDamaged) && !errors.Is(err, ErrCorrupt) && !errors.Is(err, ErrNotInitialized) {
+						t.Errorf("page %d %s, read-only %v: %v, want ErrDamaged (or ErrCorrupt)", page, field.name, ro, err)
+					}
+					if errors.Is(err, ErrDamaged) {
+						damaged++
+						if !strings.Contains(err.Error(), Path(dir)) {
+							t.Errorf("page %d %s: %v does not name %s", page, field.name, err, Path(dir))
+						}
+					}
+				}
+			}
+		}
+	}
+	if damaged == 0 {
+		t.Fatal("no flipped page header was found damaged")
+	}
+}
+
+// useStore opens the store in dir and reads and writes everything a data
+// dir's open and its serving do, returning the errors met on the way.
+func useStore(dir string, o Options) (errs []error) {
+	st, err := Open(dir, o)
+	if err != nil {
+		return []error{err}
+	}
+	defer st.Close()
+	if _, err := st.ListTopics(); err != nil {
+		errs = append(errs, err)
+	}
+	if _, err := st.ListCursors(""); err != nil {
+		errs = append(errs, err)
+	}
+	if _, err := st.Check(); err != nil { // the problems it finds are its report
+		errs = append(errs, err)
+	}
+	if !o.ReadOnly {
+		if err := st.PutTopic(Topic{Name: "new", Partitions: 1}); err != nil {
+			errs = append(errs, err)
+		}
+	}
+	return errs
+}

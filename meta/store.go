@@ -10,6 +10,7 @@ import (
 	"io/fs"
 	"os"
 	"path/filepath"
+	"runtime/debug"
 	"time"
 
 	bolt "go.etcd.io/bbolt"
@@ -103,7 +104,7 @@ func Open(dataDir string, opts Options) (*Store, error) {
 	if timeout == 0 {
 		timeout = time.Nanosecond // one attempt: bbolt treats 0 as forever
 	}
-	db, err := bolt.Open(path, 0o600, &bolt.Options{
+	db, err := openBolt(path, &bolt.Options{
 		Timeout:      timeout,
 		ReadOnly:     opts.ReadOnly,
 		FreelistType: bolt.FreelistArrayType,
@@ -129,6 +130,14 @@ func Open(dataDir string, opts Options) (*Store, error) {
 		}
 	}
 	return s, nil
+}
+
+// openBolt is bolt.Open with a panic on a damaged page (the free list's,
+// read as the file opens) turned into ErrDamaged.
+func openBolt(path string, o *bolt.Options) (db *bolt.DB, err error) {
+	defer debug.SetPanicOnFault(debug.SetPanicOnFault(true))
+	defer damagedOnPanic(path, &err)
+	return bolt.Open(path, 0o600, o)
 }
 
 // Close closes meta.db, waiting for transactions in flight.
@@ -313,16 +322,32 @@ func getJSON(b *bolt.Bucket, bucket string, key []byte, v any) error {
 }
 
 // view runs fn in a read transaction.
-func (s *Store) view(fn func(tx *bolt.Tx) error) error {
+func (s *Store) view(fn func(tx *bolt.Tx) error) (err error) {
+	defer debug.SetPanicOnFault(debug.SetPanicOnFault(true))
+	defer damagedOnPanic(s.path, &err)
 	return s.mapErr(s.db.View(fn))
 }
 
 // update runs fn in a read-write transaction whose commit is fsynced.
-func (s *Store) update(fn func(tx *bolt.Tx) error) error {
+func (s *Store) update(fn func(tx *bolt.Tx) error) (err error) {
 	if s.opts.ReadOnly {
 		return fmt.Errorf("%w: %s", ErrReadOnly, s.path)
 	}
+	defer debug.SetPanicOnFault(debug.SetPanicOnFault(true))
+	defer damagedOnPanic(s.path, &err)
 	return s.mapErr(s.db.Update(fn))
+}
+
+// damagedOnPanic, deferred around a bbolt call, turns a panic into
+// ErrDamaged naming path: bbolt asserts on the pages it reads (their type)
+// and panics on a damaged one, and a damaged element count makes it read
+// past the file's mapping, a fault that debug.SetPanicOnFault (set around
+// every call) makes a panic too. bbolt's own deferred rollback has already
+// ended the transaction, so nothing of it was committed.
+func damagedOnPanic(path string, err *error) {
+	if r := recover(); r != nil {
+		*err = fmt.Errorf("meta: %s: %w: %v", path, ErrDamaged, r)
+	}
 }
 
 func (s *Store) mapErr(err error) error {

@@ -319,6 +319,58 @@ func (s *Store) DeleteTopic(name string) error {
 	return nil
 }
 
+// UndoGrowTopic lowers an active topic's partition count back to partitions
+// after a grow (GrowTopic) whose new partitions could not be opened, so were
+// never served, and stores config with it, in one synced commit: the
+// partition records past the count go, and any cursor or report of those
+// partitions with them. It is the one way a count goes down; a count above
+// the current one is ErrInvalidPartition.
+func (s *Store) UndoGrowTopic(name string, partitions int, config json.RawMessage) error {
+	if err := ValidateTopicName(name); err != nil {
+		return err
+	}
+	if !json.Valid(config) {
+		return fmt.Errorf("%w: topic %s: config is not valid JSON", ErrInvalidConfig, name)
+	}
+	err := s.update(func(tx *bolt.Tx) error {
+		t, err := activeTopic(tx, name, -1)
+		if err != nil {
+			return err
+		}
+		if partitions < 1 || partitions > t.Partitions {
+			return fmt.Errorf("%w: topic %s has %d partitions, cannot undo a grow back to %d", ErrInvalidPartition, name, t.Partitions, partitions)
+		}
+		parts, err := bucket(tx, BucketPartitions)
+		if err != nil {
+			return err
+		}
+		for p := partitions; p < t.Partitions; p++ {
+			if err := parts.Delete(partitionKey(name, p)); err != nil {
+				return err
+			}
+		}
+		past := func(k []byte) bool {
+			_, topic, p, err := parseTripleKey(k)
+			return err == nil && topic == name && p >= partitions
+		}
+		for _, bn := range []string{BucketCursors, BucketReports} {
+			b, err := bucket(tx, bn)
+			if err != nil {
+				return err
+			}
+			if err := deleteMatching(b, past); err != nil {
+				return err
+			}
+		}
+		t.Partitions, t.Config = partitions, config
+		return putTopic(tx, t)
+	})
+	if err != nil {
+		return fmt.Errorf("meta: undo the grow of topic %s back to %d partitions: %w", name, partitions, err)
+	}
+	return nil
+}
+
 // UpdateTopicConfig replaces the stored config of an active topic. The
 // partition count is not part of it and does not change.
 func (s *Store) UpdateTopicConfig(name string, config json.RawMessage) error {

@@ -377,3 +377,39 @@ func TestCheckFindsDanglingRecords(t *testing.T) {
 		t.Errorf("%d problems, want 4:\n%s", len(problems), all)
 	}
 }
+
+// UndoGrowTopic takes back a grow whose partitions never opened: the count,
+// the partition records and anything stored for those partitions go back,
+// the config it is given stays, and it never raises a count.
+func TestUndoGrowTopic(t *testing.T) {
+	dir := t.TempDir()
+	s := openStore(t, dir)
+	if err := s.PutTopic(Topic{Name: "orders", Partitions: 1}); err != nil {
+		t.Fatal(err)
+	}
+	if err := s.GrowTopic("orders", 3, json.RawMessage(`{"n":3}`)); err != nil {
+		t.Fatal(err)
+	}
+	if err := s.CommitCursor("billing", "orders", 2, 5); err != nil {
+		t.Fatal(err)
+	}
+	if err := s.UndoGrowTopic("orders", 4, json.RawMessage(`{}`)); !errors.Is(err, ErrInvalidPartition) {
+		t.Fatalf("undo to more partitions: %v, want ErrInvalidPartition", err)
+	}
+	if err := s.UndoGrowTopic("orders", 1, json.RawMessage(`{"n":1}`)); err != nil {
+		t.Fatal(err)
+	}
+	s.Close()
+	s = openStore(t, dir)
+	got, err := s.GetTopic("orders")
+	if err != nil || got.Partitions != 1 || string(got.Config) != `{"n":1}` {
+		t.Fatalf("after the undo: %+v, %v", got, err)
+	}
+	ps, err := s.Partitions("orders")
+	if err != nil || len(ps) != 1 {
+		t.Fatalf("partition records after the undo: %+v, %v", ps, err)
+	}
+	if _, ok, err := s.Cursor("billing", "orders", 2); ok || err != nil {
+		t.Fatalf("a cursor of an undone partition is still there (%v)", err)
+	}
+}

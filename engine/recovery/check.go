@@ -15,9 +15,9 @@ type SegmentCheck struct {
 	Base       int64  `json:"base"` // from the file name (0 when it is not a segment name)
 	Size       int64  `json:"size"`
 	Batches    int64  `json:"batches"`     // valid batches
-	NextOffset int64  `json:"next_offset"` // offset after the last valid batch
+	NextOffset int64  `json:"next_offset"` // offset after the last valid batch (the acknowledged end past a corrupt tail)
 	// Corrupt are damaged regions; Torn is damage at the end of an active
-	// segment that recovery would truncate.
+	// segment that recovery would truncate (above CheckOptions.Acknowledged).
 	Corrupt []CorruptRange `json:"corrupt,omitempty"`
 	Torn    *Truncation    `json:"torn,omitempty"`
 	// Lost, with a Limit, is the offset range a sealed segment lost at its
@@ -35,6 +35,11 @@ type CheckOptions struct {
 	// damage at the end of the file is a corrupt range, without one it is a
 	// torn tail.
 	Limit int64
+	// Acknowledged is the partition's acknowledged end (AcknowledgedEnd) for
+	// its active segment; zero means none. Damage at the end of the file
+	// holding offsets below it is a corrupt range up to it, as recovery
+	// reports it, not a torn tail.
+	Acknowledged int64
 	// Progress, when set, is told how many bytes of the file were read so far.
 	Progress func(done int64)
 	// Visit, when set, sees every batch and damaged region in file order; an
@@ -70,6 +75,9 @@ func CheckSegmentFile(path string, opts CheckOptions) (*SegmentCheck, error) {
 	})
 	if out.err != nil {
 		return nil, out.err
+	}
+	if opts.Limit <= 0 {
+		acknowledgedTail(&out, fi.Size(), opts.Acknowledged)
 	}
 	c := &SegmentCheck{
 		Path: path, Base: base, Size: fi.Size(), Batches: out.batches, NextOffset: out.next,

@@ -31,7 +31,15 @@ func (r *runner) applyManifest(disk []int64) ([]int64, error) {
 		r.note("manifest unreadable, recorded again from the %d segment files found: %v", len(disk), err)
 		return disk, nil
 	}
-	r.man, r.haveMan = m, true
+	var dropped []Gap
+	if len(m.Segments) > 0 {
+		m.Gaps, dropped = gapsFrom(m.Gaps, m.Segments[0])
+	}
+	for _, g := range dropped {
+		r.note("offsets [%d, %d), recorded as lost (%s), end below the log start %d (retention deleted the segments around them): no longer recorded",
+			g.FirstOffset, g.EndOffset, g.Reason, m.Segments[0])
+	}
+	r.man, r.haveMan, r.gapsDropped = m, true, len(dropped) > 0
 	for _, g := range m.Gaps {
 		r.addGap(g)
 	}
@@ -40,12 +48,18 @@ func (r *runner) applyManifest(disk []int64) ([]int64, error) {
 		onDisk[b] = true
 	}
 	for _, b := range m.Retired {
+		// The .log goes first, so a crash may leave the .log and its
+		// .index, or the .index alone.
+		name := segment.LogFile(b)
 		if !onDisk[b] {
-			continue
+			if _, err := os.Lstat(filepath.Join(r.dir, segment.IndexFile(b))); err != nil {
+				continue
+			}
+			name = segment.IndexFile(b)
 		}
 		delete(onDisk, b)
 		if r.opts.ReadOnly {
-			r.note("%s: its deletion was recorded and would be finished", segment.LogFile(b))
+			r.note("%s: its deletion was recorded and would be finished", name)
 			continue
 		}
 		for _, f := range []string{segment.LogFile(b), segment.IndexFile(b)} {
@@ -56,7 +70,7 @@ func (r *runner) applyManifest(disk []int64) ([]int64, error) {
 		if err := fsutil.SyncDir(r.dir); err != nil {
 			return nil, err
 		}
-		r.note("%s: its deletion was recorded (retention or compaction) and is now finished", segment.LogFile(b))
+		r.note("%s: its deletion was recorded (retention or compaction) and is now finished", name)
 	}
 	listed := map[int64]bool{}
 	for _, b := range m.Segments {
@@ -114,11 +128,38 @@ func (r *runner) addGap(g Gap) {
 	r.rep.Degraded = true
 }
 
+// gapsFrom splits gaps into the ones inside a log whose first listed segment
+// starts at first (every gap ending at or after it, and every gap ending at
+// or after the start of one kept: the first segments lost), and the ones
+// that end below all of that: only retention gets there, deleting every
+// segment up to the gap and past it, so those offsets are gone with them.
+func gapsFrom(gaps []Gap, first int64) (kept, dropped []Gap) {
+	lo := first
+	in := make([]bool, len(gaps))
+	for moved := true; moved; {
+		moved = false
+		for i, g := range gaps {
+			if !in[i] && g.EndOffset >= lo {
+				in[i], moved = true, true
+				lo = min(lo, g.FirstOffset)
+			}
+		}
+	}
+	for i, g := range gaps {
+		if in[i] {
+			kept = append(kept, g)
+		} else {
+			dropped = append(dropped, g)
+		}
+	}
+	return kept, dropped
+}
+
 // writeManifest records segs (ascending) and the gaps, unless the manifest
 // on disk already says exactly that.
 func (r *runner) writeManifest(segs []int64) error {
 	m := Manifest{Version: manifestVersion, Segments: segs, Gaps: r.rep.Gaps}
-	if r.haveMan && len(r.man.Retired) == 0 && slices.Equal(r.man.Segments, m.Segments) && slices.Equal(r.man.Gaps, m.Gaps) {
+	if r.haveMan && len(r.man.Retired) == 0 && !r.gapsDropped && slices.Equal(r.man.Segments, m.Segments) && slices.Equal(r.man.Gaps, m.Gaps) {
 		return nil
 	}
 	return WriteManifest(r.dir, m)

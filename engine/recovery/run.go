@@ -64,6 +64,7 @@ type runner struct {
 	// The manifest as read (man, haveMan) and what Run learnt against it.
 	man           Manifest
 	haveMan       bool
+	gapsDropped   bool            // man.Gaps lost ranges the manifest on disk still records
 	limitOf       map[int64]int64 // present segment base -> next listed base
 	missingActive int64           // the listed active segment when its file is gone, else -1
 	missing       []Gap           // the listed sealed segments whose file is gone
@@ -320,6 +321,27 @@ func (r *runner) useSnapshot(snap Snapshot, err error) bool {
 	return false
 }
 
+// acknowledgedTail turns the torn tail out found at the end of an active
+// segment of size bytes into a corrupt range when it holds offsets below
+// promised, the acknowledged end. Those bytes
+// hold offsets Pulse acknowledged (the persisted HWM and a snapshot only ever
+// cover fsynced, verified batches): whatever field is damaged, this is
+// corruption, never a torn write. Nothing is cut; the offsets up to the
+// acknowledged end are a corrupt range that reads skip and count. Recovery
+// and CheckSegmentFile (pulse verify) both decide with it.
+func acknowledgedTail(out *scanOutput, size, promised int64) {
+	if out.torn == nil || out.next >= promised {
+		return
+	}
+	out.corrupt = append(out.corrupt, CorruptRange{
+		Segment: out.torn.Segment, StartPos: out.torn.Position, EndPos: size,
+		FirstOffset: out.next, EndOffset: promised,
+		Err: fmt.Sprintf("%s (below the acknowledged end %d: kept, not truncated)", out.torn.Reason, promised),
+	})
+	out.torn = nil
+	out.next = promised
+}
+
 // scan checks one segment from startPos (full scan: 0) and applies what it
 // found: truncation of a torn tail, corrupt ranges, index rebuild.
 // lastIndexed is the last on-disk index position before startPos (-1: none)
@@ -334,25 +356,12 @@ func (r *runner) scan(s *segState, startPos, startOff, lastIndexed int64, prefix
 	r.rep.SegmentsChecked++
 	r.rep.BytesScanned += out.bytes
 	r.rep.BatchesChecked += out.batches
+	if !s.sealed {
+		acknowledgedTail(&out, s.size, r.promised)
+	}
 	if len(out.corrupt) > 0 {
 		r.rep.Corrupt = append(r.rep.Corrupt, out.corrupt...)
 		r.rep.Degraded = true
-	}
-	if out.torn != nil && !s.sealed && out.next < r.promised {
-		// The bad bytes hold offsets Pulse acknowledged (they are below the
-		// persisted HWM, which only ever covered fsynced, verified batches):
-		// whatever field is damaged, this is corruption, never a torn write.
-		// Nothing is cut; the offsets up to the persisted HWM are reported as
-		// a corrupt range that reads skip and count.
-		c := CorruptRange{
-			Segment: s.seg.Path(), StartPos: out.torn.Position, EndPos: s.size,
-			FirstOffset: out.next, EndOffset: r.promised,
-			Err: fmt.Sprintf("%s (below the acknowledged end %d: kept, not truncated)", out.torn.Reason, r.promised),
-		}
-		r.rep.Corrupt = append(r.rep.Corrupt, c)
-		r.rep.Degraded = true
-		out.torn = nil
-		out.next = r.promised
 	}
 	if out.torn != nil {
 		r.rep.Truncations = append(r.rep.Truncations, *out.torn)
@@ -417,10 +426,15 @@ func (r *runner) finish() (*Result, error) {
 		persisted = logStart
 	}
 	// A lost range at the start (the first segment is gone) stays inside
-	// the log, so reads from the earliest offset count it as skipped.
-	for _, g := range r.rep.Gaps {
-		if g.FirstOffset < logStart && g.EndOffset >= logStart {
-			logStart = g.FirstOffset
+	// the log, so reads from the earliest offset count it as skipped; so
+	// does one ending where such a range starts (the first segments gone),
+	// whatever the order the gaps are listed in.
+	for moved := true; moved; {
+		moved = false
+		for _, g := range r.rep.Gaps {
+			if g.FirstOffset < logStart && g.EndOffset >= logStart {
+				logStart, moved = g.FirstOffset, true
+			}
 		}
 	}
 	r.rep.LogStart = logStart

@@ -131,7 +131,7 @@ func runDump(w io.Writer, path string, records, asJSON bool) error {
 		} else if len(check.Corrupt) > 0 {
 			why = ": " + check.Corrupt[0].Err
 		}
-		notPulse = fmt.Errorf("dump: %s is not a Pulse segment: not one valid batch in its %d bytes%s (pulse dump reads a partition's .log files, pulse meta dump reads meta.db)", path, check.Size, why)
+		notPulse = fmt.Errorf("dump: %s is not a Pulse segment: not one valid batch in its %d bytes%s (pulse dump reads a partition's .log, .index, snapshot and hwm files; its manifest is text; pulse meta dump reads meta.db)", path, check.Size, why)
 	}
 	if asJSON {
 		enc := json.NewEncoder(w)

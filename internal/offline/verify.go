@@ -111,10 +111,14 @@ func Verify(w, progress io.Writer, root string, asJSON bool) error {
 	sum := VerifySummary{Root: root, Problems: append([]VerifyProblem{}, found...)}
 	var done int64
 	for _, j := range jobs {
-		c, err := recovery.CheckSegmentFile(j.path, recovery.CheckOptions{
+		opts := recovery.CheckOptions{
 			Limit:    j.limit,
 			Progress: func(n int64) { bar.set(done + n) },
-		})
+		}
+		if j.last {
+			opts.Acknowledged = recovery.AcknowledgedEnd(parts[j.part].dir)
+		}
+		c, err := recovery.CheckSegmentFile(j.path, opts)
 		if err != nil {
 			bar.finish()
 			return fmt.Errorf("verify: %w", err)

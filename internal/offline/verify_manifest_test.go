@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"context"
 	"encoding/json"
+	"io"
 	"os"
 	"path/filepath"
 	"strings"
@@ -12,6 +13,7 @@ import (
 	"github.com/pulselog/pulse/engine"
 	"github.com/pulselog/pulse/engine/recovery"
 	"github.com/pulselog/pulse/engine/segment"
+	"github.com/pulselog/pulse/internal/damage"
 	"github.com/pulselog/pulse/internal/layout"
 )
 
@@ -232,4 +234,95 @@ func TestVerifyAcknowledgedEnd(t *testing.T) {
 			t.Fatalf("a roll interrupted before its segment was created: err %v, %+v", err, sum)
 		}
 	})
+}
+
+// TestVerifyActiveTailBelowAcknowledgedEnd: damage at the end of the active
+// segment holding offsets the persisted hwm acknowledged is corruption, kept
+// and skipped, never a torn tail: verify names it as recovery (pulse
+// inspect) does: the same bytes, and offsets up to the acknowledged end.
+// Above the acknowledged end the same damage is a torn tail in both.
+func TestVerifyActiveTailBelowAcknowledgedEnd(t *testing.T) {
+	damages := map[string]func(t *testing.T, path string){
+		"last batch flipped": func(t *testing.T, path string) {
+			fi, err := os.Stat(path)
+			if err != nil {
+				t.Fatal(err)
+			}
+			damage.FlipByte(t, path, fi.Size()-1)
+		},
+		"cut inside the last batch": func(t *testing.T, path string) {
+			fi, err := os.Stat(path)
+			if err != nil {
+				t.Fatal(err)
+			}
+			if err := os.Truncate(path, fi.Size()-1); err != nil {
+				t.Fatal(err)
+			}
+		},
+	}
+	for name, hurt := range damages {
+		t.Run(name, func(t *testing.T) {
+			data, dir, bases := segmentedDir(t)
+			end := recovery.AcknowledgedEnd(dir)
+			active := filepath.Join(dir, segment.LogFile(bases[len(bases)-1]))
+			hurt(t, active)
+			// Without the snapshot recovery scans every batch, as verify
+			// does; the persisted hwm still acknowledges every offset.
+			if err := os.Remove(filepath.Join(dir, layout.SnapshotFile)); err != nil {
+				t.Fatal(err)
+			}
+			var out bytes.Buffer
+			if err := Inspect(&out, data, recovery.Options{}, true); err != nil {
+				t.Fatal(err)
+			}
+			var reps []recovery.Report
+			if err := json.Unmarshal(out.Bytes(), &reps); err != nil {
+				t.Fatal(err)
+			}
+			if len(reps) != 1 || len(reps[0].Corrupt) != 1 || len(reps[0].Truncations) != 0 {
+				t.Fatalf("inspect: %s", out.String())
+			}
+			c := reps[0].Corrupt[0]
+			if c.EndOffset != end {
+				t.Fatalf("inspect's corrupt range %+v, want it to end at the acknowledged end %d", c, end)
+			}
+			sum, err := verifyJSON(t, data)
+			if err == nil || len(sum.Problems) != 1 {
+				t.Fatalf("err %v, %+v", err, sum)
+			}
+			want := VerifyProblem{File: active, Position: c.StartPos, EndPosition: c.EndPos,
+				FirstOffset: c.FirstOffset, EndOffset: c.EndOffset, Kind: "corrupt", Error: c.Err}
+			if p := sum.Problems[0]; p != want {
+				t.Fatalf("verify found\n%+v\nwant what recovery reports\n%+v", p, want)
+			}
+
+			// With the acknowledged end below the damage, it is a torn tail.
+			if err := recovery.WriteHWM(dir, c.FirstOffset); err != nil {
+				t.Fatal(err)
+			}
+			sum, err = verifyJSON(t, data)
+			if err == nil || len(sum.Problems) != 1 {
+				t.Fatalf("err %v, %+v", err, sum)
+			}
+			if p := sum.Problems[0]; p.Kind != "torn-tail" || p.Position != c.StartPos || p.FirstOffset != c.FirstOffset {
+				t.Fatalf("above the acknowledged end verify found %+v, want a torn tail at %d (offset %d)", p, c.StartPos, c.FirstOffset)
+			}
+		})
+	}
+}
+
+// TestDumpOfAManifestSaysWhatDumpReads: pulse dump of a partition's manifest
+// (text, not a segment) fails saying which of the partition's files dump
+// reads, and that the manifest is text, rather than only .log files.
+func TestDumpOfAManifestSaysWhatDumpReads(t *testing.T) {
+	_, dir, _ := segmentedDir(t)
+	err := Dump(io.Discard, filepath.Join(dir, layout.ManifestFile), DumpOptions{})
+	if err == nil {
+		t.Fatal("dump of a manifest succeeded")
+	}
+	for _, want := range []string{"not a Pulse segment", ".index", "snapshot", "hwm", "manifest is text"} {
+		if !strings.Contains(err.Error(), want) {
+			t.Errorf("%v: does not say %q", err, want)
+		}
+	}
 }
