@@ -49,7 +49,8 @@ type Engine struct {
 	bg  sync.WaitGroup // background work that Close waits for
 	ops sync.WaitGroup // creates and deletes under way, which Close waits for
 
-	maint maintainer // retention and compaction sweeper and status, see maintenance.go
+	maint maintainer  // retention and compaction sweeper and status, see maintenance.go
+	hwms  hwmRecorder // meta.db's record of each partition's HWM, see hwmrecord.go
 
 	members memberSources // who reports consumers' live members, see cursors.go
 }
@@ -134,6 +135,7 @@ func Open(opts Options) (*Engine, error) {
 		return nil, err
 	}
 	e.startMaintenance()
+	e.startHWMRecorder()
 	return e, nil
 }
 
@@ -217,8 +219,9 @@ func (e *Engine) load() error {
 	}
 
 	type job struct {
-		t *topic
-		p int
+		t        *topic
+		p        int
+		recorded int64 // the HWM meta.db recorded
 	}
 	var jobs []job
 	for _, mt := range active {
@@ -229,8 +232,18 @@ func (e *Engine) load() error {
 		cfg.Partitions = mt.Partitions
 		t := &topic{name: mt.Name, cfg: cfg, createdAt: mt.CreatedAt, parts: make([]*plog.Log, mt.Partitions)}
 		e.topics[mt.Name] = t
+		recs, err := e.meta.Partitions(mt.Name)
+		if err != nil {
+			return fmt.Errorf("topic %s: %w", mt.Name, mapMetaErr(err))
+		}
+		recorded := make([]int64, mt.Partitions)
+		for _, r := range recs {
+			if r.Partition < mt.Partitions {
+				recorded[r.Partition] = r.HWM
+			}
+		}
 		for p := range mt.Partitions {
-			jobs = append(jobs, job{t, p})
+			jobs = append(jobs, job{t, p, recorded[p]})
 		}
 	}
 	// Partitions recover in parallel: each is independent, and a data dir
@@ -244,7 +257,7 @@ func (e *Engine) load() error {
 		go func() {
 			defer wg.Done()
 			defer func() { <-sem }()
-			j.t.parts[j.p], errs[i] = e.openPartition(j.t.name, j.p, j.t.cfg)
+			j.t.parts[j.p], errs[i] = e.openPartition(j.t.name, j.p, j.t.cfg, j.recorded)
 		}()
 	}
 	wg.Wait()
@@ -252,7 +265,9 @@ func (e *Engine) load() error {
 		return err
 	}
 	for _, j := range jobs {
-		r := j.t.parts[j.p].Report()
+		l := j.t.parts[j.p]
+		e.noteRecordedHWM(l, j.recorded)
+		r := l.Report()
 		e.reports[r.Name()] = r
 	}
 	e.storeReports()
@@ -303,7 +318,7 @@ func (e *Engine) rebuildMeta() error {
 func describeMismatch(m meta.Mismatch) string {
 	switch m.Kind {
 	case meta.MissingTopicDir, meta.MissingPartitionDirs:
-		return fmt.Sprintf("topic %s: partition directories %v missing on disk; they start empty", m.Topic, m.Partitions)
+		return fmt.Sprintf("topic %s: partition directories %v missing on disk; each starts again past the high-watermark meta.db recorded for it, the offsets below it reported lost", m.Topic, m.Partitions)
 	case meta.ExtraPartitionDirs:
 		return fmt.Sprintf("topic %s: partition directories %v beyond its %d partitions; left untouched, not served", m.Topic, m.Partitions, m.Want)
 	case meta.OrphanTopicDir:
@@ -361,7 +376,7 @@ func (e *Engine) holdsNoData(name string) bool {
 }
 
 // openPartition creates (if needed) and recovers one partition directory.
-func (e *Engine) openPartition(topicName string, p int, cfg TopicConfig) (*plog.Log, error) {
+func (e *Engine) openPartition(topicName string, p int, cfg TopicConfig, recordedHWM int64) (*plog.Log, error) {
 	dir := e.partitionDir(topicName, p)
 	if err := os.MkdirAll(dir, 0o755); err != nil {
 		return nil, fmt.Errorf("topic %s partition %d: %w", topicName, p, err)
@@ -381,6 +396,7 @@ func (e *Engine) openPartition(topicName string, p int, cfg TopicConfig) (*plog.
 		SyncBytes:          e.opts.SyncBytes,
 		HWMInterval:        e.opts.HWMInterval,
 		HiddenTail:         e.opts.HiddenTail,
+		RecordedHWM:        recordedHWM,
 		FilePool:           e.files,
 		Logger:             e.opts.Logger,
 		Observer:           e.opts.Observer,
@@ -450,6 +466,7 @@ func (e *Engine) Close() error {
 	e.mu.Unlock()
 	e.ops.Wait()
 	e.stopMaintenance()
+	e.stopHWMRecorder()
 	return e.closeAll()
 }
 
@@ -482,6 +499,8 @@ func (e *Engine) closeAll() error {
 	}
 	wg.Wait()
 	e.bg.Wait()
+	// Every partition is closed: their HWMs are final.
+	e.recordHWMs()
 	if err := e.meta.Close(); err != nil {
 		errs = append(errs, err)
 	}

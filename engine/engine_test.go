@@ -26,6 +26,10 @@ func TestMain(m *testing.M) {
 		growChild(dir)
 		return
 	}
+	if dir := os.Getenv(hwmChildEnv); dir != "" {
+		hwmChild(dir)
+		return
+	}
 	goleak.VerifyTestMain(m)
 }
 

@@ -261,7 +261,7 @@ func (e *Engine) makeTopic(t *topic) error {
 		return fmt.Errorf("topic %s: %w", name, mapMetaErr(err))
 	}
 	for p := range cfg.Partitions {
-		l, err := e.openPartition(name, p, cfg)
+		l, err := e.openPartition(name, p, cfg, 0)
 		if err != nil {
 			for _, o := range t.parts[:p] {
 				o.Close()
@@ -571,7 +571,7 @@ func (e *Engine) openNewPartitions(name string, from int, cfg TopicConfig) ([]*p
 		go func() {
 			defer wg.Done()
 			defer func() { <-sem }()
-			logs[i], errs[i] = e.openPartition(name, from+i, cfg)
+			logs[i], errs[i] = e.openPartition(name, from+i, cfg, 0)
 		}()
 	}
 	wg.Wait()

@@ -40,6 +40,11 @@ type Partition struct {
 	Topic     string    `json:"topic"`
 	Partition int       `json:"partition"`
 	CreatedAt time.Time `json:"created_at"`
+	// HWM is the partition's high-watermark as the engine last recorded it
+	// (RecordHWMs: at most every HWM interval while it moves, and at close):
+	// every offset below it was handed out, whatever later happens to the
+	// partition's directory.
+	HWM int64 `json:"hwm,omitempty"`
 }
 
 // encodeTopic validates t and returns its stored form.
@@ -96,6 +101,9 @@ func decodePartition(key, value []byte) (Partition, error) {
 	}
 	if rec.Topic != topic || rec.Partition != p {
 		return Partition{}, corrupt(BucketPartitions, key, "record says %s/%d", rec.Topic, rec.Partition)
+	}
+	if rec.HWM < 0 {
+		return Partition{}, corrupt(BucketPartitions, key, "high-watermark %d", rec.HWM)
 	}
 	return rec, nil
 }

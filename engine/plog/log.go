@@ -168,6 +168,7 @@ func Open(dir string, opts Options) (*Log, error) {
 		Partition:          opts.Partition,
 		IndexIntervalBytes: opts.IndexIntervalBytes,
 		HiddenTail:         opts.HiddenTail,
+		RecordedHWM:        opts.RecordedHWM,
 		FilePool:           opts.FilePool,
 	})
 	if err != nil {

@@ -72,6 +72,10 @@ type Options struct {
 	// "expose" (default) or "hide".
 	HiddenTail recovery.HiddenTailPolicy
 
+	// RecordedHWM is the high-watermark meta.db recorded for the partition
+	// (0: none), which recovery counts as acknowledged (recovery.Options).
+	RecordedHWM int64
+
 	// MaxRecordBytes refuses a record whose encoding is larger.
 	MaxRecordBytes int // default 16 MiB
 

@@ -45,6 +45,13 @@ type Options struct {
 	// segment.Pool); nil: no bound.
 	FilePool *segment.Pool
 
+	// RecordedHWM is the partition's high-watermark as meta.db recorded it
+	// (0: none), kept outside the partition's directory: offsets below it
+	// were handed out even when the directory lost its hwm file, snapshot,
+	// manifest and segments, or is gone altogether, so it counts as
+	// acknowledged as the hwm file does.
+	RecordedHWM int64
+
 	// ReadOnly computes the same report without changing a byte: segments
 	// are opened read-only, nothing is truncated, removed, rebuilt, written
 	// or fsynced, and Result.Segments is empty. For `pulse inspect`.

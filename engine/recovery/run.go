@@ -145,7 +145,7 @@ func (r *runner) run() (*Result, error) {
 		return nil, err
 	}
 	snap, snapErr := ReadSnapshot(r.dir)
-	r.promised, r.snapLEO = acknowledgedEnd(r.rep.PersistedHWM, snap, snapErr), -1
+	r.promised, r.snapLEO = max(acknowledgedEnd(r.rep.PersistedHWM, snap, snapErr), r.opts.RecordedHWM), -1
 	if snapErr == nil {
 		r.snapLEO = snap.LEO
 	}
@@ -216,6 +216,16 @@ func AcknowledgedEnd(dir string) int64 {
 	return acknowledgedEnd(hwm, snap, snapErr)
 }
 
+// acknowledgedBy names what said which offsets were acknowledged, for a
+// lost range's reason.
+func (r *runner) acknowledgedBy() string {
+	s := fmt.Sprintf("persisted hwm %d, snapshot end %d", r.rep.PersistedHWM, r.snapLEO)
+	if r.opts.RecordedHWM > 0 {
+		s += fmt.Sprintf(", meta.db hwm %d", r.opts.RecordedHWM)
+	}
+	return s
+}
+
 // readHWM sets Report.PersistedHWM (-1 when missing or unreadable).
 func (r *runner) readHWM() {
 	v, err := ReadHWM(r.dir)
@@ -229,27 +239,35 @@ func (r *runner) readHWM() {
 }
 
 // newLog handles a directory without segments: a fresh segment, based past
-// any offset the hwm or snapshot says was handed out, so none is reused.
+// any offset the hwm, the snapshot or meta.db says was handed out, so none
+// is reused.
 func (r *runner) newLog(snap Snapshot, snapErr error) (*Result, error) {
 	r.rep.Path = PathNew
-	base := max(r.rep.PersistedHWM, 0)
-	if snapErr == nil {
-		base = max(base, snap.LEO)
-	}
-	if r.haveMan {
+	base := max(r.promised, 0)
+	logStart := base
+	switch {
+	case r.haveMan:
 		// Every listed segment is gone: what they held is a gap.
 		first, last := r.man.Segments[0], r.man.Segments[len(r.man.Segments)-1]
 		base = max(base, last)
 		if base > first {
 			r.addGap(Gap{FirstOffset: first, EndOffset: base, Reason: fmt.Sprintf("every segment the manifest lists (%d, from offset %d) is missing", len(r.man.Segments), first)})
+			logStart = first
 		}
+	case r.rep.PersistedHWM < 0 && snapErr != nil && base > 0:
+		// Nothing of the partition is left in its directory (emptied, or
+		// gone), but meta.db recorded offsets up to base as handed out.
+		r.addGap(Gap{FirstOffset: 0, EndOffset: base, Reason: fmt.Sprintf("the partition directory holds no segment, manifest, hwm or snapshot, and meta.db recorded offsets up to %d as handed out", base)})
+		logStart = 0
 	}
 	if base > 0 {
-		r.note("no segment files, but the hwm/snapshot say offsets up to %d were used: the log restarts at %d", base, base)
+		r.note("no segment files, but %s say offsets up to %d were used: the log restarts at %d", r.acknowledgedBy(), base, base)
 	}
-	r.rep.RecoveredEnd, r.rep.HWM, r.rep.LogStart = base, base, base
+	// The lost range stays inside the log, as finish keeps it on every
+	// later open, so reads from the earliest offset count it as skipped.
+	r.rep.RecoveredEnd, r.rep.HWM, r.rep.LogStart = base, base, logStart
 	r.rep.HiddenTail = 0
-	res := &Result{LEO: base, HWM: base, LogStart: base, Gaps: r.rep.Gaps}
+	res := &Result{LEO: base, HWM: base, LogStart: logStart, Gaps: r.rep.Gaps}
 	if r.opts.ReadOnly {
 		r.note("a new segment at base %d would be created", base)
 		return res, nil
@@ -446,10 +464,10 @@ func (r *runner) finish() (*Result, error) {
 		// Offsets up to r.promised were handed out and acknowledged: they
 		// are a lost range, never handed out again.
 		g := Gap{FirstOffset: leo, EndOffset: r.promised,
-			Reason: fmt.Sprintf("the segments end at offset %d but offsets up to %d were acknowledged (persisted hwm %d, snapshot end %d)", leo, r.promised, r.rep.PersistedHWM, r.snapLEO)}
+			Reason: fmt.Sprintf("the segments end at offset %d but offsets up to %d were acknowledged (%s)", leo, r.promised, r.acknowledgedBy())}
 		if r.missingActive >= 0 {
-			g.Reason = fmt.Sprintf("the active segment %s is missing; offsets up to %d were acknowledged (persisted hwm %d, snapshot end %d)",
-				segment.LogFile(r.missingActive), r.promised, r.rep.PersistedHWM, r.snapLEO)
+			g.Reason = fmt.Sprintf("the active segment %s is missing; offsets up to %d were acknowledged (%s)",
+				segment.LogFile(r.missingActive), r.promised, r.acknowledgedBy())
 			r.rep.MissingSegments = append(r.rep.MissingSegments, fmt.Sprintf("%s (the active segment): offsets [%d, %d) gone", segment.LogFile(r.missingActive), leo, r.promised))
 		}
 		r.addGap(g)

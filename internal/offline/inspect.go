@@ -4,8 +4,10 @@ import (
 	"encoding/json"
 	"fmt"
 	"io"
+	"os"
 
 	"github.com/pulselog/pulse/engine/recovery"
+	"github.com/pulselog/pulse/meta"
 )
 
 // Inspect runs crash recovery read-only on every partition under root (a
@@ -20,9 +22,11 @@ func Inspect(w io.Writer, root string, opts recovery.Options, asJSON bool) error
 		fmt.Fprint(w, runningNote)
 	}
 	opts.ReadOnly = true
+	recorded := recordedHWMs(root)
 	for i, p := range parts {
 		o := opts
 		o.Topic, o.Partition = p.topic, p.partition
+		o.RecordedHWM = recorded[fmt.Sprintf("%s/%d", p.topic, p.partition)]
 		res, err := recovery.Run(p.dir, o)
 		if err != nil {
 			return fmt.Errorf("inspect: %w", err)
@@ -48,4 +52,34 @@ func Inspect(w io.Writer, root string, opts recovery.Options, asJSON bool) error
 		return err
 	}
 	return nil
+}
+
+// recordedHWMs are the high-watermarks meta.db recorded (by "topic/p"),
+// which the open counts as acknowledged beside each partition's own files,
+// when root is a data directory whose meta.db can be read: none when it is
+// a topic or partition directory, or a running pulse holds it.
+func recordedHWMs(root string) map[string]int64 {
+	if _, err := os.Stat(meta.Path(root)); err != nil || heldByRunningPulse(root) {
+		return nil
+	}
+	s, err := openMetaReadOnly(root)
+	if err != nil {
+		return nil
+	}
+	defer s.Close()
+	topics, err := s.ListTopics()
+	if err != nil {
+		return nil
+	}
+	out := map[string]int64{}
+	for _, t := range topics {
+		parts, err := s.Partitions(t.Name)
+		if err != nil {
+			continue
+		}
+		for _, p := range parts {
+			out[fmt.Sprintf("%s/%d", t.Name, p.Partition)] = p.HWM
+		}
+	}
+	return out
 }

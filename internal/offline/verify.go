@@ -48,6 +48,7 @@ func Verify(w, progress io.Writer, root string, asJSON bool) error {
 	if err != nil {
 		return err
 	}
+	recorded := recordedHWMs(root)
 	type job struct {
 		path     string
 		limit    int64
@@ -116,7 +117,7 @@ func Verify(w, progress io.Writer, root string, asJSON bool) error {
 			Progress: func(n int64) { bar.set(done + n) },
 		}
 		if j.last {
-			opts.Acknowledged = recovery.AcknowledgedEnd(parts[j.part].dir)
+			opts.Acknowledged = acknowledgedEnd(parts[j.part], recorded)
 		}
 		c, err := recovery.CheckSegmentFile(j.path, opts)
 		if err != nil {
@@ -149,13 +150,17 @@ func Verify(w, progress io.Writer, root string, asJSON bool) error {
 	// segment below them is the active one gone, not an interrupted roll.
 	for pi, p := range parts {
 		e := ends[pi]
-		promised := recovery.AcknowledgedEnd(p.dir)
+		promised := acknowledgedEnd(p, recorded)
 		g := recovery.Gap{FirstOffset: e.leo, EndOffset: promised}
 		if e.torn || promised <= e.leo || covered(e.files.Recorded, g) {
 			continue
 		}
+		by := "persisted hwm, snapshot"
+		if promised > recovery.AcknowledgedEnd(p.dir) {
+			by = "meta.db's recorded hwm"
+		}
 		pr := VerifyProblem{File: filepath.Join(p.dir, layout.HWMFile), FirstOffset: g.FirstOffset, EndOffset: g.EndOffset, Kind: "lost",
-			Error: fmt.Sprintf("the segments end at offset %d but offsets up to %d were acknowledged (persisted hwm, snapshot)", e.leo, promised)}
+			Error: fmt.Sprintf("the segments end at offset %d but offsets up to %d were acknowledged (%s)", e.leo, promised, by)}
 		if b := e.files.MissingActive; b >= 0 {
 			pr.File, pr.Kind = filepath.Join(p.dir, segment.LogFile(b)), "missing"
 			pr.Error = fmt.Sprintf("the active segment %s, listed in the manifest, is missing; offsets up to %d were acknowledged", segment.LogFile(b), promised)
@@ -239,6 +244,13 @@ type partitionDir struct {
 // findPartitions resolves root to partition directories: root itself when it
 // holds segment files or is named pNNNNN, the pNNNNN directories of a topic
 // directory, or every <root>/topics/<topic>/pNNNNN of a data directory.
+// acknowledgedEnd is the acknowledged end recovery takes for p: its hwm
+// file and snapshot (recovery.AcknowledgedEnd), and the high-watermark
+// meta.db recorded (recordedHWMs).
+func acknowledgedEnd(p partitionDir, recorded map[string]int64) int64 {
+	return max(recovery.AcknowledgedEnd(p.dir), recorded[fmt.Sprintf("%s/%d", p.topic, p.partition)])
+}
+
 func findPartitions(root string) ([]partitionDir, error) {
 	fi, err := os.Stat(root)
 	if err != nil {

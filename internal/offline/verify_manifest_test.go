@@ -15,6 +15,7 @@ import (
 	"github.com/pulselog/pulse/engine/segment"
 	"github.com/pulselog/pulse/internal/damage"
 	"github.com/pulselog/pulse/internal/layout"
+	"github.com/pulselog/pulse/meta"
 )
 
 // segmentedDir writes a data dir with the engine: topic orders, one
@@ -296,8 +297,12 @@ func TestVerifyActiveTailBelowAcknowledgedEnd(t *testing.T) {
 				t.Fatalf("verify found\n%+v\nwant what recovery reports\n%+v", p, want)
 			}
 
-			// With the acknowledged end below the damage, it is a torn tail.
+			// With the acknowledged end below the damage, it is a torn tail:
+			// the hwm file lowered, and no meta.db recording a higher one.
 			if err := recovery.WriteHWM(dir, c.FirstOffset); err != nil {
+				t.Fatal(err)
+			}
+			if err := os.Remove(meta.Path(data)); err != nil {
 				t.Fatal(err)
 			}
 			sum, err = verifyJSON(t, data)
@@ -324,5 +329,56 @@ func TestDumpOfAManifestSaysWhatDumpReads(t *testing.T) {
 		if !strings.Contains(err.Error(), want) {
 			t.Errorf("%v: does not say %q", err, want)
 		}
+	}
+}
+
+// A partition directory emptied at rest: inspect and verify count the
+// high-watermark meta.db recorded as acknowledged, as the open does, so
+// both say offsets up to it were lost instead of seeing a new log.
+func TestInspectAndVerifyUseTheRecordedHWM(t *testing.T) {
+	data := t.TempDir()
+	e, err := engine.Open(engine.DefaultOptions(data))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := e.CreateTopic("orders", engine.TopicConfig{Codec: "none"}); err != nil {
+		t.Fatal(err)
+	}
+	acks, err := e.Produce(context.Background(), "orders", 0, []engine.Record{{Value: []byte("a")}, {Value: []byte("b")}, {Value: []byte("c")}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	end := acks[len(acks)-1].Offset + 1
+	if err := e.Close(); err != nil {
+		t.Fatal(err)
+	}
+	dir := layout.PartitionDir(data, "orders", 0)
+	ents, err := os.ReadDir(dir)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, ent := range ents {
+		if err := os.Remove(filepath.Join(dir, ent.Name())); err != nil {
+			t.Fatal(err)
+		}
+	}
+
+	var out bytes.Buffer
+	if err := Inspect(&out, data, recovery.Options{}, true); err != nil {
+		t.Fatal(err)
+	}
+	var reps []recovery.Report
+	if err := json.Unmarshal(out.Bytes(), &reps); err != nil {
+		t.Fatal(err)
+	}
+	if len(reps) != 1 || reps[0].RecoveredEnd != end || len(reps[0].Gaps) != 1 || reps[0].Gaps[0].FirstOffset != 0 || reps[0].Gaps[0].EndOffset != end {
+		t.Fatalf("inspect: %s; want the log to end at %d with [0, %d) lost", out.String(), end, end)
+	}
+	sum, err := verifyJSON(t, data)
+	if err == nil || len(sum.Problems) != 1 {
+		t.Fatalf("verify: err %v, %+v; want one lost range", err, sum)
+	}
+	if p := sum.Problems[0]; p.Kind != "lost" || p.FirstOffset != 0 || p.EndOffset != end || !strings.Contains(p.Error, "meta.db") {
+		t.Fatalf("verify found %+v, want offsets [0, %d) lost by meta.db's recorded hwm", p, end)
 	}
 }

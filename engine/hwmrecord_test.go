@@ -1,0 +1,162 @@
+package engine
+
+import (
+	"bufio"
+	"context"
+	"fmt"
+	"os"
+	"os/exec"
+	"strconv"
+	"strings"
+	"syscall"
+	"testing"
+	"time"
+
+	"github.com/pulselog/pulse/internal/layout"
+)
+
+// checkContinuesPast reopens dir and checks that partition p of topic
+// hands out offsets from end on, its lost offsets reported, skipped and
+// counted.
+func checkContinuesPast(t *testing.T, dir, topic string, p int, end int64) {
+	t.Helper()
+	e := openEngine(t, dir)
+	defer e.Close()
+	info, err := e.Describe(topic)
+	if err != nil {
+		t.Fatal(err)
+	}
+	pi := info.Partitions[p]
+	if pi.LEO != end || pi.HWM != end || !pi.Degraded {
+		t.Fatalf("reopened: LEO %d, HWM %d, degraded %v; want the log to go on at %d, degraded", pi.LEO, pi.HWM, pi.Degraded, end)
+	}
+	acks, err := e.Produce(context.Background(), topic, p, []Record{{Value: []byte("after")}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if acks[0].Offset != end {
+		t.Fatalf("the next record got offset %d, want %d: offsets below it were handed out before", acks[0].Offset, end)
+	}
+	var lost bool
+	for _, r := range e.RecoveryReports() {
+		if r.Topic == topic && r.Partition == p {
+			for _, g := range r.Gaps {
+				lost = lost || (g.FirstOffset == 0 && g.EndOffset == end)
+			}
+		}
+	}
+	if !lost {
+		t.Fatalf("the recovery report lists no lost range [0, %d): %+v", end, e.RecoveryReports())
+	}
+	r, err := e.Read(topic, p, 0, 10, 1<<20)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(r.Records) != 1 || r.Records[0].Offset != end || r.Skipped != end {
+		t.Fatalf("read from 0: %d records (first %+v), %d skipped; want the one at %d after %d skipped", len(r.Records), r.Records, r.Skipped, end, end)
+	}
+}
+
+// A partition directory removed while Pulse was stopped (its hwm file,
+// snapshot, manifest and segments with it) goes on past the offsets it
+// handed out, which meta.db recorded at the clean close, instead of
+// handing them out again from 0.
+func TestRemovedPartitionDirNeverReusesOffsets(t *testing.T) {
+	for _, what := range []string{"partition", "topic"} {
+		t.Run(what, func(t *testing.T) {
+			dir := t.TempDir()
+			e := openEngine(t, dir)
+			if err := e.CreateTopic("t", TopicConfig{Partitions: 2, Codec: "none"}); err != nil {
+				t.Fatal(err)
+			}
+			acks := produceN(t, e, "t", 1, 40, 100)
+			end := acks[len(acks)-1].Offset + 1
+			if err := e.Close(); err != nil {
+				t.Fatal(err)
+			}
+			gone := layout.PartitionDir(dir, "t", 1)
+			if what == "topic" {
+				gone = layout.TopicDir(dir, "t")
+			}
+			if err := os.RemoveAll(gone); err != nil {
+				t.Fatal(err)
+			}
+			checkContinuesPast(t, dir, "t", 1, end)
+		})
+	}
+}
+
+const hwmChildEnv = "PULSE_HWM_CHILD"
+
+// hwmChild produces 25 records to topic "h", waits until meta.db records
+// their HWM (as the recorder does, every HWM interval), prints "recorded
+// N" and waits to be killed.
+func hwmChild(dir string) {
+	opts := DefaultOptions(dir)
+	opts.HWMInterval = 20 * time.Millisecond
+	e, err := Open(opts)
+	if err != nil {
+		fmt.Fprintln(os.Stderr, "hwm child open:", err)
+		os.Exit(2)
+	}
+	if err := e.CreateTopic("h", TopicConfig{Codec: "none"}); err != nil {
+		fmt.Fprintln(os.Stderr, "hwm child create:", err)
+		os.Exit(3)
+	}
+	var end int64
+	for i := range 25 {
+		acks, err := e.Produce(context.Background(), "h", 0, []Record{{Value: fmt.Appendf(nil, "v%d", i)}})
+		if err != nil {
+			fmt.Fprintln(os.Stderr, "hwm child produce:", err)
+			os.Exit(4)
+		}
+		end = acks[0].Offset + 1
+	}
+	for {
+		parts, err := e.Meta().Partitions("h")
+		if err != nil {
+			fmt.Fprintln(os.Stderr, "hwm child meta:", err)
+			os.Exit(5)
+		}
+		if parts[0].HWM == end {
+			fmt.Printf("recorded %d\n", end)
+			os.Stdout.Sync()
+			select {}
+		}
+		time.Sleep(5 * time.Millisecond)
+	}
+}
+
+// The same after SIGKILL: meta.db records the HWM while the partition
+// moves, so a process killed once it was recorded, whose partition
+// directory is then removed, goes on past it too.
+func TestRemovedPartitionDirAfterKillNeverReusesOffsets(t *testing.T) {
+	dir := t.TempDir()
+	cmd := exec.Command(os.Args[0], "-test.run=^$")
+	cmd.Env = append(os.Environ(), hwmChildEnv+"="+dir)
+	out, err := cmd.StdoutPipe()
+	if err != nil {
+		t.Fatal(err)
+	}
+	var stderr strings.Builder
+	cmd.Stderr = &stderr
+	if err := cmd.Start(); err != nil {
+		t.Fatal(err)
+	}
+	sc := bufio.NewScanner(out)
+	var end int64 = -1
+	for end < 0 && sc.Scan() {
+		if f := strings.Fields(sc.Text()); len(f) == 2 && f[0] == "recorded" {
+			end, _ = strconv.ParseInt(f[1], 10, 64)
+		}
+	}
+	cmd.Process.Signal(syscall.SIGKILL)
+	cmd.Wait()
+	if end <= 0 {
+		t.Fatalf("the child never said meta.db recorded its HWM: %s", stderr.String())
+	}
+	if err := os.RemoveAll(layout.PartitionDir(dir, "h", 0)); err != nil {
+		t.Fatal(err)
+	}
+	checkContinuesPast(t, dir, "h", 0, end)
+}
