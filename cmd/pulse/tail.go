@@ -70,6 +70,10 @@ position after every record batch it printed.`,
 	cmd.RunE = func(cmd *cobra.Command, args []string) error {
 		ctx, stop := signal.NotifyContext(cmdContext(cmd), os.Interrupt, syscall.SIGTERM)
 		defer stop()
+		// `pulse tail ... | head -3`: once the reader is gone, a write to
+		// stdout fails with EPIPE instead of killing the process with
+		// SIGPIPE, and the tail ends there with status 0 (print).
+		signal.Ignore(syscall.SIGPIPE)
 		err := runTail(ctx, cf, args[0], cfg, cmd.OutOrStdout())
 		if errors.Is(err, context.Canceled) {
 			return nil // interrupted: a normal way to stop tailing
@@ -286,7 +290,12 @@ func (t *tailer) print(d delivery) (done bool, err error) {
 		}
 	}
 	if err := t.w.Flush(); err != nil {
-		return false, err
+		if errors.Is(err, syscall.EPIPE) {
+			// The reader of the output went away (| head): done, and
+			// nothing of this push is committed.
+			return true, nil
+		}
+		return false, fmt.Errorf("writing the records: %w", err)
 	}
 	if cfg.consumer != "" {
 		pc, err := d.sub.CommitAsync(p.Partition, p.Next)

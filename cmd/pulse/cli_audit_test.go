@@ -1,0 +1,74 @@
+package main
+
+import (
+	"bufio"
+	"context"
+	"fmt"
+	"os/exec"
+	"path/filepath"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/pulselog/pulse/wsapi/wsclient"
+)
+
+// `pulse tail ... | head -3`: once the reader of its output is gone, the
+// tail ends with status 0 and says nothing, instead of dying of SIGPIPE
+// (status 141 in a shell, which fails a pipeline under pipefail).
+func TestTailIntoAClosedPipeExitsZero(t *testing.T) {
+	s := startServe(t, filepath.Join(t.TempDir(), "data"))
+	// More than a pipe buffer of output, so that the tail is still
+	// writing when the reader goes away.
+	var in strings.Builder
+	for i := range 5000 {
+		fmt.Fprintf(&in, "line %d %s\n", i, strings.Repeat("x", 100))
+	}
+	mustPulse(t, in.String(), "produce", "piped", "--server", s.addr)
+	for _, args := range [][]string{
+		{"-o", "beginning"},
+		{"-o", "beginning", "-e"},
+		{"-o", "beginning", "--json"},
+		{"-o", "beginning", "-f", `%v\n`},
+		{"-o", "beginning", "--consumer", "headreader"},
+	} {
+		cmd := exec.Command(pulseBinary(t), append([]string{"tail", "piped", "--server", s.addr}, args...)...)
+		stdout, err := cmd.StdoutPipe()
+		if err != nil {
+			t.Fatal(err)
+		}
+		var errb strings.Builder
+		cmd.Stderr = &errb
+		if err := cmd.Start(); err != nil {
+			t.Fatal(err)
+		}
+		br := bufio.NewReader(stdout)
+		for range 3 { // head -3
+			if _, err := br.ReadString('\n'); err != nil {
+				t.Fatalf("tail %v: %v before 3 lines; stderr %s", args, err, errb.String())
+			}
+		}
+		stdout.Close()
+		err = cmd.Wait()
+		if err != nil || errb.String() != "" {
+			t.Errorf("tail %v into a pipe closed after 3 lines: %v, stderr %q; want status 0 and nothing said", args, err, errb.String())
+		}
+	}
+	// What a tail that lost its reader committed is at most what it wrote.
+	ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
+	defer cancel()
+	c, err := wsclient.Dial(ctx, s.addr, wsclient.DialOptions{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer c.Close()
+	tc, err := c.ConsumerOn(ctx, "piped", "headreader")
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, cc := range tc.Consumers {
+		if cc.Consumer == "headreader" && cc.Offset >= 5000 {
+			t.Errorf("headreader committed offset %d: past what it could have printed", cc.Offset)
+		}
+	}
+}
