@@ -72,3 +72,23 @@ func TestTailIntoAClosedPipeExitsZero(t *testing.T) {
 		}
 	}
 }
+
+// A --listen that is not an address is said to be one, without the hint
+// for an address another pulse holds; a taken one keeps the hint.
+func TestServeListenErrors(t *testing.T) {
+	dir := t.TempDir()
+	for _, c := range []struct{ listen, want, not string }{
+		{"127.0.0.1:99999", "invalid port", "is another pulse running"},
+		{"nonsense", "missing port in address", "is another pulse running"},
+	} {
+		_, errOut, err := pulse(t, "", "serve", "--data", filepath.Join(dir, "d"), "--listen", c.listen, "--kafka-listen", "off")
+		if err == nil || !strings.Contains(errOut, c.want) || strings.Contains(errOut, c.not) {
+			t.Errorf("serve --listen %s: %v, stderr %q; want %q without %q", c.listen, err, errOut, c.want, c.not)
+		}
+	}
+	s := startServe(t, filepath.Join(dir, "first"))
+	_, errOut, err := pulse(t, "", "serve", "--data", filepath.Join(dir, "second"), "--listen", s.addr, "--kafka-listen", "off")
+	if err == nil || !strings.Contains(errOut, "address already in use (is another pulse running? use --listen ADDR)") {
+		t.Errorf("serve --listen on a taken address: %v, stderr %q", err, errOut)
+	}
+}
