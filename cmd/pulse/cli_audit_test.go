@@ -92,3 +92,29 @@ func TestServeListenErrors(t *testing.T) {
 		t.Errorf("serve --listen on a taken address: %v, stderr %q", err, errOut)
 	}
 }
+
+// Flags of numbers that cannot mean anything are refused naming the flag,
+// before anything is sent: a partition below -1 (which was taken for
+// "every partition" or "by key"), a negative count (taken for "no
+// limit"), a batch below 1 (taken for 1).
+func TestClientNumberFlagsRefused(t *testing.T) {
+	s := startServe(t, filepath.Join(t.TempDir(), "data"))
+	mustPulse(t, "a\n", "produce", "nums", "--server", s.addr)
+	for _, c := range []struct {
+		args []string
+		want string
+	}{
+		{[]string{"tail", "nums", "-p", "-2", "-o", "beginning", "-e"}, "--partition -2: want a partition (0 or more), or -1 for every partition"},
+		{[]string{"tail", "nums", "-c", "-1", "-o", "beginning", "-e"}, "--count -1: want 0 (no limit) or more"},
+		{[]string{"produce", "nums", "-p", "-2"}, "--partition -2: want a partition (0 or more), or -1 for by key or round-robin"},
+		{[]string{"produce", "nums", "--batch", "0"}, "--batch 0: want at least 1"},
+	} {
+		out, errOut, err := pulse(t, "b\n", append(c.args, "--server", s.addr)...)
+		if err == nil || !strings.Contains(errOut, c.want) || out != "" {
+			t.Errorf("pulse %v: %v, stdout %q, stderr %q; want %q", c.args, err, out, errOut, c.want)
+		}
+	}
+	if got := mustPulse(t, "", "tail", "nums", "-o", "beginning", "-e", "-f", `%v\n`, "--server", s.addr); got != "a\n" {
+		t.Errorf("after the refused produces the topic holds %q, want only a", got)
+	}
+}

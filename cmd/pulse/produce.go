@@ -153,8 +153,11 @@ func runProduce(ctx context.Context, cf *clientFlags, topic string, cfg produceC
 	if err != nil {
 		return 0, err
 	}
-	if cfg.batch <= 0 {
-		cfg.batch = 1
+	if cfg.partition < -1 {
+		return 0, fmt.Errorf("--partition %d: want a partition (0 or more), or -1 for by key or round-robin", cfg.partition)
+	}
+	if cfg.batch < 1 {
+		return 0, fmt.Errorf("--batch %d: want at least 1", cfg.batch)
 	}
 	c, err := cf.dial(ctx)
 	if err != nil {

@@ -90,6 +90,12 @@ func runTail(ctx context.Context, cf *clientFlags, topic string, cfg tailConfig,
 	if err != nil {
 		return err
 	}
+	if cfg.partition < -1 {
+		return fmt.Errorf("--partition %d: want a partition (0 or more), or -1 for every partition", cfg.partition)
+	}
+	if cfg.count < 0 {
+		return fmt.Errorf("--count %d: want 0 (no limit) or more", cfg.count)
+	}
 	t := &tailer{cfg: cfg, topic: topic}
 	if cfg.format != "" {
 		if t.format, err = parseFormat(cfg.format); err != nil {
