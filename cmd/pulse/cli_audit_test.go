@@ -4,9 +4,11 @@ import (
 	"bufio"
 	"context"
 	"fmt"
+	"io"
 	"os/exec"
 	"path/filepath"
 	"strings"
+	"syscall"
 	"testing"
 	"time"
 
@@ -116,5 +118,47 @@ func TestClientNumberFlagsRefused(t *testing.T) {
 	}
 	if got := mustPulse(t, "", "tail", "nums", "-o", "beginning", "-e", "-f", `%v\n`, "--server", s.addr); got != "a\n" {
 		t.Errorf("after the refused produces the topic holds %q, want only a", got)
+	}
+}
+
+// SIGINT or SIGTERM stops a `pulse produce` waiting for its next line (it
+// used to go on until stdin ended), and it says it was stopped by the
+// signal, after the count of what was acked, not "context canceled".
+func TestProduceInterrupted(t *testing.T) {
+	s := startServe(t, filepath.Join(t.TempDir(), "data"))
+	for _, sig := range []syscall.Signal{syscall.SIGINT, syscall.SIGTERM} {
+		topic := fmt.Sprintf("stopped-%d", sig)
+		cmd := exec.Command(pulseBinary(t), "produce", topic, "--server", s.addr)
+		stdin, err := cmd.StdinPipe()
+		if err != nil {
+			t.Fatal(err)
+		}
+		var errb strings.Builder
+		cmd.Stderr = &errb
+		if err := cmd.Start(); err != nil {
+			t.Fatal(err)
+		}
+		io.WriteString(stdin, "one\n")
+		// Wait for the line to be stored: the tail prints it once it is.
+		if got := mustPulse(t, "", "tail", topic, "-o", "beginning", "-c", "1", "-f", `%v\n`, "--server", s.addr); got != "one\n" {
+			t.Fatalf("tail printed %q", got)
+		}
+		// With its stdin still open, as a producer typing lines is.
+		cmd.Process.Signal(sig)
+		done := make(chan error, 1)
+		go func() { done <- cmd.Wait() }()
+		select {
+		case err = <-done:
+		case <-time.After(time.Minute):
+			cmd.Process.Kill()
+			<-done
+			t.Fatalf("produce did not stop on %v with its stdin open; stderr %q", sig, errb.String())
+		}
+		stdin.Close()
+		msg := errb.String()
+		if err == nil || !strings.Contains(msg, "pulse: produced 1 record to "+topic+"\n") ||
+			!strings.Contains(msg, "stopped ("+sig.String()+" signal received)") || strings.Contains(msg, "context canceled") {
+			t.Errorf("produce stopped by %v: %v, stderr %q", sig, err, msg)
+		}
 	}
 }

@@ -65,6 +65,10 @@ a few milliseconds after the last ack), and prints the count on stderr.`,
 		ctx, stop := signal.NotifyContext(cmdContext(cmd), os.Interrupt, syscall.SIGTERM)
 		defer stop()
 		n, err := runProduce(ctx, cf, args[0], cfg, cmd.InOrStdin())
+		if err != nil && ctx.Err() != nil {
+			// Stopped by a signal: say so, not "context canceled".
+			err = fmt.Errorf("produce to %s: stopped (%v) before the end of the input", args[0], context.Cause(ctx))
+		}
 		if err == nil || n > 0 {
 			// On an error before any ack (no pulse running, a bad
 			// first line) the error alone says what happened.
@@ -257,7 +261,15 @@ func runProduce(ctx context.Context, cf *clientFlags, topic string, cfg produceC
 		return acked, errors.Join(err, awaitVisible(ctx, c, topic, last))
 	}
 	for done := false; !done; {
-		l, ok := <-lines
+		var l line
+		var ok bool
+		select {
+		case l, ok = <-lines:
+		case <-ctx.Done():
+			// SIGINT or SIGTERM while waiting for a line: every ack is
+			// in (the window is empty before stdin is waited on).
+			return acked, ctx.Err()
+		}
 		if !ok {
 			break
 		}
