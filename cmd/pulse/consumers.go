@@ -234,6 +234,9 @@ making them. The consumer need not have committed before.`,
 	cmd.MarkFlagsOneRequired("to-earliest", "to-latest", "to-offset", "to-time")
 	cmd.RunE = func(cmd *cobra.Command, args []string) error {
 		consumer := args[0]
+		if partition < -1 {
+			return fmt.Errorf("--partition %d: want a partition (0 or more), or -1 for every partition", partition)
+		}
 		if cmd.Flags().Changed("to-offset") && toOffset < 0 {
 			return fmt.Errorf("--to-offset %d: want an offset ≥ 0", toOffset)
 		}
