@@ -162,3 +162,31 @@ func TestProduceInterrupted(t *testing.T) {
 		}
 	}
 }
+
+// A record the server refuses is named by its line of the input, not by
+// its place in whichever request the lines were batched into.
+func TestProduceRefusalNamesTheLine(t *testing.T) {
+	s := startServe(t, filepath.Join(t.TempDir(), "data"))
+	var hs []string
+	for i := range 65 {
+		hs = append(hs, "-H", fmt.Sprintf("h%02d=v", i))
+	}
+	_, errOut, err := pulse(t, "a\n", append([]string{"produce", "many", "--server", s.addr}, hs...)...)
+	if want := "pulse: produce to many: line 1: invalid_request: 65 headers (at most 64 per record)\n"; err == nil || errOut != want {
+		t.Errorf("produce with 65 headers: %v, stderr %q, want %q", err, errOut, want)
+	}
+	var many strings.Builder
+	many.WriteString(`{"value":"c","headers":{`)
+	for i := range 65 {
+		if i > 0 {
+			many.WriteByte(',')
+		}
+		fmt.Fprintf(&many, `"h%02d":"v"`, i)
+	}
+	many.WriteString("}}\n")
+	in := "{\"value\":\"a\"}\n{\"value\":\"b\"}\n\n" + many.String() + "{\"value\":\"d\"}\n"
+	_, errOut, err = pulse(t, in, "produce", "many", "--json", "--server", s.addr)
+	if want := "line 4: invalid_request: 65 headers (at most 64 per record)"; err == nil || !strings.Contains(errOut, want) {
+		t.Errorf("produce --json with 65 headers on line 4: %v, stderr %q, want %q", err, errOut, want)
+	}
+}

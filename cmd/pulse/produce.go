@@ -11,6 +11,7 @@ import (
 	"io"
 	"os"
 	"os/signal"
+	"strconv"
 	"strings"
 	"syscall"
 	"time"
@@ -206,26 +207,27 @@ func runProduce(ctx context.Context, cf *clientFlags, topic string, cfg produceC
 	acked := 0
 	last := map[int]int64{} // the highest offset acked on each partition
 	var window []*wsclient.Pending
-	var sizes []int
+	var sent [][]int // the input line of each record of each request in the window
 	wait := func() error {
 		acks, err := window[0].Wait(ctx)
 		if err != nil {
-			return fmt.Errorf("produce to %s: %w", topic, err)
+			return fmt.Errorf("produce to %s: %w", topic, refusedLine(err, sent[0]))
 		}
-		if len(acks) != sizes[0] {
-			return fmt.Errorf("produce to %s: %d acks for %d records", topic, len(acks), sizes[0])
+		if len(acks) != len(sent[0]) {
+			return fmt.Errorf("produce to %s: %d acks for %d records", topic, len(acks), len(sent[0]))
 		}
 		for _, a := range acks {
 			if o, ok := last[a.Partition]; !ok || a.Offset > o {
 				last[a.Partition] = a.Offset
 			}
 		}
-		acked += sizes[0]
-		window, sizes = window[1:], sizes[1:]
+		acked += len(sent[0])
+		window, sent = window[1:], sent[1:]
 		return nil
 	}
 	lineNo := 0
 	var batch []wire.RecordIn
+	var batchLines []int
 	add := func(l line) error {
 		if l.err != nil {
 			return fmt.Errorf("reading stdin: %w", l.err)
@@ -239,6 +241,7 @@ func runProduce(ctx context.Context, cf *clientFlags, topic string, cfg produceC
 			return err
 		}
 		batch = append(batch, r)
+		batchLines = append(batchLines, lineNo)
 		return nil
 	}
 	// fail sends what is batched and waits for every ack: what came before a bad
@@ -247,7 +250,7 @@ func runProduce(ctx context.Context, cf *clientFlags, topic string, cfg produceC
 		if len(batch) > 0 {
 			if p, serr := c.ProduceAsync(topic, cfg.partition, batch); serr == nil {
 				window = append(window, p)
-				sizes = append(sizes, len(batch))
+				sent = append(sent, batchLines)
 			}
 		}
 		for len(window) > 0 {
@@ -273,7 +276,7 @@ func runProduce(ctx context.Context, cf *clientFlags, topic string, cfg produceC
 		if !ok {
 			break
 		}
-		batch = batch[:0:0]
+		batch, batchLines = batch[:0:0], nil
 		if err := add(l); err != nil {
 			return fail(err)
 		}
@@ -298,7 +301,7 @@ func runProduce(ctx context.Context, cf *clientFlags, topic string, cfg produceC
 				return acked, err
 			}
 			window = append(window, p)
-			sizes = append(sizes, len(batch))
+			sent = append(sent, batchLines)
 			if len(window) >= produceWindow {
 				if err := wait(); err != nil {
 					return acked, err
@@ -321,6 +324,31 @@ func runProduce(ctx context.Context, cf *clientFlags, topic string, cfg produceC
 		return acked, err
 	}
 	return acked, awaitVisible(ctx, c, topic, last)
+}
+
+// refusedLine names, in err, the input line of the record a produce
+// request was refused for: the server names a record of a request by its
+// place in it ("record 2: ..."), which says nothing to the one who wrote
+// the lines, batched as they arrived. lines holds the line of each record
+// of the request. An error naming no record (a topic not found) is left
+// as it is.
+func refusedLine(err error, lines []int) error {
+	var we *wire.Error
+	if !errors.As(err, &we) {
+		return err
+	}
+	rest, ok := strings.CutPrefix(we.Message, "record ")
+	if !ok {
+		return err
+	}
+	n, msg, ok := strings.Cut(rest, ": ")
+	i, aerr := strconv.Atoi(n)
+	if !ok || aerr != nil || i < 0 || i >= len(lines) {
+		return err
+	}
+	named := *we
+	named.Message = msg
+	return fmt.Errorf("line %d: %w", lines[i], &named)
 }
 
 // visibleWait bounds how long `pulse produce` waits for its acked records
