@@ -5,6 +5,7 @@ import (
 	"context"
 	"fmt"
 	"io"
+	"os"
 	"os/exec"
 	"path/filepath"
 	"strings"
@@ -188,5 +189,29 @@ func TestProduceRefusalNamesTheLine(t *testing.T) {
 	_, errOut, err = pulse(t, in, "produce", "many", "--json", "--server", s.addr)
 	if want := "line 4: invalid_request: 65 headers (at most 64 per record)"; err == nil || !strings.Contains(errOut, want) {
 		t.Errorf("produce --json with 65 headers on line 4: %v, stderr %q, want %q", err, errOut, want)
+	}
+}
+
+// Caps no server can run under are refused naming the flag, before the
+// data dir is made (they were taken for the defaults, or refused every
+// topic).
+func TestServeRefusesBadCaps(t *testing.T) {
+	for _, c := range []struct {
+		flag, value, want string
+	}{
+		{"--read-limit", "0", "--read-limit 0: want at least 1 byte"},
+		{"--read-limit", "-5", "--read-limit -5: want at least 1 byte"},
+		{"--max-topics", "0", "--max-topics 0: want at least 1"},
+		{"--max-topics", "-1", "--max-topics -1: want at least 1"},
+		{"--max-partitions", "-3", "--max-partitions -3: want at least 1"},
+	} {
+		dir := filepath.Join(t.TempDir(), "data")
+		_, errOut, err := pulse(t, "", "serve", "--data", dir, "--listen", "127.0.0.1:0", "--kafka-listen", "off", c.flag, c.value)
+		if err == nil || !strings.Contains(errOut, c.want) {
+			t.Errorf("serve %s %s: %v, stderr %q, want %q", c.flag, c.value, err, errOut, c.want)
+		}
+		if _, err := os.Stat(dir); !os.IsNotExist(err) {
+			t.Errorf("serve %s %s made the data dir (%v)", c.flag, c.value, err)
+		}
 	}
 }

@@ -181,6 +181,12 @@ random token is made up and printed.`,
 	kafkaListen := kafkaFlag(cmd)
 	limits := addLimitFlags(cmd)
 	cmd.RunE = func(cmd *cobra.Command, args []string) error {
+		if cfg.ReadLimit < 1 {
+			return fmt.Errorf("--read-limit %d: want at least 1 byte", cfg.ReadLimit)
+		}
+		if err := limits.check(); err != nil {
+			return err
+		}
 		cfg.KafkaListen, cfg.KafkaSet = kafkaListen()
 		if kafka.enabled() {
 			return runServeCluster(cmd, kafka, cfg)
