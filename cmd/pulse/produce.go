@@ -58,7 +58,7 @@ a few milliseconds after the last ack), and prints the count on stderr.`,
 	f.StringVarP(&cfg.key, "key", "k", "", "key of every record (default: none, records spread round-robin)")
 	f.StringArrayVarP(&cfg.headers, "header", "H", nil, "header key=value added to every record, repeatable")
 	f.BoolVar(&cfg.jsonLines, "json", false, "each line is a JSON record object")
-	f.IntVarP(&cfg.partition, "partition", "p", -1, "partition of every record (default: by key, or round-robin)")
+	f.IntVarP(&cfg.partition, "partition", "p", -1, "partition of every record, or -1 for by key or round-robin")
 	f.IntVar(&cfg.batch, "batch", 100, "most records per produce request")
 	f.StringVarP(&cfg.keyDelim, "key-delimiter", "K", "", "kcat -K: each line is KEY<delimiter>VALUE, split at the first delimiter (a line without it has no key)")
 	cmd.RunE = func(cmd *cobra.Command, args []string) error {

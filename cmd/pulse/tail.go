@@ -63,7 +63,7 @@ position after every record batch it printed.`,
 	f.StringVar(&cfg.from, "from", "end", "the same as -o")
 	f.StringVarP(&cfg.format, "format", "f", "", `kcat format of each record: %t topic, %p partition, %o offset, %k key, %K key length, %s or %v value, %S value length, %T timestamp (ms), %h headers, \n \t \xHH`)
 	f.BoolVarP(&cfg.exitAtEnd, "exit", "e", false, "exit once every partition's records up to its end (the HWM when the tail started) are printed")
-	f.IntVarP(&cfg.partition, "partition", "p", -1, "one partition (default: all)")
+	f.IntVarP(&cfg.partition, "partition", "p", -1, "one partition, or -1 for every partition")
 	f.BoolVar(&cfg.jsonOut, "json", false, "print each record as JSON")
 	f.StringVar(&cfg.consumer, "consumer", "", "consumer name: resume from its cursor and commit as records are printed")
 	f.IntVarP(&cfg.count, "count", "c", 0, "exit after this many records (0: run until interrupted)")
