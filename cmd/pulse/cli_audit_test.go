@@ -215,3 +215,33 @@ func TestServeRefusesBadCaps(t *testing.T) {
 		}
 	}
 }
+
+// The data dir is --data, else $PULSE_DATA, else $XDG_DATA_HOME/pulse,
+// else ~/.local/share/pulse, for every command that takes --data.
+func TestDataDirFromEnvironment(t *testing.T) {
+	tmp := t.TempDir()
+	explicit, env, xdg, home := filepath.Join(tmp, "explicit"), filepath.Join(tmp, "env"), filepath.Join(tmp, "xdg"), filepath.Join(tmp, "home")
+	for _, d := range []string{explicit, env, filepath.Join(xdg, "pulse"), filepath.Join(home, ".local", "share", "pulse")} {
+		if err := os.MkdirAll(d, 0o755); err != nil {
+			t.Fatal(err)
+		}
+	}
+	for _, c := range []struct {
+		args          []string
+		pulseData, xd string
+		want          string
+	}{
+		{[]string{"--data", explicit}, env, xdg, explicit},
+		{nil, env, xdg, env},
+		{nil, "", xdg, filepath.Join(xdg, "pulse")},
+		{nil, "", "", filepath.Join(home, ".local", "share", "pulse")},
+	} {
+		cmd := exec.Command(pulseBinary(t), append([]string{"inspect"}, c.args...)...)
+		cmd.Env = append(cmd.Environ(), "PULSE_DATA="+c.pulseData, "XDG_DATA_HOME="+c.xd, "HOME="+home)
+		// Each is an empty directory, which inspect refuses naming it.
+		out, _ := cmd.CombinedOutput()
+		if want := "not a Pulse data directory: " + c.want + " is neither"; !strings.Contains(string(out), want) {
+			t.Errorf("inspect %v with PULSE_DATA=%q XDG_DATA_HOME=%q: %q, want %q", c.args, c.pulseData, c.xd, out, want)
+		}
+	}
+}
