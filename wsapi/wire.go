@@ -119,6 +119,10 @@ func toRecord(r *wire.RecordIn, maxBytes int) (engine.Record, error) {
 		rec.Headers = append(rec.Headers, engine.Header{Key: k, Value: b})
 		size += len(k) + len(b)
 	}
+	if n := len(rec.Headers); n > wire.MaxRecordHeaders {
+		// The same limit as a binary frame's, whatever the encoding.
+		return rec, wire.Errorf(wire.CodeInvalidRequest, "%d headers (at most %d per record)", n, wire.MaxRecordHeaders)
+	}
 	if len(rec.Headers) > 1 {
 		// Maps iterate in no order: store the headers in their names'
 		// order, the same every time.

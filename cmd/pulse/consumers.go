@@ -223,7 +223,7 @@ making them. The consumer need not have committed before.`,
 	cf := addClientFlags(cmd)
 	f := cmd.Flags()
 	f.StringVar(&topic, "topic", "", "the topic (required)")
-	f.IntVar(&partition, "partition", -1, "one partition (default: all)")
+	f.IntVar(&partition, "partition", -1, "one partition, or -1 for every partition")
 	f.BoolVar(&earliest, "to-earliest", false, "to each partition's log start")
 	f.BoolVar(&latest, "to-latest", false, "to each partition's HWM (nothing left to read)")
 	f.Int64Var(&toOffset, "to-offset", -1, "to this offset")
@@ -234,6 +234,9 @@ making them. The consumer need not have committed before.`,
 	cmd.MarkFlagsOneRequired("to-earliest", "to-latest", "to-offset", "to-time")
 	cmd.RunE = func(cmd *cobra.Command, args []string) error {
 		consumer := args[0]
+		if partition < -1 {
+			return fmt.Errorf("--partition %d: want a partition (0 or more), or -1 for every partition", partition)
+		}
 		if cmd.Flags().Changed("to-offset") && toOffset < 0 {
 			return fmt.Errorf("--to-offset %d: want an offset ≥ 0", toOffset)
 		}

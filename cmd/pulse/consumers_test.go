@@ -189,3 +189,16 @@ func billingFixture(t *testing.T) (*served, func(args ...string) string) {
 	run("tail", "orders", "-p", "0", "-o", "beginning", "-c", "2", "--consumer", "billing")
 	return s, run
 }
+
+// A --partition below -1 is refused naming the flag (it read as every
+// partition), and moves nothing.
+func TestConsumersResetRefusesNegativePartition(t *testing.T) {
+	s, run := billingFixture(t)
+	_, errOut, err := pulse(t, "", "consumers", "reset", "billing", "--topic", "orders", "--to-earliest", "--partition", "-2", "--server", s.addr)
+	if want := "--partition -2: want a partition (0 or more), or -1 for every partition"; err == nil || !strings.Contains(errOut, want) {
+		t.Errorf("reset --partition -2: %v, stderr %q, want %q", err, errOut, want)
+	}
+	if got, want := run("consumers", "describe", "billing"), "TOPIC   PARTITION  CURSOR  LAG\norders  0          2       1\n"; got != want {
+		t.Errorf("after the refused reset:\n%s\nwant\n%s", got, want)
+	}
+}

@@ -1,6 +1,8 @@
 package main
 
 import (
+	"fmt"
+
 	"github.com/spf13/cobra"
 
 	"github.com/pulselog/pulse/engine"
@@ -19,6 +21,19 @@ func addLimitFlags(cmd *cobra.Command) *engineLimits {
 	f.IntVar(&l.maxTopics, "max-topics", engine.DefaultMaxTopics, "most topics the data dir may hold (creating or auto-creating one more is refused: too_many_topics)")
 	f.IntVar(&l.maxPartitions, "max-partitions", engine.DefaultMaxPartitions, "most partitions of all topics together")
 	return &l
+}
+
+// check refuses caps no data dir can be served under, naming the flag (the
+// engine would take 0 for its default, and a negative cap refuses every
+// topic).
+func (l *engineLimits) check() error {
+	if l.maxTopics < 1 {
+		return fmt.Errorf("--max-topics %d: want at least 1", l.maxTopics)
+	}
+	if l.maxPartitions < 1 {
+		return fmt.Errorf("--max-partitions %d: want at least 1", l.maxPartitions)
+	}
+	return nil
 }
 
 // openMetered opens the engine on dir with a fresh metrics registry as its

@@ -11,6 +11,7 @@ import (
 	"io"
 	"os"
 	"os/signal"
+	"strconv"
 	"strings"
 	"syscall"
 	"time"
@@ -57,7 +58,7 @@ a few milliseconds after the last ack), and prints the count on stderr.`,
 	f.StringVarP(&cfg.key, "key", "k", "", "key of every record (default: none, records spread round-robin)")
 	f.StringArrayVarP(&cfg.headers, "header", "H", nil, "header key=value added to every record, repeatable")
 	f.BoolVar(&cfg.jsonLines, "json", false, "each line is a JSON record object")
-	f.IntVarP(&cfg.partition, "partition", "p", -1, "partition of every record (default: by key, or round-robin)")
+	f.IntVarP(&cfg.partition, "partition", "p", -1, "partition of every record, or -1 for by key or round-robin")
 	f.IntVar(&cfg.batch, "batch", 100, "most records per produce request")
 	f.StringVarP(&cfg.keyDelim, "key-delimiter", "K", "", "kcat -K: each line is KEY<delimiter>VALUE, split at the first delimiter (a line without it has no key)")
 	cmd.RunE = func(cmd *cobra.Command, args []string) error {
@@ -65,6 +66,10 @@ a few milliseconds after the last ack), and prints the count on stderr.`,
 		ctx, stop := signal.NotifyContext(cmdContext(cmd), os.Interrupt, syscall.SIGTERM)
 		defer stop()
 		n, err := runProduce(ctx, cf, args[0], cfg, cmd.InOrStdin())
+		if err != nil && ctx.Err() != nil {
+			// Stopped by a signal: say so, not "context canceled".
+			err = fmt.Errorf("produce to %s: stopped (%v) before the end of the input", args[0], context.Cause(ctx))
+		}
 		if err == nil || n > 0 {
 			// On an error before any ack (no pulse running, a bad
 			// first line) the error alone says what happened.
@@ -153,8 +158,11 @@ func runProduce(ctx context.Context, cf *clientFlags, topic string, cfg produceC
 	if err != nil {
 		return 0, err
 	}
-	if cfg.batch <= 0 {
-		cfg.batch = 1
+	if cfg.partition < -1 {
+		return 0, fmt.Errorf("--partition %d: want a partition (0 or more), or -1 for by key or round-robin", cfg.partition)
+	}
+	if cfg.batch < 1 {
+		return 0, fmt.Errorf("--batch %d: want at least 1", cfg.batch)
 	}
 	c, err := cf.dial(ctx)
 	if err != nil {
@@ -199,26 +207,27 @@ func runProduce(ctx context.Context, cf *clientFlags, topic string, cfg produceC
 	acked := 0
 	last := map[int]int64{} // the highest offset acked on each partition
 	var window []*wsclient.Pending
-	var sizes []int
+	var sent [][]int // the input line of each record of each request in the window
 	wait := func() error {
 		acks, err := window[0].Wait(ctx)
 		if err != nil {
-			return fmt.Errorf("produce to %s: %w", topic, err)
+			return fmt.Errorf("produce to %s: %w", topic, refusedLine(err, sent[0]))
 		}
-		if len(acks) != sizes[0] {
-			return fmt.Errorf("produce to %s: %d acks for %d records", topic, len(acks), sizes[0])
+		if len(acks) != len(sent[0]) {
+			return fmt.Errorf("produce to %s: %d acks for %d records", topic, len(acks), len(sent[0]))
 		}
 		for _, a := range acks {
 			if o, ok := last[a.Partition]; !ok || a.Offset > o {
 				last[a.Partition] = a.Offset
 			}
 		}
-		acked += sizes[0]
-		window, sizes = window[1:], sizes[1:]
+		acked += len(sent[0])
+		window, sent = window[1:], sent[1:]
 		return nil
 	}
 	lineNo := 0
 	var batch []wire.RecordIn
+	var batchLines []int
 	add := func(l line) error {
 		if l.err != nil {
 			return fmt.Errorf("reading stdin: %w", l.err)
@@ -232,6 +241,7 @@ func runProduce(ctx context.Context, cf *clientFlags, topic string, cfg produceC
 			return err
 		}
 		batch = append(batch, r)
+		batchLines = append(batchLines, lineNo)
 		return nil
 	}
 	// fail sends what is batched and waits for every ack: what came before a bad
@@ -240,7 +250,7 @@ func runProduce(ctx context.Context, cf *clientFlags, topic string, cfg produceC
 		if len(batch) > 0 {
 			if p, serr := c.ProduceAsync(topic, cfg.partition, batch); serr == nil {
 				window = append(window, p)
-				sizes = append(sizes, len(batch))
+				sent = append(sent, batchLines)
 			}
 		}
 		for len(window) > 0 {
@@ -254,11 +264,19 @@ func runProduce(ctx context.Context, cf *clientFlags, topic string, cfg produceC
 		return acked, errors.Join(err, awaitVisible(ctx, c, topic, last))
 	}
 	for done := false; !done; {
-		l, ok := <-lines
+		var l line
+		var ok bool
+		select {
+		case l, ok = <-lines:
+		case <-ctx.Done():
+			// SIGINT or SIGTERM while waiting for a line: every ack is
+			// in (the window is empty before stdin is waited on).
+			return acked, ctx.Err()
+		}
 		if !ok {
 			break
 		}
-		batch = batch[:0:0]
+		batch, batchLines = batch[:0:0], nil
 		if err := add(l); err != nil {
 			return fail(err)
 		}
@@ -283,7 +301,7 @@ func runProduce(ctx context.Context, cf *clientFlags, topic string, cfg produceC
 				return acked, err
 			}
 			window = append(window, p)
-			sizes = append(sizes, len(batch))
+			sent = append(sent, batchLines)
 			if len(window) >= produceWindow {
 				if err := wait(); err != nil {
 					return acked, err
@@ -306,6 +324,31 @@ func runProduce(ctx context.Context, cf *clientFlags, topic string, cfg produceC
 		return acked, err
 	}
 	return acked, awaitVisible(ctx, c, topic, last)
+}
+
+// refusedLine names, in err, the input line of the record a produce
+// request was refused for: the server names a record of a request by its
+// place in it ("record 2: ..."), which says nothing to the one who wrote
+// the lines, batched as they arrived. lines holds the line of each record
+// of the request. An error naming no record (a topic not found) is left
+// as it is.
+func refusedLine(err error, lines []int) error {
+	var we *wire.Error
+	if !errors.As(err, &we) {
+		return err
+	}
+	rest, ok := strings.CutPrefix(we.Message, "record ")
+	if !ok {
+		return err
+	}
+	n, msg, ok := strings.Cut(rest, ": ")
+	i, aerr := strconv.Atoi(n)
+	if !ok || aerr != nil || i < 0 || i >= len(lines) {
+		return err
+	}
+	named := *we
+	named.Message = msg
+	return fmt.Errorf("line %d: %w", lines[i], &named)
 }
 
 // visibleWait bounds how long `pulse produce` waits for its acked records

@@ -106,8 +106,13 @@ func startAPI(ctx context.Context, eng wsapi.Backend, cfg apiConfig) (addr strin
 		return "", nil, fmt.Errorf("websocket API on %s: %w", cfg.Listen, wsapi.ErrTokenRequired)
 	}
 	l, err := net.Listen("tcp", cfg.Listen)
-	if err != nil {
+	if errors.Is(err, syscall.EADDRINUSE) {
 		return "", nil, fmt.Errorf("websocket API on %s: %w (is another pulse running? use --listen ADDR)", cfg.Listen, err)
+	}
+	if err != nil {
+		// Not an address (a bad port, no port), or one this process
+		// may not listen on: the error says which.
+		return "", nil, fmt.Errorf("websocket API on %s: %w", cfg.Listen, err)
 	}
 	// The engine's figures go to /metrics; a cluster has its own.
 	b := eng
@@ -176,6 +181,12 @@ random token is made up and printed.`,
 	kafkaListen := kafkaFlag(cmd)
 	limits := addLimitFlags(cmd)
 	cmd.RunE = func(cmd *cobra.Command, args []string) error {
+		if cfg.ReadLimit < 1 {
+			return fmt.Errorf("--read-limit %d: want at least 1 byte", cfg.ReadLimit)
+		}
+		if err := limits.check(); err != nil {
+			return err
+		}
 		cfg.KafkaListen, cfg.KafkaSet = kafkaListen()
 		if kafka.enabled() {
 			return runServeCluster(cmd, kafka, cfg)

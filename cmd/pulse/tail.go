@@ -63,13 +63,17 @@ position after every record batch it printed.`,
 	f.StringVar(&cfg.from, "from", "end", "the same as -o")
 	f.StringVarP(&cfg.format, "format", "f", "", `kcat format of each record: %t topic, %p partition, %o offset, %k key, %K key length, %s or %v value, %S value length, %T timestamp (ms), %h headers, \n \t \xHH`)
 	f.BoolVarP(&cfg.exitAtEnd, "exit", "e", false, "exit once every partition's records up to its end (the HWM when the tail started) are printed")
-	f.IntVarP(&cfg.partition, "partition", "p", -1, "one partition (default: all)")
+	f.IntVarP(&cfg.partition, "partition", "p", -1, "one partition, or -1 for every partition")
 	f.BoolVar(&cfg.jsonOut, "json", false, "print each record as JSON")
 	f.StringVar(&cfg.consumer, "consumer", "", "consumer name: resume from its cursor and commit as records are printed")
 	f.IntVarP(&cfg.count, "count", "c", 0, "exit after this many records (0: run until interrupted)")
 	cmd.RunE = func(cmd *cobra.Command, args []string) error {
 		ctx, stop := signal.NotifyContext(cmdContext(cmd), os.Interrupt, syscall.SIGTERM)
 		defer stop()
+		// `pulse tail ... | head -3`: once the reader is gone, a write to
+		// stdout fails with EPIPE instead of killing the process with
+		// SIGPIPE, and the tail ends there with status 0 (print).
+		signal.Ignore(syscall.SIGPIPE)
 		err := runTail(ctx, cf, args[0], cfg, cmd.OutOrStdout())
 		if errors.Is(err, context.Canceled) {
 			return nil // interrupted: a normal way to stop tailing
@@ -85,6 +89,12 @@ func runTail(ctx context.Context, cf *clientFlags, topic string, cfg tailConfig,
 	start, err := parseStart(cfg.from)
 	if err != nil {
 		return err
+	}
+	if cfg.partition < -1 {
+		return fmt.Errorf("--partition %d: want a partition (0 or more), or -1 for every partition", cfg.partition)
+	}
+	if cfg.count < 0 {
+		return fmt.Errorf("--count %d: want 0 (no limit) or more", cfg.count)
 	}
 	t := &tailer{cfg: cfg, topic: topic}
 	if cfg.format != "" {
@@ -286,7 +296,12 @@ func (t *tailer) print(d delivery) (done bool, err error) {
 		}
 	}
 	if err := t.w.Flush(); err != nil {
-		return false, err
+		if errors.Is(err, syscall.EPIPE) {
+			// The reader of the output went away (| head): done, and
+			// nothing of this push is committed.
+			return true, nil
+		}
+		return false, fmt.Errorf("writing the records: %w", err)
 	}
 	if cfg.consumer != "" {
 		pc, err := d.sub.CommitAsync(p.Partition, p.Next)

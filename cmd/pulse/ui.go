@@ -61,6 +61,9 @@ func setupRoot(root *cobra.Command) {
 	kafkaListen := kafkaFlag(root)
 	cfg.limits = addLimitFlags(root)
 	root.RunE = func(cmd *cobra.Command, args []string) error {
+		if err := cfg.limits.check(); err != nil {
+			return err
+		}
 		cfg.kafka, cfg.kafkaSet = kafkaListen()
 		cfg.dir, cfg.dirSet = *data, cmd.Flags().Changed("data")
 		cfg.noListen = cfg.listen == "" || cfg.listen == "off"

@@ -10,6 +10,7 @@ import (
 	"encoding/json"
 	"fmt"
 	"io"
+	"math"
 	"math/rand/v2"
 	"os"
 	"path/filepath"
@@ -48,6 +49,24 @@ func DefaultConfig() Config {
 	return Config{MB: 256, RecoveryMB: 1024, Seconds: 2, WSRecords: 100000}
 }
 
+// check refuses the sizes, durations and counts nothing can be measured
+// with, naming the flag of each.
+func (cfg Config) check() error {
+	switch {
+	case cfg.MB < 1:
+		return fmt.Errorf("bench: --mb %d: want at least 1", cfg.MB)
+	case cfg.RecoveryMB < 0:
+		return fmt.Errorf("bench: --recovery-mb %d: want 0 (no recovery figures) or more", cfg.RecoveryMB)
+	case !(cfg.Seconds > 0) || math.IsInf(cfg.Seconds, 1):
+		return fmt.Errorf("bench: --seconds %v: want a duration above 0", cfg.Seconds)
+	case cfg.WSRecords < 1:
+		return fmt.Errorf("bench: --ws-records %d: want at least 1", cfg.WSRecords)
+	case cfg.ServerPID < 0:
+		return fmt.Errorf("bench: --server-pid %d: want a pid, or 0 to find it", cfg.ServerPID)
+	}
+	return nil
+}
+
 // WSSteps are the names of the websocket benchmark's steps, in the order
 // they run.
 func WSSteps() []string { return slices.Clone(wsBenchSteps) }
@@ -64,6 +83,9 @@ type benchNotes map[string]string
 func Run(ctx context.Context, cfg Config, out, progress io.Writer) error {
 	if ctx == nil {
 		ctx = context.Background()
+	}
+	if err := cfg.check(); err != nil {
+		return err
 	}
 	dir := cfg.Dir
 	if dir == "" {

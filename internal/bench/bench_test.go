@@ -176,3 +176,38 @@ func TestPrintBenchRatios(t *testing.T) {
 		t.Errorf("a ratio of figures not measured is printed:\n%s", out.String())
 	}
 }
+
+// TestRunRefusesBadNumbers: a size, duration or count that cannot be
+// measured with (it printed figures of 0 or below) is an error naming its
+// flag before any step runs, and --dir is not created.
+func TestRunRefusesBadNumbers(t *testing.T) {
+	for _, c := range []struct {
+		edit func(*Config)
+		want string
+	}{
+		{func(c *Config) { c.MB = 0 }, "--mb 0: want at least 1"},
+		{func(c *Config) { c.MB = -1 }, "--mb -1: want at least 1"},
+		{func(c *Config) { c.RecoveryMB = -5 }, "--recovery-mb -5: want 0 (no recovery figures) or more"},
+		{func(c *Config) { c.Seconds = 0 }, "--seconds 0: want a duration above 0"},
+		{func(c *Config) { c.Seconds = math.Inf(1) }, "--seconds +Inf: want a duration above 0"},
+		{func(c *Config) { c.WSRecords = 0 }, "--ws-records 0: want at least 1"},
+		{func(c *Config) { c.ServerPID = -2 }, "--server-pid -2: want a pid, or 0 to find it"},
+	} {
+		dir := filepath.Join(t.TempDir(), "bench")
+		cfg := DefaultConfig()
+		cfg.Dir = dir
+		cfg.MB, cfg.RecoveryMB, cfg.Seconds, cfg.NoExtras = 1, 0, 0.05, true
+		c.edit(&cfg)
+		var progress strings.Builder
+		err := Run(context.Background(), cfg, io.Discard, &progress)
+		if err == nil || !strings.Contains(err.Error(), c.want) {
+			t.Errorf("Run: %v, want an error naming %q", err, c.want)
+		}
+		if progress.Len() != 0 {
+			t.Errorf("%s: steps ran: %q", c.want, progress.String())
+		}
+		if _, err := os.Stat(dir); !os.IsNotExist(err) {
+			t.Errorf("%s: --dir made (%v)", c.want, err)
+		}
+	}
+}

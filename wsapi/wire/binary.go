@@ -20,8 +20,11 @@ import (
 // they are, so neither side encodes, escapes or validates them as JSON: it
 // is the fast path for producing large batches (docs/websocket.md).
 
-// MaxBinaryHeaders bounds the headers of one record of a binary frame.
-const MaxBinaryHeaders = 64
+// MaxRecordHeaders bounds the headers of one record a client produces,
+// whatever its encoding: a binary frame (here) or a JSON record object (a
+// websocket produce, a POST body, NDJSON: wsapi's toRecord). Records a
+// Kafka client wrote may hold more; pushes carry them all.
+const MaxRecordHeaders = 64
 
 // DecodeBinaryRecords decodes the records section of a binary produce
 // frame: at least one record, at most maxRecords, each of at most
@@ -39,7 +42,7 @@ func DecodeBinaryRecords(b []byte, maxRecords, maxRecordBytes int) ([]engine.Rec
 		}
 		var rec engine.Record
 		var e *Error
-		i, e = decodeBinaryRecord(b, i, n, MaxBinaryHeaders, &rec, func(h int, name []byte) *Error {
+		i, e = decodeBinaryRecord(b, i, n, MaxRecordHeaders, &rec, func(h int, name []byte) *Error {
 			if !utf8.Valid(name) {
 				return Errorf(CodeInvalidRequest, "record %d: header %d: name is not UTF-8", n, h)
 			}
