@@ -763,3 +763,53 @@ func TestSelectedRowEllipsisOnlyForCutText(t *testing.T) {
 		}
 	}
 }
+
+// A row cut at the right edge reads as cut the same way whether it is
+// selected or not: each row, drawn unselected, is the text it shows when
+// the cursor is on it, "…" included, on the tail and on the topics list,
+// at widths where the tail's value and the list's columns do not fit.
+func TestCutRowsReadTheSameSelectedOrNot(t *testing.T) {
+	e := openEngine(t)
+	seed(t, e)
+	create(t, e, "a-topic-name-longer-than-its-column", engine.DefaultTopicConfig())
+	tm := startUI(t, testOptions(e))
+	waitFor(t, tm, "orders")
+	tm.Send(keys(":"))
+	tm.Type("tail orders 0")
+	tm.Send(enter)
+	waitFor(t, tm, "orders p0", "cust-")
+	m := finish(t, tm)
+	rowText := func(l string) string { return string([]rune(strings.TrimRight(ansiStrip(l), " "))[2:]) }
+	for _, w := range []int{30, 40, 56} {
+		m.Update(tea.WindowSizeMsg{Width: w, Height: 14})
+		// The tail, on top.
+		s := m.Top().(*tailScreen)
+		for i := s.offset; i < min(s.offset+s.rowsHeight(), s.rowCount()); i++ {
+			y := bodyTop + 2 + i - s.offset
+			s.cursor = (i + 1) % s.rowCount()
+			plain := strings.Split(m.View(), "\n")[y]
+			s.cursor = i
+			sel := strings.Split(m.View(), "\n")[y]
+			if !strings.HasPrefix(ansiStrip(sel), "▸") {
+				t.Fatalf("%d columns: line %d is not the selected row: %q", w, y, ansiStrip(sel))
+			}
+			if rowText(plain) != rowText(sel) {
+				t.Errorf("%d columns, tail row %d: unselected %q, selected %q", w, i, rowText(plain), rowText(sel))
+			}
+		}
+		// The topics list, under it.
+		top := m.stack[0].(*topicsScreen)
+		m.stack = m.stack[:1]
+		for i := 0; i < len(top.table.shown); i++ {
+			y := bodyTop + 1 + i
+			top.table.cursor = (i + 1) % len(top.table.shown)
+			plain := strings.Split(m.View(), "\n")[y]
+			top.table.cursor = i
+			sel := strings.Split(m.View(), "\n")[y]
+			if rowText(plain) != rowText(sel) {
+				t.Errorf("%d columns, topics row %d: unselected %q, selected %q", w, i, rowText(plain), rowText(sel))
+			}
+		}
+		m.stack = append(m.stack, s)
+	}
+}
