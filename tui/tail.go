@@ -817,7 +817,7 @@ func (s *tailScreen) key(msg tea.KeyMsg) tea.Cmd {
 			return s.jump(off, "offset "+humanCount(off))
 		})
 	case key.Matches(msg, k.JumpTime):
-		return ask("time (2006-01-02 15:04:05, 15:04, -5m, unix ms):", "", func(v string) tea.Cmd {
+		return ask("time ("+whenFormsList(true)+"):", "", func(v string) tea.Cmd {
 			ms, err := parseWhen(v, s.c.Opts.Now())
 			if err != nil {
 				return errStatus(err)
@@ -856,8 +856,35 @@ func parseOffset(v string) (int64, error) {
 	return off, nil
 }
 
-// parseWhen reads a time for the jump prompt: a date and time, a time of
-// today, a duration ago ("-5m" or "5m"), or Unix milliseconds.
+// whenForms are the forms parseWhen reads, as the README lists them: the
+// prompt shows their hints, its error names them.
+var whenForms = []struct{ hint, name string }{
+	{"2006-01-02 15:04:05", "2006-01-02 15:04:05"},
+	{"2006-01-02", "a date (2006-01-02)"},
+	{"15:04", "15:04 today"},
+	{"-5m", "-5m or 5m ago"},
+	{"unix ms", "unix milliseconds"},
+}
+
+// whenFormsList is the forms of the @ prompt, by their hints or named in
+// full ("..., or unix milliseconds").
+func whenFormsList(hints bool) string {
+	var out []string
+	for _, f := range whenForms {
+		if hints {
+			out = append(out, f.hint)
+		} else {
+			out = append(out, f.name)
+		}
+	}
+	if !hints {
+		out[len(out)-1] = "or " + out[len(out)-1]
+	}
+	return strings.Join(out, ", ")
+}
+
+// parseWhen reads a time for the jump prompt: a date and time, a date, a
+// time of today, a duration ago ("-5m" or "5m"), or Unix milliseconds.
 func parseWhen(v string, now time.Time) (int64, error) {
 	v = strings.TrimSpace(v)
 	for _, layout := range []string{time.RFC3339Nano, "2006-01-02 15:04:05.000", "2006-01-02 15:04:05", "2006-01-02 15:04", "2006-01-02"} {
@@ -878,5 +905,5 @@ func parseWhen(v string, now time.Time) (int64, error) {
 	if _, err := fmt.Sscan(v, &ms); err == nil && ms > 0 && fmt.Sprint(ms) == v {
 		return ms, nil
 	}
-	return 0, fmt.Errorf("%w: time %q (want 2006-01-02 15:04:05, 15:04, -5m or unix ms)", ErrBadInput, v)
+	return 0, fmt.Errorf("%w: time %q (want %s)", ErrBadInput, v, whenFormsList(false))
 }

@@ -2,6 +2,7 @@ package tui
 
 import (
 	"bytes"
+	"errors"
 	"fmt"
 	"strings"
 	"testing"
@@ -494,4 +495,17 @@ func statusesOf(t testing.TB, cmd tea.Cmd) []statusMsg {
 		}
 	}
 	return out
+}
+
+// The @ prompt's error names every form it accepts, as the prompt does.
+func TestTailJumpTimeErrorNamesEveryForm(t *testing.T) {
+	_, err := parseWhen("yesterday", testClock)
+	if err == nil || !errors.Is(err, ErrBadInput) {
+		t.Fatalf("parseWhen(yesterday) = %v, want ErrBadInput", err)
+	}
+	for _, form := range []string{"2006-01-02 15:04:05", "a date (2006-01-02)", "15:04 today", "-5m or 5m ago", "unix milliseconds"} {
+		if !strings.Contains(err.Error(), form) {
+			t.Errorf("the error %q does not name %q", err, form)
+		}
+	}
 }
