@@ -780,7 +780,7 @@ func TestCutRowsReadTheSameSelectedOrNot(t *testing.T) {
 	waitFor(t, tm, "orders p0", "cust-")
 	m := finish(t, tm)
 	rowText := func(l string) string { return string([]rune(strings.TrimRight(ansiStrip(l), " "))[2:]) }
-	for _, w := range []int{30, 40, 56} {
+	for w := 24; w <= 72; w += 4 {
 		m.Update(tea.WindowSizeMsg{Width: w, Height: 14})
 		// The tail, on top.
 		s := m.Top().(*tailScreen)
