@@ -128,6 +128,17 @@ func padRow(cells string, w int) string {
 	return pad(strings.TrimRight(cells, " "), w, false)
 }
 
+// fieldsLine joins fields, most telling first, into one indented line of
+// at most w cells: those that do not fit are left out whole, from the
+// last, and " · …" says so.
+func fieldsLine(fields []string, w int) string {
+	line := "  " + strings.Join(fields, " · ")
+	for n := len(fields) - 1; n > 0 && lipgloss.Width(line) > w; n-- {
+		line = "  " + strings.Join(fields[:n], " · ") + " · …"
+	}
+	return truncate(line, w)
+}
+
 // styledText is a piece of a row and the style it is drawn in.
 type styledText struct {
 	style lipgloss.Style

@@ -813,3 +813,45 @@ func TestCutRowsReadTheSameSelectedOrNot(t *testing.T) {
 		m.stack = append(m.stack, s)
 	}
 }
+
+// The lines a cluster's screens add are never cut at the edge mid-word:
+// the partitions summary leaves out whole fields, from the last, with "…";
+// the "needs a local data dir" screen wraps.
+func TestClusterLinesNeverCutAtTheEdge(t *testing.T) {
+	e := openEngine(t)
+	seed(t, e)
+	info, err := e.Describe("orders")
+	if err != nil {
+		t.Fatal(err)
+	}
+	m, err := New(testOptions(e))
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer m.Close()
+	const need = "segments and recovery need a local data dir"
+	for w := 30; w <= 140; w += 5 {
+		m.Update(tea.WindowSizeMsg{Width: w, Height: 20})
+		line := ansiStrip(clusterSummary(m.c, info, w))
+		if lw := lipgloss.Width(line); lw > w {
+			t.Errorf("%d columns: the summary is %d cells: %q", w, lw, line)
+		}
+		if !strings.HasSuffix(line, need) && !strings.HasSuffix(line, " · …") {
+			t.Errorf("%d columns: the summary ends mid-field: %q", w, line)
+		}
+		if full := ansiStrip(clusterSummary(m.c, info, 1000)); w >= lipgloss.Width(full) && line != full {
+			t.Errorf("%d columns: the summary %q leaves out fields of %q", w, line, full)
+		}
+
+		s := &needsDataDirScreen{c: m.c, what: "segments"}
+		v := ansiStrip(s.View())
+		for _, l := range strings.Split(v, "\n") {
+			if lw := lipgloss.Width(l); lw > w {
+				t.Errorf("%d columns: a line of %q is %d cells: %q", w, s.what, lw, l)
+			}
+		}
+		if !strings.Contains(strings.Join(strings.Fields(v), " "), "run pulse on a data dir (--data) for segments") {
+			t.Errorf("%d columns: the needs-a-data-dir screen lost its words:\n%s", w, v)
+		}
+	}
+}
