@@ -855,3 +855,43 @@ func TestClusterLinesNeverCutAtTheEdge(t *testing.T) {
 		}
 	}
 }
+
+// A form's hints wrap in their column instead of being clipped at the
+// right edge: no line of the new topic, edit and produce forms is wider
+// than the terminal, and every word of the longest hints is shown.
+func TestFormHintsWrapInsteadOfBeingCut(t *testing.T) {
+	e := openEngine(t)
+	seed(t, e)
+	info, err := e.Describe("orders")
+	if err != nil {
+		t.Fatal(err)
+	}
+	m, err := New(testOptions(e))
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer m.Close()
+	for w := 60; w <= 110; w += 10 {
+		m.Update(tea.WindowSizeMsg{Width: w, Height: 40})
+		for _, c := range []struct {
+			s     Screen
+			words string
+		}{
+			{newCreateTopicScreen(m.c, m.stack[0].ID()), "every-write (ack after fsync) or interval (fsync every second)"},
+			{newAlterTopicScreen(m.c, info), "enter saves (durable in meta.db); esc cancels"},
+			{newProduceScreen(m.c, "orders", -1), "empty: by key hash, or round-robin"},
+			{newProduceScreen(m.c, "orders", -1), "or enter on a one-line field sends; esc goes back"},
+		} {
+			c.s.SetSize(m.c.Width, m.c.Height)
+			v := ansiStrip(c.s.View())
+			for _, l := range strings.Split(v, "\n") {
+				if lw := lipgloss.Width(l); lw > w {
+					t.Errorf("%d columns, %s: a line is %d cells: %q", w, c.s.Crumb(), lw, l)
+				}
+			}
+			if !strings.Contains(strings.Join(strings.Fields(v), " "), c.words) {
+				t.Errorf("%d columns, %s: %q is not shown whole:\n%s", w, c.s.Crumb(), c.words, v)
+			}
+		}
+	}
+}
