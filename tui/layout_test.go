@@ -895,3 +895,26 @@ func TestFormHintsWrapInsteadOfBeingCut(t *testing.T) {
 		}
 	}
 }
+
+// The footer shows the keys that fit whole and "…" for the rest, never a
+// key cut at the edge or a separator left dangling.
+func TestFooterKeysWholeOrLeftOut(t *testing.T) {
+	e := openEngine(t)
+	seed(t, e)
+	m, err := New(testOptions(e))
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer m.Close()
+	for w := 30; w <= 130; w++ {
+		m.Update(tea.WindowSizeMsg{Width: w, Height: 20})
+		lines := strings.Split(m.View(), "\n")
+		foot := ansiStrip(lines[len(lines)-1])
+		if lw := lipgloss.Width(foot); lw > w {
+			t.Errorf("%d columns: the footer is %d cells: %q", w, lw, foot)
+		}
+		if !strings.HasSuffix(foot, "q quit") && !strings.HasSuffix(foot, " …") {
+			t.Errorf("%d columns: the footer ends in a cut key: %q", w, foot)
+		}
+	}
+}
