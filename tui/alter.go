@@ -175,11 +175,17 @@ func (s *alterTopicScreen) savedText(name string, cfg engine.TopicConfig) string
 func (s *alterTopicScreen) View() string {
 	st := s.c.Styles
 	fixed := fmt.Sprintf("  fixed at creation: codec %s · every change applies live", s.cfg.Codec)
-	head := st.PanelTitle.Render("  Edit topic "+s.name) + "\n" + st.Muted.Render(truncate(fixed, max(s.c.Width, 20))) + "\n\n"
 	saves := "  enter saves (durable in meta.db); esc cancels"
 	if dataDir(s.c.Src) == "" {
+		// On a cluster the codec is its compression.type, which Kafka
+		// alters but this form does not; a cluster may report none.
+		fixed = "  every change applies live"
+		if s.cfg.Codec != "" {
+			fixed = fmt.Sprintf("  compression.type %s: not changed here · every change applies live", s.cfg.Codec)
+		}
 		saves = "  enter saves on the cluster; esc cancels"
 	}
+	head := st.PanelTitle.Render("  Edit topic "+s.name) + "\n" + st.Muted.Render(truncate(fixed, max(s.c.Width, 20))) + "\n\n"
 	return formScreenView(s.c, head, s.form, s.errText, saves)
 }
 

@@ -495,9 +495,33 @@ func (m *Model) View() string {
 		fit(m.crumbs(), m.width, 1),
 		body,
 		fit(strings.Join(status, "\n"), m.width, len(status)),
-		fit(m.help.ShortHelpView(m.shortHelp()), m.width, 1),
+		fit(m.footer(), m.width, 1),
 	}
 	return strings.Join(lines, "\n")
+}
+
+// footer is the screen's most-used keys: those that fit whole, then " …"
+// when some are left out (the help model itself would draw a key past the
+// edge when the ellipsis does not fit).
+func (m *Model) footer() string {
+	h := m.help
+	h.Width = 0
+	var keys []key.Binding
+	for _, k := range m.shortHelp() {
+		if k.Enabled() {
+			keys = append(keys, k)
+		}
+	}
+	for n := len(keys); n > 0; n-- {
+		v := h.ShortHelpView(keys[:n])
+		if n < len(keys) {
+			v += " " + h.Styles.Ellipsis.Render(h.Ellipsis)
+		}
+		if lipgloss.Width(v) <= m.width {
+			return v
+		}
+	}
+	return ""
 }
 
 func (m *Model) header() string {

@@ -150,7 +150,7 @@ func formScreenView(c *Common, head string, f *form, errText, hint string) strin
 	if errText != "" {
 		out += wrapIndented(st.StatusError, "✗ "+errText, c.Width)
 	} else {
-		out += st.FormHint.Render(hint)
+		out += wrapIndented(st.FormHint, hint, c.Width)
 	}
 	return scrollTo(out, strings.Count(head, "\n")+f.focusAt, c.Height)
 }

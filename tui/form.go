@@ -174,7 +174,13 @@ func (f *form) view() string {
 				}
 				b.WriteString(mark + lbl.Render(pad(fl.label, 12, false)) + " " + l)
 				if fl.hint != "" && fl.area == nil {
-					b.WriteString("  " + st.FormHint.Render(fl.hint))
+					// A hint too long for the terminal wraps in its column.
+					col := 15 + lipgloss.Width(l) + 2
+					hint := wrapWords(strings.Fields(fl.hint), max(f.width-col, 12), "")
+					for k := range hint {
+						hint[k] = st.FormHint.Render(truncate(hint[k], max(f.width-col, 12)))
+					}
+					b.WriteString("  " + strings.Join(hint, "\n"+strings.Repeat(" ", col)))
 				}
 			} else {
 				b.WriteString("\n" + strings.Repeat(" ", 15) + l)

@@ -128,6 +128,45 @@ func padRow(cells string, w int) string {
 	return pad(strings.TrimRight(cells, " "), w, false)
 }
 
+// fieldsLine joins fields, most telling first, into one indented line of
+// at most w cells: those that do not fit are left out whole, from the
+// last, and " · …" says so.
+func fieldsLine(fields []string, w int) string {
+	line := "  " + strings.Join(fields, " · ")
+	for n := len(fields) - 1; n > 0 && lipgloss.Width(line) > w; n-- {
+		line = "  " + strings.Join(fields[:n], " · ") + " · …"
+	}
+	return truncate(line, w)
+}
+
+// styledText is a piece of a row and the style it is drawn in.
+type styledText struct {
+	style lipgloss.Style
+	text  string
+}
+
+// renderCut draws the pieces as one row of w cells, cut where padRow cuts
+// their text (with … when text is cut), each piece in its style.
+func renderCut(w int, pieces []styledText) string {
+	var all strings.Builder
+	for _, p := range pieces {
+		all.WriteString(p.text)
+	}
+	row := []rune(padRow(all.String(), w))
+	var b strings.Builder
+	for i, p := range pieces {
+		n := utf8.RuneCountInString(p.text)
+		if i == len(pieces)-1 || n > len(row) {
+			n = len(row) // the last piece takes the … and the padding
+		}
+		if n > 0 {
+			b.WriteString(p.style.Render(string(row[:n])))
+		}
+		row = row[n:]
+	}
+	return b.String()
+}
+
 // pad fits plain s into exactly w cells, left- or right-aligned.
 func pad(s string, w int, right bool) string {
 	s = truncate(s, w)

@@ -168,12 +168,13 @@ func (s *groupsScreen) FullHelp() [][]key.Binding {
 }
 
 // clusterSummary is the partitions screen's summary line on a source
-// without local files: only what a cluster topic has.
-func clusterSummary(c *Common, info engine.TopicInfo) string {
+// without local files, w cells wide: only what a cluster topic has.
+func clusterSummary(c *Common, info engine.TopicInfo, w int) string {
 	cfg := info.Config
-	parts := []string{fmt.Sprintf("%d partitions", len(info.Partitions)), "retention " + retention(cfg), "cleanup " + string(cfg.Cleanup)}
+	parts := []string{"cluster topic", fmt.Sprintf("%d partitions", len(info.Partitions)), "retention " + retention(cfg), "cleanup " + string(cfg.Cleanup)}
 	if cfg.Codec != "" {
 		parts = append(parts, "compression "+cfg.Codec)
 	}
-	return c.Styles.Muted.Render("  cluster topic · " + strings.Join(parts, " · ") + " · segments and recovery need a local data dir")
+	parts = append(parts, "segments and recovery need a local data dir")
+	return c.Styles.Muted.Render(fieldsLine(parts, w))
 }

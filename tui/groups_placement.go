@@ -168,8 +168,11 @@ func (s *placementScreen) View() string {
 	if !s.info.SizeKnown {
 		size = "sizes: n/a (the cluster did not answer DescribeLogDirs)"
 	}
-	head := st.Muted.Render(fmt.Sprintf("  replication factor %d · %s", s.info.ReplicationFactor, size)) + "\n" +
-		st.Muted.Render("  configs (non-default): "+conf)
+	// Both wrap rather than being cut at the edge (a topic's configs can
+	// be many).
+	head := wrapIndented(st.Muted, fmt.Sprintf("replication factor %d · %s", s.info.ReplicationFactor, size), s.w) + "\n" +
+		wrapIndented(st.Muted, "configs (non-default): "+conf, s.w)
+	s.table.SetSize(s.w, max(s.h-2-strings.Count(head, "\n"), 3)) // the rows under the lines of head
 	return s.table.under(head + "\n")
 }
 

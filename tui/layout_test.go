@@ -763,3 +763,158 @@ func TestSelectedRowEllipsisOnlyForCutText(t *testing.T) {
 		}
 	}
 }
+
+// A row cut at the right edge reads as cut the same way whether it is
+// selected or not: each row, drawn unselected, is the text it shows when
+// the cursor is on it, "…" included, on the tail and on the topics list,
+// at widths where the tail's value and the list's columns do not fit.
+func TestCutRowsReadTheSameSelectedOrNot(t *testing.T) {
+	e := openEngine(t)
+	seed(t, e)
+	create(t, e, "a-topic-name-longer-than-its-column", engine.DefaultTopicConfig())
+	tm := startUI(t, testOptions(e))
+	waitFor(t, tm, "orders")
+	tm.Send(keys(":"))
+	tm.Type("tail orders 0")
+	tm.Send(enter)
+	waitFor(t, tm, "orders p0", "cust-")
+	m := finish(t, tm)
+	rowText := func(l string) string { return string([]rune(strings.TrimRight(ansiStrip(l), " "))[2:]) }
+	for w := 24; w <= 72; w += 4 {
+		m.Update(tea.WindowSizeMsg{Width: w, Height: 14})
+		// The tail, on top.
+		s := m.Top().(*tailScreen)
+		for i := s.offset; i < min(s.offset+s.rowsHeight(), s.rowCount()); i++ {
+			y := bodyTop + 2 + i - s.offset
+			s.cursor = (i + 1) % s.rowCount()
+			plain := strings.Split(m.View(), "\n")[y]
+			s.cursor = i
+			sel := strings.Split(m.View(), "\n")[y]
+			if !strings.HasPrefix(ansiStrip(sel), "▸") {
+				t.Fatalf("%d columns: line %d is not the selected row: %q", w, y, ansiStrip(sel))
+			}
+			if rowText(plain) != rowText(sel) {
+				t.Errorf("%d columns, tail row %d: unselected %q, selected %q", w, i, rowText(plain), rowText(sel))
+			}
+		}
+		// The topics list, under it.
+		top := m.stack[0].(*topicsScreen)
+		m.stack = m.stack[:1]
+		for i := 0; i < len(top.table.shown); i++ {
+			y := bodyTop + 1 + i
+			top.table.cursor = (i + 1) % len(top.table.shown)
+			plain := strings.Split(m.View(), "\n")[y]
+			top.table.cursor = i
+			sel := strings.Split(m.View(), "\n")[y]
+			if rowText(plain) != rowText(sel) {
+				t.Errorf("%d columns, topics row %d: unselected %q, selected %q", w, i, rowText(plain), rowText(sel))
+			}
+		}
+		m.stack = append(m.stack, s)
+	}
+}
+
+// The lines a cluster's screens add are never cut at the edge mid-word:
+// the partitions summary leaves out whole fields, from the last, with "…";
+// the "needs a local data dir" screen wraps.
+func TestClusterLinesNeverCutAtTheEdge(t *testing.T) {
+	e := openEngine(t)
+	seed(t, e)
+	info, err := e.Describe("orders")
+	if err != nil {
+		t.Fatal(err)
+	}
+	m, err := New(testOptions(e))
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer m.Close()
+	const need = "segments and recovery need a local data dir"
+	for w := 30; w <= 140; w += 5 {
+		m.Update(tea.WindowSizeMsg{Width: w, Height: 20})
+		line := ansiStrip(clusterSummary(m.c, info, w))
+		if lw := lipgloss.Width(line); lw > w {
+			t.Errorf("%d columns: the summary is %d cells: %q", w, lw, line)
+		}
+		if !strings.HasSuffix(line, need) && !strings.HasSuffix(line, " · …") {
+			t.Errorf("%d columns: the summary ends mid-field: %q", w, line)
+		}
+		if full := ansiStrip(clusterSummary(m.c, info, 1000)); w >= lipgloss.Width(full) && line != full {
+			t.Errorf("%d columns: the summary %q leaves out fields of %q", w, line, full)
+		}
+
+		s := &needsDataDirScreen{c: m.c, what: "segments"}
+		v := ansiStrip(s.View())
+		for _, l := range strings.Split(v, "\n") {
+			if lw := lipgloss.Width(l); lw > w {
+				t.Errorf("%d columns: a line of %q is %d cells: %q", w, s.what, lw, l)
+			}
+		}
+		if !strings.Contains(strings.Join(strings.Fields(v), " "), "run pulse on a data dir (--data) for segments") {
+			t.Errorf("%d columns: the needs-a-data-dir screen lost its words:\n%s", w, v)
+		}
+	}
+}
+
+// A form's hints wrap in their column instead of being clipped at the
+// right edge: no line of the new topic, edit and produce forms is wider
+// than the terminal, and every word of the longest hints is shown.
+func TestFormHintsWrapInsteadOfBeingCut(t *testing.T) {
+	e := openEngine(t)
+	seed(t, e)
+	info, err := e.Describe("orders")
+	if err != nil {
+		t.Fatal(err)
+	}
+	m, err := New(testOptions(e))
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer m.Close()
+	for w := 60; w <= 110; w += 10 {
+		m.Update(tea.WindowSizeMsg{Width: w, Height: 40})
+		for _, c := range []struct {
+			s     Screen
+			words string
+		}{
+			{newCreateTopicScreen(m.c, m.stack[0].ID()), "every-write (ack after fsync) or interval (fsync every second)"},
+			{newAlterTopicScreen(m.c, info), "enter saves (durable in meta.db); esc cancels"},
+			{newProduceScreen(m.c, "orders", -1), "empty: by key hash, or round-robin"},
+			{newProduceScreen(m.c, "orders", -1), "or enter on a one-line field sends; esc goes back"},
+		} {
+			c.s.SetSize(m.c.Width, m.c.Height)
+			v := ansiStrip(c.s.View())
+			for _, l := range strings.Split(v, "\n") {
+				if lw := lipgloss.Width(l); lw > w {
+					t.Errorf("%d columns, %s: a line is %d cells: %q", w, c.s.Crumb(), lw, l)
+				}
+			}
+			if !strings.Contains(strings.Join(strings.Fields(v), " "), c.words) {
+				t.Errorf("%d columns, %s: %q is not shown whole:\n%s", w, c.s.Crumb(), c.words, v)
+			}
+		}
+	}
+}
+
+// The footer shows the keys that fit whole and "…" for the rest, never a
+// key cut at the edge or a separator left dangling.
+func TestFooterKeysWholeOrLeftOut(t *testing.T) {
+	e := openEngine(t)
+	seed(t, e)
+	m, err := New(testOptions(e))
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer m.Close()
+	for w := 30; w <= 130; w++ {
+		m.Update(tea.WindowSizeMsg{Width: w, Height: 20})
+		lines := strings.Split(m.View(), "\n")
+		foot := ansiStrip(lines[len(lines)-1])
+		if lw := lipgloss.Width(foot); lw > w {
+			t.Errorf("%d columns: the footer is %d cells: %q", w, lw, foot)
+		}
+		if !strings.HasSuffix(foot, "q quit") && !strings.HasSuffix(foot, " …") {
+			t.Errorf("%d columns: the footer ends in a cut key: %q", w, foot)
+		}
+	}
+}

@@ -246,12 +246,12 @@ func (s *partitionsScreen) View() string {
 		return st.Muted.Render("  loading " + s.topic + "…")
 	}
 	cfg := s.info.Config
-	// Most telling first: a narrow terminal cuts the segment size, shown
-	// on the edit form too.
-	summary := st.Muted.Render(fmt.Sprintf("  codec %s · sync %s · cleanup %s · retention %s · segments up to %s",
-		cfg.Codec, cfg.SyncMode, cfg.Cleanup, retention(cfg), humanBytes(cfg.SegmentMaxBytes)))
+	// Most telling first: a narrow terminal leaves out the segment size,
+	// shown on the edit form too.
+	summary := st.Muted.Render(fieldsLine([]string{"codec " + cfg.Codec, "sync " + string(cfg.SyncMode),
+		"cleanup " + string(cfg.Cleanup), "retention " + retention(cfg), "segments up to " + humanBytes(cfg.SegmentMaxBytes)}, s.w))
 	if _, local := localFiles(s.c.Src); !local {
-		summary = clusterSummary(s.c, s.info)
+		summary = clusterSummary(s.c, s.info, s.w)
 	}
 	out := s.table.View()
 	out = fit(out, s.w, s.table.height+1)

@@ -146,7 +146,7 @@ func (s *produceScreen) View() string {
 	case s.result != "":
 		out += wrapIndented(st.Good, s.result, s.c.Width)
 	default:
-		out += st.FormHint.Render("  " + s.c.Keys.Submit.Help().Key + " or enter on a one-line field sends; esc goes back")
+		out += wrapIndented(st.FormHint, s.c.Keys.Submit.Help().Key+" or enter on a one-line field sends; esc goes back", s.c.Width)
 	}
 	return scrollTo(out, strings.Count(head, "\n")+s.form.focusAt, s.c.Height)
 }

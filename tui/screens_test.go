@@ -534,3 +534,27 @@ func TestDetailWrapsLongHeaders(t *testing.T) {
 		t.Errorf("%d of the header's 300 x's on screen", got)
 	}
 }
+
+// A topic just created is selected once the list has it, also when the
+// first list read after the creation does not have it yet (a cluster's
+// metadata can lag its CreateTopics answer).
+func TestCreatedTopicSelectedOnceListed(t *testing.T) {
+	e := openEngine(t)
+	seed(t, e)
+	m, err := New(testOptions(e))
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer m.Close()
+	m.Update(tea.WindowSizeMsg{Width: testWidth, Height: testHeight})
+	s := m.stack[0].(*topicsScreen)
+	s.Update(run(t, s.Init()))
+	// The list read right after the creation answer comes before the
+	// topic is there.
+	s.Update(run(t, s.Update(topicCreatedMsg{to: to{s.id}, name: "late"})))
+	create(t, e, "late", engine.DefaultTopicConfig())
+	s.Update(run(t, s.load()))
+	if r, _ := s.table.Selected(); r.Key != "late" {
+		t.Fatalf("once listed, the created topic is not selected: %q is", r.Key)
+	}
+}

@@ -116,8 +116,8 @@ func (s *needsDataDirScreen) FullHelp() [][]key.Binding {
 }
 
 func (s *needsDataDirScreen) View() string {
-	return s.c.Styles.Warn.Render(fmt.Sprintf("  %s needs a local data dir", s.what)) + "\n" +
-		s.c.Styles.Muted.Render(fmt.Sprintf("  this pulse shows %s, whose files it cannot read; run pulse on a data dir (--data) for %s", s.c.Opts.DataDirName, s.what))
+	return wrapIndented(s.c.Styles.Warn, fmt.Sprintf("%s needs a local data dir", s.what), s.c.Width) + "\n" +
+		wrapIndented(s.c.Styles.Muted, fmt.Sprintf("this pulse shows %s, whose files it cannot read; run pulse on a data dir (--data) for %s", s.c.Opts.DataDirName, s.what), s.c.Width)
 }
 
 // segmentsOf lists a partition's segments, or says they need a data dir.

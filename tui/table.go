@@ -268,18 +268,10 @@ func (t *table) View() string {
 		r := t.rows[t.shown[i]]
 		b.WriteByte('\n')
 		selected := i == t.cursor && !t.passive
-		if selected {
-			var line []string
-			for j := range t.cols {
-				if ws[j] >= 0 {
-					line = append(line, pad(cell(r, j), ws[j], t.cols[j].Right))
-				}
-			}
-			b.WriteString(st.TableMarker.Render("▸ "))
-			b.WriteString(st.TableSelected.Render(padRow(strings.Join(line, " "), t.width-2)))
-			continue
-		}
-		b.WriteString("  ")
+		// Every row is cut the same way, selected or not: the cells that
+		// fit, the last one narrowed to the edge (… when its text is cut).
+		var plain strings.Builder
+		var styled strings.Builder
 		used := 2
 		first := true
 		for j := range t.cols {
@@ -290,7 +282,8 @@ func (t *table) View() string {
 				if used+1 >= t.width {
 					break
 				}
-				b.WriteByte(' ')
+				plain.WriteByte(' ')
+				styled.WriteByte(' ')
 				used++
 			}
 			w := ws[j]
@@ -305,10 +298,18 @@ func (t *table) View() string {
 			if f, ok := r.Styles[j]; ok {
 				style = f(t.c)
 			}
-			b.WriteString(style.Render(txt))
+			plain.WriteString(txt)
+			styled.WriteString(style.Render(txt))
 			used += w
 			first = false
 		}
+		if selected {
+			b.WriteString(st.TableMarker.Render("▸ "))
+			b.WriteString(st.TableSelected.Render(pad(plain.String(), t.width-2, false)))
+			continue
+		}
+		b.WriteString("  ")
+		b.WriteString(styled.String())
 	}
 	return b.String()
 }

@@ -97,6 +97,7 @@ type tailScreen struct {
 	hwms    []int64 // merged: each partition's HWM
 	atEnd   bool    // the last forward read came back empty: the buffer reaches the HWM
 	loading bool    // a page read is in flight
+	bottom  bool    // G is reading on: the cursor goes to the last row read
 	hwm     int64
 	start   int64 // log start
 	skipped int64
@@ -178,7 +179,7 @@ func (s *tailScreen) reset() {
 		s.shown = []int{}
 	}
 	s.cursor, s.offset = 0, 0
-	s.atEnd, s.loading, s.err = false, false, nil
+	s.atEnd, s.loading, s.err, s.bottom = false, false, nil, false
 }
 
 // toLatest restarts the tail live, with the last screenful already shown.
@@ -203,6 +204,35 @@ func (s *tailScreen) jump(off int64, label string) tea.Cmd {
 	s.reset()
 	s.live = false
 	return s.resolve(label, false, func(Source, engine.PartitionInfo) (int64, error) { return off, nil })
+}
+
+// jumpBottom opens the tail paused on its last page, the cursor on the last
+// record: G, when the page after the buffer does not reach the HWM.
+func (s *tailScreen) jumpBottom() tea.Cmd {
+	s.reset()
+	s.live, s.bottom = false, true
+	back := int64(s.pageRecords())
+	if s.merged() {
+		per := int64(s.pageAllRecords())
+		return s.resolveAll("latest", false, func(_ Source, _ int, info engine.PartitionInfo) (int64, error) {
+			return max(info.LogStart, info.HWM-per), nil
+		})
+	}
+	return s.resolve("latest", false, func(_ Source, info engine.PartitionInfo) (int64, error) {
+		return max(info.LogStart, info.HWM-back), nil
+	})
+}
+
+// landBottom ends a G: the cursor on the last row. It reports whether a G
+// was reading.
+func (s *tailScreen) landBottom() bool {
+	if !s.bottom {
+		return false
+	}
+	s.bottom = false
+	s.cursor = s.rowCount() - 1
+	s.clamp()
+	return true
 }
 
 func (s *tailScreen) jumpEarliest() tea.Cmd {
@@ -306,9 +336,9 @@ func (s *tailScreen) page(kind readKind) tea.Cmd {
 	if s.loading {
 		return nil
 	}
-	n := max(s.rowsHeight()*2, 100)
+	n := s.pageRecords()
 	if s.merged() {
-		return s.pageAll(kind, n)
+		return s.pageAll(kind)
 	}
 	src, id, gen, topic, p, start := s.c.Src, s.id, s.gen, s.topic, s.part, s.start
 	if kind == readBack {
@@ -329,6 +359,9 @@ func (s *tailScreen) page(kind readKind) tea.Cmd {
 		return tailRecordsMsg{to: to{id}, gen: gen, kind: kind, from: from, res: res, err: err}
 	}
 }
+
+// pageRecords is how many records one page read asks for.
+func (s *tailScreen) pageRecords() int { return max(s.rowsHeight()*2, 100) }
 
 // maxBackReads bounds the reads of one page back through a compacted log.
 const maxBackReads = 64
@@ -473,6 +506,7 @@ func (s *tailScreen) onRecords(msg tailRecordsMsg) tea.Cmd {
 		if len(res.Records) == 0 {
 			s.atEnd = true
 			s.next = max(s.next, res.Next)
+			s.landBottom()
 			return nil
 		}
 		s.atEnd = false
@@ -486,6 +520,10 @@ func (s *tailScreen) onRecords(msg tailRecordsMsg) tea.Cmd {
 			s.trimTail()
 		}
 		s.clamp()
+		if s.bottom && msg.kind == readFwd && s.next < res.HWM {
+			return s.jumpBottom() // more than a page to go: read the last one
+		}
+		s.landBottom()
 		return nil
 	case readBack:
 		var head int64 = -1
@@ -737,6 +775,7 @@ func (s *tailScreen) clamp() {
 func (s *tailScreen) move(d int) tea.Cmd {
 	n := s.rowCount()
 	target := s.cursor + d
+	s.bottom = false
 	s.cursor = target
 	s.clamp()
 	if s.live && d < 0 {
@@ -781,6 +820,7 @@ func (s *tailScreen) key(msg tea.KeyMsg) tea.Cmd {
 		if s.live {
 			s.pause()
 		}
+		s.bottom = false
 		s.cursor = 0
 		s.clamp()
 		return s.page(readBack)
@@ -793,6 +833,7 @@ func (s *tailScreen) key(msg tea.KeyMsg) tea.Cmd {
 		}
 		s.cursor = s.rowCount() - 1
 		s.clamp()
+		s.bottom = true
 		return s.page(readFwd)
 	case key.Matches(msg, k.Pause):
 		if s.live {
@@ -817,7 +858,7 @@ func (s *tailScreen) key(msg tea.KeyMsg) tea.Cmd {
 			return s.jump(off, "offset "+humanCount(off))
 		})
 	case key.Matches(msg, k.JumpTime):
-		return ask("time (2006-01-02 15:04:05, 15:04, -5m, unix ms):", "", func(v string) tea.Cmd {
+		return ask("time ("+whenFormsList(true)+"):", "", func(v string) tea.Cmd {
 			ms, err := parseWhen(v, s.c.Opts.Now())
 			if err != nil {
 				return errStatus(err)
@@ -856,8 +897,35 @@ func parseOffset(v string) (int64, error) {
 	return off, nil
 }
 
-// parseWhen reads a time for the jump prompt: a date and time, a time of
-// today, a duration ago ("-5m" or "5m"), or Unix milliseconds.
+// whenForms are the forms parseWhen reads, as the README lists them: the
+// prompt shows their hints, its error names them.
+var whenForms = []struct{ hint, name string }{
+	{"2006-01-02 15:04:05", "2006-01-02 15:04:05"},
+	{"2006-01-02", "a date (2006-01-02)"},
+	{"15:04", "15:04 today"},
+	{"-5m", "-5m or 5m ago"},
+	{"unix ms", "unix milliseconds"},
+}
+
+// whenFormsList is the forms of the @ prompt, by their hints or named in
+// full ("..., or unix milliseconds").
+func whenFormsList(hints bool) string {
+	var out []string
+	for _, f := range whenForms {
+		if hints {
+			out = append(out, f.hint)
+		} else {
+			out = append(out, f.name)
+		}
+	}
+	if !hints {
+		out[len(out)-1] = "or " + out[len(out)-1]
+	}
+	return strings.Join(out, ", ")
+}
+
+// parseWhen reads a time for the jump prompt: a date and time, a date, a
+// time of today, a duration ago ("-5m" or "5m"), or Unix milliseconds.
 func parseWhen(v string, now time.Time) (int64, error) {
 	v = strings.TrimSpace(v)
 	for _, layout := range []string{time.RFC3339Nano, "2006-01-02 15:04:05.000", "2006-01-02 15:04:05", "2006-01-02 15:04", "2006-01-02"} {
@@ -878,5 +946,5 @@ func parseWhen(v string, now time.Time) (int64, error) {
 	if _, err := fmt.Sscan(v, &ms); err == nil && ms > 0 && fmt.Sprint(ms) == v {
 		return ms, nil
 	}
-	return 0, fmt.Errorf("%w: time %q (want 2006-01-02 15:04:05, 15:04, -5m or unix ms)", ErrBadInput, v)
+	return 0, fmt.Errorf("%w: time %q (want %s)", ErrBadInput, v, whenFormsList(false))
 }

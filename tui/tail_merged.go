@@ -158,14 +158,20 @@ func (s *tailScreen) followAllCmd(ctx context.Context) tea.Cmd {
 	}
 }
 
+// pageAllRecords is how many records of each partition one page read of a
+// merged tail asks for.
+func (s *tailScreen) pageAllRecords() int {
+	return max(s.pageRecords()/max(len(s.nexts), 1), 10)
+}
+
 // pageAll reads the page after the buffer of a merged tail. Paging back
 // needs one partition's offsets: the status line says so.
-func (s *tailScreen) pageAll(kind readKind, n int) tea.Cmd {
+func (s *tailScreen) pageAll(kind readKind) tea.Cmd {
 	if kind == readBack {
 		return status("the merged tail pages back within its buffer; choose a partition with ] to read further back")
 	}
 	src, id, gen, topic, nexts := s.c.Src, s.id, s.gen, s.topic, slices.Clone(s.nexts)
-	per := max(n/max(len(nexts), 1), 10)
+	per := s.pageAllRecords()
 	s.loading = true
 	return func() tea.Msg {
 		mr, err := readEvery(src, topic, nexts, per)
@@ -237,6 +243,14 @@ func (s *tailScreen) onMerged(msg tailRecordsMsg) tea.Cmd {
 		s.cursor = s.rowIndex(at)
 	}
 	s.clamp()
+	if s.bottom && msg.kind == readFwd {
+		for p, next := range mr.nexts {
+			if next < mr.hwms[p] {
+				return s.jumpBottom() // more than a page to go: read the last one
+			}
+		}
+	}
+	s.landBottom()
 	return nil
 }
 

@@ -2,6 +2,7 @@ package tui
 
 import (
 	"bytes"
+	"errors"
 	"fmt"
 	"strings"
 	"testing"
@@ -494,4 +495,71 @@ func statusesOf(t testing.TB, cmd tea.Cmd) []statusMsg {
 		}
 	}
 	return out
+}
+
+// One G on a paused tail lands on the last record: of the page it reads
+// past the buffer, and of the log when that page does not reach the HWM;
+// on one partition and on the merged tail.
+func TestTailBottomLandsOnTheLastRecord(t *testing.T) {
+	e := openEngine(t)
+	create(t, e, "ev", engine.DefaultTopicConfig())
+	cfg := engine.DefaultTopicConfig()
+	cfg.Partitions = 2
+	create(t, e, "two", cfg)
+	produce(t, e, "ev", 0, orderRecords(0, 150)...)
+	for p := 0; p < 2; p++ {
+		produce(t, e, "two", p, orderRecords(0, 150)...)
+	}
+	last := func(s *tailScreen) tailRec { return s.rowRecord(s.cursor) }
+	settle := func(s *tailScreen, cmd tea.Cmd) {
+		for cmd != nil {
+			cmd = s.Update(run(t, cmd))
+		}
+	}
+
+	// One partition, 150 records, paused at 0 with a page of 100: one G
+	// reads the 50 after it and lands on offset 149.
+	s := newTestTail(t, testOptions(e), "ev", 0)
+	settle(s, s.jump(0, "offset 0"))
+	if s.next != 100 {
+		t.Fatalf("setup: the first page ends at %d, want 100", s.next)
+	}
+	settle(s, s.Update(keys("G")))
+	if r := last(s); r.Offset != 149 || s.cursor != s.rowCount()-1 || s.live {
+		t.Fatalf("after one G: cursor on offset %d (row %d of %d), live %v; want offset 149, the last row", r.Offset, s.cursor, s.rowCount(), s.live)
+	}
+
+	// More than a page behind: one G still reaches the last record.
+	produce(t, e, "ev", 0, orderRecords(150, 400)...)
+	settle(s, s.Update(keys("G")))
+	if r := last(s); r.Offset != 549 || s.cursor != s.rowCount()-1 || s.live {
+		t.Fatalf("after one G, 400 records behind: cursor on offset %d (row %d of %d), live %v; want offset 549", r.Offset, s.cursor, s.rowCount(), s.live)
+	}
+
+	// The merged tail: both partitions' last records are read, the cursor
+	// on the last row.
+	m := newTestTail(t, testOptions(e), "two", allPartitions)
+	settle(m, m.jumpEarliest())
+	settle(m, m.Update(keys("G")))
+	if m.cursor != m.rowCount()-1 {
+		t.Fatalf("merged, after one G: cursor on row %d of %d", m.cursor, m.rowCount())
+	}
+	for p, next := range m.nexts {
+		if next != 150 {
+			t.Fatalf("merged, after one G: p%d read to %d, want its HWM 150", p, next)
+		}
+	}
+}
+
+// The @ prompt's error names every form it accepts, as the prompt does.
+func TestTailJumpTimeErrorNamesEveryForm(t *testing.T) {
+	_, err := parseWhen("yesterday", testClock)
+	if err == nil || !errors.Is(err, ErrBadInput) {
+		t.Fatalf("parseWhen(yesterday) = %v, want ErrBadInput", err)
+	}
+	for _, form := range []string{"2006-01-02 15:04:05", "a date (2006-01-02)", "15:04 today", "-5m or 5m ago", "unix milliseconds"} {
+		if !strings.Contains(err.Error(), form) {
+			t.Errorf("the error %q does not name %q", err, form)
+		}
+	}
 }

@@ -94,16 +94,18 @@ func (s *tailScreen) View() string {
 			b.WriteString(st.TableMarker.Render("▸ ") + st.TableSelected.Render(padRow(cells, s.w-2)))
 			continue
 		}
-		b.WriteString("  ")
-		b.WriteString(st.Info.Render(part) + st.Muted.Render(pad(humanCount(r.Offset), tailOffsetW, true)) + " " +
-			st.Faint.Render(timeCell(r.Timestamp)) +
-			st.Info.Render(pad(key, keyW, false)) + " " +
-			st.Muted.Render(pad(hdrs, tailHeadersW, true)) + " ")
+		// The other rows are cut where the selected one is (padRow), each
+		// cell in its own style.
+		valStyle := st.Text
 		if r.Value == nil {
-			b.WriteString(st.Warn.Render(pad(val, valW, false)))
-		} else {
-			b.WriteString(st.Text.Render(pad(val, valW, false)))
+			valStyle = st.Warn
 		}
+		b.WriteString("  ")
+		b.WriteString(renderCut(s.w-2, []styledText{
+			{st.Info, part}, {st.Muted, pad(humanCount(r.Offset), tailOffsetW, true)}, {lipgloss.NewStyle(), " "},
+			{st.Faint, timeCell(r.Timestamp)}, {st.Info, pad(key, keyW, false)}, {lipgloss.NewStyle(), " "},
+			{st.Muted, pad(hdrs, tailHeadersW, true)}, {lipgloss.NewStyle(), " "}, {valStyle, pad(val, valW, false)},
+		}))
 	}
 	return b.String()
 }

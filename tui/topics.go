@@ -2,6 +2,7 @@ package tui
 
 import (
 	"fmt"
+	"slices"
 	"sort"
 	"time"
 
@@ -143,7 +144,9 @@ func (s *topicsScreen) Update(msg tea.Msg) tea.Cmd {
 			sort.Slice(s.infos, func(i, j int) bool { return s.infos[i].Name < s.infos[j].Name })
 			s.sample()
 			s.rebuild()
-			if s.created != "" {
+			// A cluster's metadata can lag its CreateTopics answer: the
+			// topic is selected at the first list that has it.
+			if s.created != "" && slices.ContainsFunc(s.infos, func(t engine.TopicInfo) bool { return t.Name == s.created }) {
 				s.table.Select(s.created)
 				s.created = ""
 			}
@@ -172,6 +175,7 @@ func (s *topicsScreen) Update(msg tea.Msg) tea.Cmd {
 func (s *topicsScreen) key(msg tea.KeyMsg) tea.Cmd {
 	k := s.c.Keys
 	if s.table.Update(msg) {
+		s.created = "" // the selection is the user's now
 		return nil
 	}
 	if key.Matches(msg, k.Create) {
