@@ -267,6 +267,7 @@ func TestHiddenTailHideThenExpose(t *testing.T) {
 		t.Fatal(err)
 	}
 	os.Remove(filepath.Join(pdir, "snapshot"))
+	setRecordedHWM(t, dir, "h", 0, 4)
 	opts := DefaultOptions(dir)
 	opts.HiddenTail = HiddenTailHide
 	e, err := Open(opts)

@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"os"
 	"os/exec"
+	"path/filepath"
 	"strconv"
 	"strings"
 	"syscall"
@@ -13,7 +14,22 @@ import (
 	"time"
 
 	"github.com/pulselog/pulse/internal/layout"
+	"github.com/pulselog/pulse/meta"
 )
+
+// setRecordedHWM sets the high-watermark meta.db recorded for partition p
+// of topic, as a crash before the engine recorded more would have left it.
+func setRecordedHWM(t *testing.T, dir, topic string, p int, hwm int64) {
+	t.Helper()
+	s, err := meta.Open(dir, meta.DefaultOptions())
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer s.Close()
+	if err := s.SetHWM(topic, p, hwm); err != nil {
+		t.Fatal(err)
+	}
+}
 
 // checkContinuesPast reopens dir and checks that partition p of topic
 // hands out offsets from end on, its lost offsets reported, skipped and
@@ -159,4 +175,35 @@ func TestRemovedPartitionDirAfterKillNeverReusesOffsets(t *testing.T) {
 		t.Fatal(err)
 	}
 	checkContinuesPast(t, dir, "h", 0, end)
+}
+
+// Records below the high-watermark meta.db recorded were visible: under
+// the hide policy a lagging hwm file hides none of them.
+func TestRecordedHWMHidesNothingVisible(t *testing.T) {
+	dir := t.TempDir()
+	e := openEngine(t, dir)
+	if err := e.CreateTopic("h", TopicConfig{}); err != nil {
+		t.Fatal(err)
+	}
+	acks := produceN(t, e, "h", 0, 10, 10)
+	end := acks[len(acks)-1].Offset + 1
+	e.Close()
+	pdir := layout.PartitionDir(dir, "h", 0)
+	if err := os.WriteFile(filepath.Join(pdir, layout.HWMFile), []byte{0, 0, 0, 0, 0, 0, 0, 4}, 0o644); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.Remove(filepath.Join(pdir, layout.SnapshotFile)); err != nil {
+		t.Fatal(err)
+	}
+	opts := DefaultOptions(dir)
+	opts.HiddenTail = HiddenTailHide
+	e, err := Open(opts)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer e.Close()
+	info, _ := e.Describe("h")
+	if p := info.Partitions[0]; p.HWM != end || p.HiddenTail != 0 || p.Degraded {
+		t.Fatalf("HWM %d, hidden %d, degraded %v; want every one of the %d records visible, none hidden", p.HWM, p.HiddenTail, p.Degraded, end)
+	}
 }

@@ -26,6 +26,27 @@ type PartitionHWM struct {
 // partition (deleted, or being deleted, meanwhile). A
 // negative value is ErrInvalidOffset.
 func (s *Store) RecordHWMs(hwms []PartitionHWM) error {
+	return s.putHWMs(hwms, true)
+}
+
+// SetHWM records hwm as the high-watermark of partition p of an active
+// topic, below the recorded one too: for a tool that rewrites a
+// partition's files as a crash would have left them (the tests' crash
+// simulations), where the engine only ever raises it (RecordHWMs).
+func (s *Store) SetHWM(topic string, p int, hwm int64) error {
+	var created time.Time
+	if err := s.view(func(tx *bolt.Tx) error {
+		t, err := activeTopic(tx, topic, p)
+		created = t.CreatedAt
+		return err
+	}); err != nil {
+		return fmt.Errorf("meta: set the high-watermark of %s/%d: %w", topic, p, err)
+	}
+	return s.putHWMs([]PartitionHWM{{Topic: topic, Partition: p, TopicCreated: created, HWM: hwm}}, false)
+}
+
+// putHWMs is RecordHWMs, raising only when up, else setting.
+func (s *Store) putHWMs(hwms []PartitionHWM, up bool) error {
 	for _, h := range hwms {
 		if err := ValidateTopicName(h.Topic); err != nil {
 			return err
@@ -59,7 +80,7 @@ func (s *Store) RecordHWMs(hwms []PartitionHWM) error {
 			if err != nil {
 				return err
 			}
-			if h.HWM <= rec.HWM {
+			if up && h.HWM <= rec.HWM {
 				continue
 			}
 			rec.HWM = h.HWM

@@ -13,6 +13,7 @@ import (
 	"github.com/pulselog/pulse/engine/recovery"
 	"github.com/pulselog/pulse/engine/segment"
 	"github.com/pulselog/pulse/internal/damage"
+	"github.com/pulselog/pulse/meta"
 )
 
 // crashDataDir writes batches batches of 10 order records to orders p0
@@ -54,16 +55,32 @@ func reopen(t *testing.T, data string, hide bool) *engine.Engine {
 }
 
 // batchesOf lists the batches of the partition's only segment.
-// unacknowledge makes a cut of the last batches what a crash while writing
-// them leaves: they were never acknowledged, so the persisted hwm stops
-// before them and no snapshot covers them (a cut below the persisted hwm
-// is damage to acknowledged data, which recovery never truncates).
-func unacknowledge(t *testing.T, part string, from int64) {
+// unacknowledge makes a cut of the last batches of partition orders/0
+// what a crash while writing them leaves: they were never acknowledged, so
+// the persisted hwm and the one meta.db recorded stop before them and no
+// snapshot covers them (a cut below the acknowledged end is damage to
+// acknowledged data, which recovery never truncates).
+func unacknowledge(t *testing.T, data, part string, from int64) {
 	t.Helper()
 	if err := recovery.WriteHWM(part, from); err != nil {
 		t.Fatal(err)
 	}
+	setRecordedHWM(t, data, from)
 	if err := os.Remove(filepath.Join(part, recovery.SnapshotFile)); err != nil && !os.IsNotExist(err) {
+		t.Fatal(err)
+	}
+}
+
+// setRecordedHWM sets the high-watermark meta.db recorded for orders/0,
+// as a crash before the engine recorded more would have left it.
+func setRecordedHWM(t *testing.T, data string, hwm int64) {
+	t.Helper()
+	s, err := meta.Open(data, meta.DefaultOptions())
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer s.Close()
+	if err := s.SetHWM("orders", 0, hwm); err != nil {
 		t.Fatal(err)
 	}
 }
@@ -113,7 +130,7 @@ func TestRecoveryScreenTornTail(t *testing.T) {
 	if err := os.Truncate(log, last.Pos+last.Size/2); err != nil {
 		t.Fatal(err)
 	}
-	unacknowledge(t, part, last.BaseOffset)
+	unacknowledge(t, data, part, last.BaseOffset)
 	e := reopen(t, data, false)
 	tm := openRecovery(t, e, "truncated at", "truncated ")
 	m := finish(t, tm)
@@ -148,6 +165,7 @@ func TestRecoveryScreenHiddenTail(t *testing.T) {
 	if err := os.Remove(filepath.Join(part, "hwm")); err != nil {
 		t.Fatal(err)
 	}
+	setRecordedHWM(t, data, 0)
 	e := reopen(t, data, true)
 	tm := openRecovery(t, e, "hidden tail 20 [0, 20) (E: expose it)")
 	m := finish(t, tm)
@@ -164,6 +182,7 @@ func TestRecoveryScreenExposeAsks(t *testing.T) {
 	if err := os.Remove(filepath.Join(part, "hwm")); err != nil {
 		t.Fatal(err)
 	}
+	setRecordedHWM(t, data, 0)
 	e := reopen(t, data, true)
 	hwm := func() int64 {
 		info, err := e.Describe("orders")
@@ -193,7 +212,7 @@ func TestRecoveryListScreen(t *testing.T) {
 	if err := os.Truncate(log, bs[2].Pos+10); err != nil {
 		t.Fatal(err)
 	}
-	unacknowledge(t, part, bs[2].BaseOffset)
+	unacknowledge(t, data, part, bs[2].BaseOffset)
 	e := reopen(t, data, false)
 	tm := startUI(t, testOptions(e))
 	waitFor(t, tm, "orders")

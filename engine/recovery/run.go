@@ -437,11 +437,18 @@ func (r *runner) finish() (*Result, error) {
 	leo := active.end
 	logStart := r.rep.LogStart
 	persisted := r.rep.PersistedHWM
-	if persisted < 0 {
+	if persisted < 0 && r.opts.RecordedHWM <= 0 {
 		if leo > logStart {
 			r.note("no hwm file: treating the persisted hwm as %d", logStart)
 		}
 		persisted = logStart
+	}
+	if r.opts.RecordedHWM > persisted {
+		// What meta.db recorded was visible too: none of it is hidden.
+		if r.rep.PersistedHWM >= 0 || leo > logStart {
+			r.note("the hwm meta.db recorded, %d, is past the persisted hwm %d: used as the persisted hwm", r.opts.RecordedHWM, r.rep.PersistedHWM)
+		}
+		persisted = r.opts.RecordedHWM
 	}
 	// A lost range at the start (the first segment is gone) stays inside
 	// the log, so reads from the earliest offset count it as skipped; so
