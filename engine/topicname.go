@@ -10,3 +10,8 @@ const MaxTopicNameLen = meta.MaxTopicNameLen
 // is safe to use as a single path element. Failures match ErrInvalidTopic.
 // The rule lives in meta, which keys every record by topic name.
 func ValidateTopicName(name string) error { return meta.ValidateTopicName(name) }
+
+// ValidateConsumerName checks a consumer name against the cursor store's
+// rule, the one every API takes (a Kafka group id such as "my group" is
+// fine): 1–249 bytes without '/' or NUL. Failures match ErrInvalidConsumer.
+func ValidateConsumerName(name string) error { return meta.ValidateConsumerName(name) }

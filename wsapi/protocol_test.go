@@ -4,6 +4,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"net/url"
 	"slices"
 	"strconv"
 	"strings"
@@ -720,5 +721,39 @@ func TestCommitWithABadConsumerNameIsInvalidRequest(t *testing.T) {
 	r := c.call(20, map[string]any{"op": "consumers", "topic": "t"})
 	if cs, _ := r["topic"].(map[string]any)["consumers"].([]any); len(cs) != 0 {
 		t.Errorf("cursors after refused commits: %v", cs)
+	}
+}
+
+// A consumer name is one rule wherever it is given: a name the cursor
+// store takes (a Kafka group id such as "my group") commits, and a
+// subscription and the tail endpoint as that consumer resume from its
+// cursor; a name it refuses is refused by all three.
+func TestConsumerNameOneRule(t *testing.T) {
+	ts := startServer(t, DefaultOptions())
+	c := dialRaw(t, ts.addr, "/v1/ws", nil)
+	for i := range 5 {
+		if r := c.call(1+i, map[string]any{"op": "produce", "topic": "t", "value": i}); errCode(r) != "" {
+			t.Fatalf("produce: %v", r)
+		}
+	}
+	const name = "my group"
+	if r := c.call(10, map[string]any{"op": "commit", "consumer": name, "topic": "t", "partition": 0, "offset": 3}); errCode(r) != "" {
+		t.Fatalf("commit as %q: %v", name, r)
+	}
+	if r := c.call(11, map[string]any{"op": "subscribe", "topic": "t", "from": "earliest", "consumer": name}); errCode(r) != "" {
+		t.Fatalf("subscribe as %q: %v", name, r)
+	}
+	push := c.waitFor(func(m map[string]any) bool { return m["sub"] != nil && m["records"] != nil })
+	if rec := push["records"].([]any)[0].(map[string]any); rec["offset"] != float64(3) {
+		t.Errorf("subscription as %q starts at %v, want its cursor 3", name, rec["offset"])
+	}
+	tail := dialRaw(t, ts.addr, "/v1/topics/t/tail?from=earliest&consumer="+url.QueryEscape(name), nil)
+	if m := tail.next(); m["offset"] != float64(3) {
+		t.Errorf("tail as %q starts at %v, want its cursor 3", name, m["offset"])
+	}
+	for i, bad := range []string{"a/b", "nul\x00x"} {
+		if r := c.call(20+i, map[string]any{"op": "subscribe", "topic": "t", "consumer": bad}); errCode(r) != wire.CodeInvalidRequest {
+			t.Errorf("subscribe as %q: %v, want invalid_request", bad, r)
+		}
 	}
 }

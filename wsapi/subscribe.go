@@ -44,8 +44,8 @@ func (c *conn) opSubscribe(req *request) {
 		return
 	}
 	if req.Consumer != "" {
-		if err := engine.ValidateTopicName(req.Consumer); err != nil {
-			c.reply(req.ID, nil, wire.Errorf(wire.CodeInvalidRequest, "consumer name: %v (consumer names follow the topic name rule)", err))
+		if err := engine.ValidateConsumerName(req.Consumer); err != nil {
+			c.reply(req.ID, nil, wire.Errorf(wire.CodeInvalidRequest, "consumer name: %v", err))
 			return
 		}
 	}
@@ -124,7 +124,7 @@ func (c *conn) startPlainTail(r *http.Request, topic string) {
 	}
 	consumer := q.Get("consumer")
 	if consumer != "" {
-		if err := engine.ValidateTopicName(consumer); err != nil {
+		if err := engine.ValidateConsumerName(consumer); err != nil {
 			c.refuse(wire.Errorf(wire.CodeInvalidRequest, "consumer name: %v", err))
 			return
 		}

@@ -39,7 +39,7 @@ type MirrorOptions struct {
 	// (default) or "latest".
 	From string
 	// Cursor names the local consumer cursor the mirror commits after each
-	// acked batch; default "mirror." + ToTopic (consumer names follow the topic name rule).
+	// acked batch; default "mirror." + ToTopic (a consumer name: 1–249 bytes without '/' or NUL).
 	Cursor string
 	// BatchRecords is the most records produced per round trip; default 1000.
 	BatchRecords int
