@@ -1,18 +1,16 @@
 package engine
 
 import (
-	"bufio"
 	"context"
 	"fmt"
 	"os"
-	"os/exec"
 	"path/filepath"
 	"strconv"
 	"strings"
-	"syscall"
 	"testing"
 	"time"
 
+	"github.com/pulselog/pulse/internal/killtest"
 	"github.com/pulselog/pulse/internal/layout"
 	"github.com/pulselog/pulse/meta"
 )
@@ -148,28 +146,10 @@ func hwmChild(dir string) {
 // directory is then removed, goes on past it too.
 func TestRemovedPartitionDirAfterKillNeverReusesOffsets(t *testing.T) {
 	dir := t.TempDir()
-	cmd := exec.Command(os.Args[0], "-test.run=^$")
-	cmd.Env = append(os.Environ(), hwmChildEnv+"="+dir)
-	out, err := cmd.StdoutPipe()
-	if err != nil {
-		t.Fatal(err)
-	}
-	var stderr strings.Builder
-	cmd.Stderr = &stderr
-	if err := cmd.Start(); err != nil {
-		t.Fatal(err)
-	}
-	sc := bufio.NewScanner(out)
-	var end int64 = -1
-	for end < 0 && sc.Scan() {
-		if f := strings.Fields(sc.Text()); len(f) == 2 && f[0] == "recorded" {
-			end, _ = strconv.ParseInt(f[1], 10, 64)
-		}
-	}
-	cmd.Process.Signal(syscall.SIGKILL)
-	cmd.Wait()
-	if end <= 0 {
-		t.Fatalf("the child never said meta.db recorded its HWM: %s", stderr.String())
+	lines := killtest.RunUntil(t, []string{hwmChildEnv + "=" + dir}, "recorded ")
+	end, err := strconv.ParseInt(strings.TrimPrefix(lines[len(lines)-1], "recorded "), 10, 64)
+	if err != nil || end <= 0 {
+		t.Fatalf("the child said %q", lines[len(lines)-1])
 	}
 	if err := os.RemoveAll(layout.PartitionDir(dir, "h", 0)); err != nil {
 		t.Fatal(err)

@@ -74,3 +74,36 @@ func Run(t testing.TB, env []string, d time.Duration) []string {
 	}
 	return ls
 }
+
+// RunUntil is Run, except that the child is killed with SIGKILL as soon as
+// it prints a line starting with mark (the moment the test means to crash
+// it in, whatever the machine's speed), and returns the lines up to that
+// one. A child that exits before printing it fails the test.
+func RunUntil(t testing.TB, env []string, mark string) []string {
+	t.Helper()
+	cmd := exec.Command(os.Args[0], "-test.run=^$")
+	cmd.Env = append(os.Environ(), env...)
+	out, err := cmd.StdoutPipe()
+	if err != nil {
+		t.Fatal(err)
+	}
+	var stderr strings.Builder
+	cmd.Stderr = &stderr
+	if err := cmd.Start(); err != nil {
+		t.Fatal(err)
+	}
+	var ls []string
+	sc := bufio.NewScanner(out)
+	sc.Buffer(make([]byte, 1<<20), 1<<20)
+	found := false
+	for !found && sc.Scan() {
+		ls = append(ls, sc.Text())
+		found = strings.HasPrefix(sc.Text(), mark)
+	}
+	cmd.Process.Signal(syscall.SIGKILL)
+	cmd.Wait()
+	if !found {
+		t.Fatalf("child ended without printing %q: %s", mark, stderr.String())
+	}
+	return ls
+}
