@@ -480,7 +480,7 @@ func (e *Engine) closeAll() error {
 	// writes a snapshot), so thousands at once would exhaust descriptors.
 	sem := make(chan struct{}, 16)
 	for _, t := range e.topics {
-		for _, l := range t.parts {
+		for p, l := range t.parts {
 			if l == nil {
 				continue
 			}
@@ -491,7 +491,7 @@ func (e *Engine) closeAll() error {
 				defer func() { <-sem }()
 				if err := l.Close(); err != nil {
 					mu.Lock()
-					errs = append(errs, err)
+					errs = append(errs, fmt.Errorf("topic %s partition %d: %w", t.name, p, err))
 					mu.Unlock()
 				}
 			}()
