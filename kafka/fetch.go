@@ -75,7 +75,7 @@ func (s *Server) fetchOnce(r *kmsg.FetchRequest, maxBytes int) (*fetchResponse, 
 			resp.records[ti][pi] = recs
 			n := len(rp.RecordBatches)
 			if recs != nil {
-				n = batchesLen(recs)
+				n += batchesLen(recs)
 			}
 			if code != 0 {
 				rp.ErrorCode = code
@@ -92,7 +92,9 @@ func (s *Server) fetchOnce(r *kmsg.FetchRequest, maxBytes int) (*fetchResponse, 
 // fetchPartition fills rp's watermarks and returns its records from offset
 // on, within budget bytes (at least one record when first, as KIP-74 asks,
 // so a record larger than the limit is not stuck forever), to be encoded
-// into the response by fetchResponse.AppendTo; nil when there are none.
+// into the response by fetchResponse.AppendTo, followed there by
+// rp.RecordBatches (a batch of no records past what the read skipped after
+// them, or nothing); nil when there are none.
 func (s *Server) fetchPartition(topic string, partition int32, from int64, budget int, first bool, rp *kmsg.FetchResponseTopicPartition) ([]engine.Record, int16) {
 	// Records take at least 16 bytes (approxSize), so budget/16 records is
 	// never the bound that stops the read before budget bytes.
@@ -116,23 +118,32 @@ func (s *Server) fetchPartition(topic string, partition int32, from int64, budge
 		return nil, 0
 	}
 	// Trim to the budget (Read's bound is approximate), keeping one.
+	next := res.Next // where the consumer's next fetch should ask
 	size := 0
 	for i := range recs {
 		size += approxSize(&recs[i])
 		if size > budget && i > 0 {
+			next = recs[i].Offset
 			recs = recs[:i]
 			break
 		}
 	}
 	if len(recs) == 0 {
-		if res.Next > from {
+		if next > from {
 			// Nothing readable up to Next (a corrupt range, or a gap
 			// recovery recorded): as for a batch compaction emptied,
 			// a batch of no records ending there moves the consumer
 			// on (KAFKA-5443).
-			rp.RecordBatches = appendEmptyBatch(nil, from, res.Next-1)
+			rp.RecordBatches = appendEmptyBatch(nil, from, next-1)
 		}
 		return nil, 0
+	}
+	if last := recs[len(recs)-1].Offset; next > last+1 {
+		// The read skipped offsets after its last record (and counted
+		// them): a batch of no records after the records' batches
+		// moves the consumer past them too, so that its next fetch
+		// does not read, and count, the same range again.
+		rp.RecordBatches = appendEmptyBatch(nil, last+1, next-1)
 	}
 	return recs, 0
 }
