@@ -56,6 +56,7 @@ func (b *Backend) produced(topic string, recs []engine.Record, t0 time.Time) {
 	b.m.produceSeconds.Observe(time.Since(t0).Seconds())
 	b.m.producedRecords.WithLabelValues(topic).Add(float64(len(recs)))
 	b.m.producedBytes.WithLabelValues(topic).Add(float64(recordBytes(recs)))
+	b.m.count(topic) // after the series exist: a scrape in between keeps them
 }
 
 // Read is engine.Read, timed, and counted when it returns records.
@@ -69,6 +70,7 @@ func (b *Backend) Read(topic string, partition int, from int64, maxRecords, maxB
 	if len(res.Records) > 0 {
 		b.m.readRecords.WithLabelValues(topic).Add(float64(len(res.Records)))
 		b.m.readBytes.WithLabelValues(topic).Add(float64(recordBytes(res.Records)))
+		b.m.count(topic)
 	}
 	return res, nil
 }
