@@ -35,7 +35,7 @@ func (s *Server) fetch(r *kmsg.FetchRequest) *fetchResponse {
 		}
 		resp, total, failed := s.fetchOnce(r, maxBytes)
 		if total >= int(r.MinBytes) || total > 0 && r.MinBytes <= 0 || failed || len(notify) == 0 {
-			return resp
+			return s.counted(resp)
 		}
 		cases := make([]reflect.SelectCase, 0, len(notify)+2)
 		cases = append(cases,
@@ -46,9 +46,35 @@ func (s *Server) fetch(r *kmsg.FetchRequest) *fetchResponse {
 		}
 		if i, _, _ := reflect.Select(cases); i < 2 {
 			resp, _, _ = s.fetchOnce(r, maxBytes)
-			return resp
+			return s.counted(resp)
 		}
 	}
+}
+
+// read is a fetch's read of one partition: uncounted when the record path
+// counts reads (the response sent is counted instead, by counted).
+func (s *Server) read(topic string, partition int, from int64, maxRecords, maxBytes int) (engine.ReadResult, error) {
+	if c, ok := s.records.(ReadCounter); ok {
+		return c.ReadUncounted(topic, partition, from, maxRecords, maxBytes)
+	}
+	return s.records.Read(topic, partition, from, maxRecords, maxBytes)
+}
+
+// counted counts the records of resp, the response a fetch sends, as read,
+// when the record path counts reads, and returns resp.
+func (s *Server) counted(resp *fetchResponse) *fetchResponse {
+	c, ok := s.records.(ReadCounter)
+	if !ok {
+		return resp
+	}
+	for ti, parts := range resp.records {
+		for _, recs := range parts {
+			if len(recs) > 0 {
+				c.CountRead(resp.Topics[ti].Topic, recs)
+			}
+		}
+	}
+	return resp
 }
 
 // fetchOnce reads every requested partition once. It returns the response,
@@ -98,7 +124,7 @@ func (s *Server) fetchOnce(r *kmsg.FetchRequest, maxBytes int) (*fetchResponse, 
 func (s *Server) fetchPartition(topic string, partition int32, from int64, budget int, first bool, rp *kmsg.FetchResponseTopicPartition) ([]engine.Record, int16) {
 	// Records take at least 16 bytes (approxSize), so budget/16 records is
 	// never the bound that stops the read before budget bytes.
-	res, err := s.records.Read(topic, int(partition), from, max(budget/16, 1), max(budget, 1))
+	res, err := s.read(topic, int(partition), from, max(budget/16, 1), max(budget, 1))
 	if err != nil {
 		code := engineErrorCode(err)
 		if code == errOffsetOutOfRange {

@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"context"
 	"errors"
+	"net"
 	"net/http"
 	"net/http/httptest"
 	"os"
@@ -14,9 +15,12 @@ import (
 	dto "github.com/prometheus/client_model/go"
 	"github.com/prometheus/common/expfmt"
 	"github.com/prometheus/common/model"
+	"github.com/twmb/franz-go/pkg/kgo"
+	"github.com/twmb/franz-go/pkg/kmsg"
 
 	"github.com/pulselog/pulse/engine"
 	"github.com/pulselog/pulse/internal/loopfs"
+	"github.com/pulselog/pulse/kafka"
 )
 
 // scrape GETs m's handler and parses the answer with the Prometheus text
@@ -166,3 +170,59 @@ func TestMetricsShowAPartitionWhoseWriteFailed(t *testing.T) {
 	}
 	failed(0, "after a write succeeded again")
 }
+
+// A Kafka fetch that waits for min_bytes reads its partitions again when
+// it wakes (a produce, or max_wait passing): /metrics counts the records of
+// the response it sends, once, not every read it made while waiting.
+func TestMetricsCountAWaitingKafkaFetchOnce(t *testing.T) {
+	m := New()
+	e := openEngine(t, t.TempDir(), m)
+	defer e.Close()
+	m.Watch(e, nil)
+	if err := e.CreateTopic("k", engine.TopicConfig{}); err != nil {
+		t.Fatal(err)
+	}
+	produce(t, e, "k", engine.Record{Value: []byte("v")})
+	srv := kafka.New(e, kafka.Options{Records: m.Wrap(e)})
+	l, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	served := make(chan error, 1)
+	go func() { served <- srv.Serve(l) }()
+	defer func() {
+		srv.Close()
+		<-served
+	}()
+	cl, err := kgo.NewClient(kgo.SeedBrokers(l.Addr().String()))
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer cl.Close()
+	// More than the partition holds: the fetch waits its max_wait, then
+	// answers with what there is.
+	req := kmsg.NewPtrFetchRequest()
+	req.MaxWaitMillis, req.MinBytes, req.MaxBytes = 100, 1<<20, 1<<20
+	rt := kmsg.NewFetchRequestTopic()
+	rt.Topic = "k"
+	rp := kmsg.NewFetchRequestTopicPartition()
+	rp.FetchOffset, rp.PartitionMaxBytes = 0, 1<<20
+	rt.Partitions = append(rt.Partitions, rp)
+	req.Topics = append(req.Topics, rt)
+	ctx, cancel := context.WithTimeout(context.Background(), hangGuard)
+	defer cancel()
+	resp, err := req.RequestWith(ctx, cl)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var b kmsg.RecordBatch
+	if err := b.ReadFrom(resp.Topics[0].Partitions[0].RecordBatches); err != nil || b.NumRecords != 1 {
+		t.Fatalf("fetch: %d records, %v; want the 1 record", b.NumRecords, err)
+	}
+	if v := series(scrape(t, m), "pulse_read_records_total", map[string]string{"topic": "k"}); len(v) != 1 || v[0] != 1 {
+		t.Fatalf("pulse_read_records_total = %v, want [1]", v)
+	}
+}
+
+// The Kafka listener counts a fetch's records through this interface.
+var _ kafka.ReadCounter = (*Backend)(nil)
