@@ -7,6 +7,7 @@ import (
 	"fmt"
 	"os"
 	"path/filepath"
+	"slices"
 	"strings"
 	"syscall"
 	"testing"
@@ -76,7 +77,11 @@ func TestCloseOnAFullDiskSaysOnceWhatItCouldNotWrite(t *testing.T) {
 		t.Errorf("the close error repeats the failed append:\n%s", msg)
 	}
 	seen := map[string]bool{}
-	for _, line := range strings.Split(msg, "\n") {
+	lines := strings.Split(msg, "\n")
+	if !slices.IsSorted(lines) {
+		t.Errorf("lines not in partition order:\n%s", msg)
+	}
+	for _, line := range lines {
 		if seen[line] {
 			t.Errorf("line said twice: %s\nin:\n%s", line, msg)
 		}
