@@ -16,7 +16,13 @@ const maxFetchBytes = 64 << 20
 // channels until min_bytes are available, max_wait_ms passed, or Pulse is
 // closing. Fetch sessions (KIP-227) are declined: the response carries
 // session id 0, so clients send full fetches.
-func (s *Server) fetch(r *kmsg.FetchRequest) *fetchResponse {
+//
+// skipOnly is the connection's memory of partitions last answered with only
+// a batch of no records: such an answer counts toward min_bytes the first
+// time, so that a consumer learns at once that it may move past the range,
+// but not again at the same offset (a client that ignores the batch asks
+// there again), so that fetch waits as at the HWM.
+func (s *Server) fetch(r *kmsg.FetchRequest, skipOnly map[topicPartition]int64) *fetchResponse {
 	wait := min(time.Duration(max(r.MaxWaitMillis, 0))*time.Millisecond, s.opts.MaxFetchWait)
 	timer := time.NewTimer(wait)
 	defer timer.Stop()
@@ -33,9 +39,9 @@ func (s *Server) fetch(r *kmsg.FetchRequest) *fetchResponse {
 				}
 			}
 		}
-		resp, total, failed := s.fetchOnce(r, maxBytes)
+		resp, total, failed := s.fetchOnce(r, maxBytes, skipOnly)
 		if total >= int(r.MinBytes) || total > 0 && r.MinBytes <= 0 || failed || len(notify) == 0 {
-			return s.counted(resp)
+			return s.sent(resp, skipOnly)
 		}
 		cases := make([]reflect.SelectCase, 0, len(notify)+2)
 		cases = append(cases,
@@ -45,8 +51,8 @@ func (s *Server) fetch(r *kmsg.FetchRequest) *fetchResponse {
 			cases = append(cases, reflect.SelectCase{Dir: reflect.SelectRecv, Chan: reflect.ValueOf(c)})
 		}
 		if i, _, _ := reflect.Select(cases); i < 2 {
-			resp, _, _ = s.fetchOnce(r, maxBytes)
-			return s.counted(resp)
+			resp, _, _ = s.fetchOnce(r, maxBytes, skipOnly)
+			return s.sent(resp, skipOnly)
 		}
 	}
 }
@@ -60,17 +66,24 @@ func (s *Server) read(topic string, partition int, from int64, maxRecords, maxBy
 	return s.records.Read(topic, partition, from, maxRecords, maxBytes)
 }
 
-// counted counts the records of resp, the response a fetch sends, as read,
-// when the record path counts reads, and returns resp.
-func (s *Server) counted(resp *fetchResponse) *fetchResponse {
-	c, ok := s.records.(ReadCounter)
-	if !ok {
-		return resp
-	}
-	for ti, parts := range resp.records {
-		for _, recs := range parts {
-			if len(recs) > 0 {
-				c.CountRead(resp.Topics[ti].Topic, recs)
+// sent notes resp as the response a fetch sends: its records are counted
+// as read (when the record path counts reads), and skipOnly remembers the
+// partitions it answers with only a batch of no records. It returns resp.
+func (s *Server) sent(resp *fetchResponse, skipOnly map[topicPartition]int64) *fetchResponse {
+	c, counts := s.records.(ReadCounter)
+	for ti := range resp.Topics {
+		t := &resp.Topics[ti]
+		for pi := range t.Partitions {
+			p := &t.Partitions[pi]
+			recs := resp.recordsOf(ti, pi)
+			if counts && len(recs) > 0 {
+				c.CountRead(t.Topic, recs)
+			}
+			tp := topicPartition{t.Topic, p.Partition}
+			if recs == nil && p.ErrorCode == 0 && len(p.RecordBatches) > 0 {
+				skipOnly[tp] = resp.fetchOffsets[ti][pi]
+			} else {
+				delete(skipOnly, tp)
 			}
 		}
 	}
@@ -79,14 +92,16 @@ func (s *Server) counted(resp *fetchResponse) *fetchResponse {
 
 // fetchOnce reads every requested partition once. It returns the response,
 // the bytes of records in it, and whether a partition failed.
-func (s *Server) fetchOnce(r *kmsg.FetchRequest, maxBytes int) (*fetchResponse, int, bool) {
-	resp := &fetchResponse{FetchResponse: r.ResponseKind().(*kmsg.FetchResponse), records: make([][][]engine.Record, len(r.Topics))}
+func (s *Server) fetchOnce(r *kmsg.FetchRequest, maxBytes int, skipOnly map[topicPartition]int64) (*fetchResponse, int, bool) {
+	resp := &fetchResponse{FetchResponse: r.ResponseKind().(*kmsg.FetchResponse), records: make([][][]engine.Record, len(r.Topics)), fetchOffsets: make([][]int64, len(r.Topics))}
 	total, failed := 0, false
 	for ti, t := range r.Topics {
 		rt := kmsg.NewFetchResponseTopic()
 		rt.Topic = t.Topic
 		resp.records[ti] = make([][]engine.Record, len(t.Partitions))
+		resp.fetchOffsets[ti] = make([]int64, len(t.Partitions))
 		for pi, p := range t.Partitions {
+			resp.fetchOffsets[ti][pi] = p.FetchOffset
 			rp := kmsg.NewFetchResponseTopicPartition()
 			rp.Partition = p.Partition
 			rp.HighWatermark, rp.LastStableOffset, rp.LogStartOffset = -1, -1, -1
@@ -102,6 +117,8 @@ func (s *Server) fetchOnce(r *kmsg.FetchRequest, maxBytes int) (*fetchResponse, 
 			n := len(rp.RecordBatches)
 			if recs != nil {
 				n += batchesLen(recs)
+			} else if off, ok := skipOnly[topicPartition{t.Topic, p.Partition}]; ok && off == p.FetchOffset {
+				n = 0 // answered so at this offset before: wait as at the HWM
 			}
 			if code != 0 {
 				rp.ErrorCode = code

@@ -17,7 +17,8 @@ import (
 // they are). Everything else is kmsg's.
 type fetchResponse struct {
 	*kmsg.FetchResponse
-	records [][][]engine.Record
+	records      [][][]engine.Record
+	fetchOffsets [][]int64 // the request's fetch offset of each partition
 }
 
 // AppendTo encodes the response as kmsg.FetchResponse.AppendTo would with

@@ -95,6 +95,14 @@ func TestFetchPassesACorruptRangeAtTheEnd(t *testing.T) {
 // batches of its answer.
 func fetchBatches(ctx context.Context, t *testing.T, cl *kgo.Client, from int64) []kmsg.RecordBatch {
 	t.Helper()
+	b, err := fetchBatchesErr(ctx, cl, from)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return b
+}
+
+func fetchBatchesErr(ctx context.Context, cl *kgo.Client, from int64) ([]kmsg.RecordBatch, error) {
 	req := kmsg.NewPtrFetchRequest()
 	req.MaxWaitMillis, req.MinBytes, req.MaxBytes = 10000, 1, 1<<20
 	rt := kmsg.NewFetchRequestTopic()
@@ -105,22 +113,22 @@ func fetchBatches(ctx context.Context, t *testing.T, cl *kgo.Client, from int64)
 	req.Topics = append(req.Topics, rt)
 	resp, err := req.RequestWith(ctx, cl)
 	if err != nil {
-		t.Fatal(err)
+		return nil, err
 	}
 	part := resp.Topics[0].Partitions[0]
 	if part.ErrorCode != 0 {
-		t.Fatalf("fetch at %d: error code %d", from, part.ErrorCode)
+		return nil, fmt.Errorf("fetch at %d: error code %d", from, part.ErrorCode)
 	}
 	var batches []kmsg.RecordBatch
 	for b := part.RecordBatches; len(b) > 0; {
 		var rb kmsg.RecordBatch
 		if err := rb.ReadFrom(b); err != nil {
-			t.Fatalf("fetch at %d: batches %x: %v", from, part.RecordBatches, err)
+			return nil, fmt.Errorf("fetch at %d: batches %x: %w", from, part.RecordBatches, err)
 		}
 		batches = append(batches, rb)
 		b = b[12+int(rb.Length):]
 	}
-	return batches
+	return batches, nil
 }
 
 // A fetch whose read returns records and then skips a corrupt range up to
@@ -195,5 +203,63 @@ func TestFetchEndsWithTheCorruptRangeItSkippedAfterItsRecords(t *testing.T) {
 	}
 	if n := skipped(); n != 6 {
 		t.Fatalf("after franz-go read to the end: skipped_records %d, want 6 (2 more)", n)
+	}
+}
+
+// A consumer that asks again at a corrupt range at the end after it was
+// answered with the batch of no records past it (kafkajs, which ignores
+// such a batch) is not answered at once again: the fetch waits as at the
+// HWM, for a record produced (or its max_wait), instead of a loop of
+// fetches each answered at once, each reading and counting the range.
+func TestFetchAtACorruptRangeAgainWaits(t *testing.T) {
+	p := startWithCorruptTail(t)
+	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
+	defer cancel()
+	cl := kgoClient(t, p.addr)
+	if b := fetchBatches(ctx, t, cl, 3); len(b) != 1 || b[0].NumRecords != 0 || b[0].LastOffsetDelta != 1 {
+		t.Fatalf("first fetch at the range: %+v, want one batch of no records over 3..4", b)
+	}
+	skipped := func() int64 {
+		t.Helper()
+		info, err := p.eng.Describe("hurt")
+		if err != nil {
+			t.Fatal(err)
+		}
+		return info.Partitions[0].SkippedRecords
+	}
+	before := skipped()
+	type answer struct {
+		b   []kmsg.RecordBatch
+		err error
+	}
+	got := make(chan answer, 1)
+	go func() {
+		b, err := fetchBatchesErr(ctx, cl, 3)
+		got <- answer{b, err}
+	}()
+	// Once the second fetch has read the range, a record is produced:
+	// a fetch that waits gets it; one answered at once did not.
+	for skipped() == before {
+		select {
+		case a := <-got:
+			t.Fatalf("second fetch at the range answered before anything was produced: %+v %v", a.b, a.err)
+		case <-ctx.Done():
+			t.Fatal("the second fetch never read")
+		case <-time.After(time.Millisecond):
+		}
+	}
+	if _, err := p.eng.Produce(ctx, "hurt", 0, []engine.Record{{Value: []byte("c5")}}); err != nil {
+		t.Fatal(err)
+	}
+	a := <-got
+	if a.err != nil {
+		t.Fatal(a.err)
+	}
+	n := 0
+	for _, rb := range a.b {
+		n += int(rb.NumRecords)
+	}
+	if n != 1 {
+		t.Fatalf("second fetch at the range: %+v, want the record produced meanwhile", a.b)
 	}
 }
