@@ -356,6 +356,11 @@ func (l *Log) Close() error {
 		errs = append(errs, fmt.Errorf("flush: %w", err))
 	}
 	l.rewind() // after a failure: the writer is gone, the rewind is done here
+	if l.rewindDue() {
+		// The rewind failed: bytes of a failed write may still lie past
+		// the durable end (the next open's recovery sees them).
+		errs = append(errs, fmt.Errorf("rewind after a failed write: %w", l.failedErr()))
+	}
 	l.failAll(ErrClosed)
 	if l.failedErr() == nil {
 		if err := l.persistHWM(true); err != nil {
