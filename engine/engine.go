@@ -4,6 +4,7 @@
 package engine
 
 import (
+	"cmp"
 	"encoding/json"
 	"errors"
 	"fmt"
@@ -13,6 +14,7 @@ import (
 	"path/filepath"
 	"slices"
 	"sort"
+	"strings"
 	"sync"
 	"time"
 
@@ -471,16 +473,21 @@ func (e *Engine) Close() error {
 }
 
 func (e *Engine) closeAll() error {
+	type partErr struct {
+		topic string
+		p     int
+		err   error
+	}
 	var (
-		mu   sync.Mutex
-		errs []error
-		wg   sync.WaitGroup
+		mu       sync.Mutex
+		partErrs []partErr
+		wg       sync.WaitGroup
 	)
 	// A bounded number at once: each close holds its files open (and
 	// writes a snapshot), so thousands at once would exhaust descriptors.
 	sem := make(chan struct{}, 16)
 	for _, t := range e.topics {
-		for _, l := range t.parts {
+		for p, l := range t.parts {
 			if l == nil {
 				continue
 			}
@@ -491,13 +498,19 @@ func (e *Engine) closeAll() error {
 				defer func() { <-sem }()
 				if err := l.Close(); err != nil {
 					mu.Lock()
-					errs = append(errs, err)
+					partErrs = append(partErrs, partErr{t.name, p, err})
 					mu.Unlock()
 				}
 			}()
 		}
 	}
 	wg.Wait()
+	// One line a partition, in topic and partition order.
+	slices.SortFunc(partErrs, func(a, b partErr) int { return cmp.Or(strings.Compare(a.topic, b.topic), cmp.Compare(a.p, b.p)) })
+	var errs []error
+	for _, pe := range partErrs {
+		errs = append(errs, fmt.Errorf("topic %s partition %d: %w", pe.topic, pe.p, pe.err))
+	}
 	e.bg.Wait()
 	// Every partition is closed: their HWMs are final.
 	e.recordHWMs()

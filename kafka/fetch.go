@@ -16,7 +16,13 @@ const maxFetchBytes = 64 << 20
 // channels until min_bytes are available, max_wait_ms passed, or Pulse is
 // closing. Fetch sessions (KIP-227) are declined: the response carries
 // session id 0, so clients send full fetches.
-func (s *Server) fetch(r *kmsg.FetchRequest) *fetchResponse {
+//
+// skipOnly is the connection's memory of partitions last answered with only
+// a batch of no records: such an answer counts toward min_bytes the first
+// time, so that a consumer learns at once that it may move past the range,
+// but not again at the same offset (a client that ignores the batch asks
+// there again), so that fetch waits as at the HWM.
+func (s *Server) fetch(r *kmsg.FetchRequest, skipOnly map[topicPartition]int64) *fetchResponse {
 	wait := min(time.Duration(max(r.MaxWaitMillis, 0))*time.Millisecond, s.opts.MaxFetchWait)
 	timer := time.NewTimer(wait)
 	defer timer.Stop()
@@ -33,9 +39,9 @@ func (s *Server) fetch(r *kmsg.FetchRequest) *fetchResponse {
 				}
 			}
 		}
-		resp, total, failed := s.fetchOnce(r, maxBytes)
+		resp, total, failed := s.fetchOnce(r, maxBytes, skipOnly)
 		if total >= int(r.MinBytes) || total > 0 && r.MinBytes <= 0 || failed || len(notify) == 0 {
-			return resp
+			return s.sent(resp, skipOnly)
 		}
 		cases := make([]reflect.SelectCase, 0, len(notify)+2)
 		cases = append(cases,
@@ -45,22 +51,57 @@ func (s *Server) fetch(r *kmsg.FetchRequest) *fetchResponse {
 			cases = append(cases, reflect.SelectCase{Dir: reflect.SelectRecv, Chan: reflect.ValueOf(c)})
 		}
 		if i, _, _ := reflect.Select(cases); i < 2 {
-			resp, _, _ = s.fetchOnce(r, maxBytes)
-			return resp
+			resp, _, _ = s.fetchOnce(r, maxBytes, skipOnly)
+			return s.sent(resp, skipOnly)
 		}
 	}
 }
 
+// read is a fetch's read of one partition: uncounted when the record path
+// counts reads (the response sent is counted instead, by counted).
+func (s *Server) read(topic string, partition int, from int64, maxRecords, maxBytes int) (engine.ReadResult, error) {
+	if c, ok := s.records.(ReadCounter); ok {
+		return c.ReadUncounted(topic, partition, from, maxRecords, maxBytes)
+	}
+	return s.records.Read(topic, partition, from, maxRecords, maxBytes)
+}
+
+// sent notes resp as the response a fetch sends: its records are counted
+// as read (when the record path counts reads), and skipOnly remembers the
+// partitions it answers with only a batch of no records. It returns resp.
+func (s *Server) sent(resp *fetchResponse, skipOnly map[topicPartition]int64) *fetchResponse {
+	c, counts := s.records.(ReadCounter)
+	for ti := range resp.Topics {
+		t := &resp.Topics[ti]
+		for pi := range t.Partitions {
+			p := &t.Partitions[pi]
+			recs := resp.recordsOf(ti, pi)
+			if counts && len(recs) > 0 {
+				c.CountRead(t.Topic, recs)
+			}
+			tp := topicPartition{t.Topic, p.Partition}
+			if recs == nil && p.ErrorCode == 0 && len(p.RecordBatches) > 0 {
+				skipOnly[tp] = resp.fetchOffsets[ti][pi]
+			} else {
+				delete(skipOnly, tp)
+			}
+		}
+	}
+	return resp
+}
+
 // fetchOnce reads every requested partition once. It returns the response,
 // the bytes of records in it, and whether a partition failed.
-func (s *Server) fetchOnce(r *kmsg.FetchRequest, maxBytes int) (*fetchResponse, int, bool) {
-	resp := &fetchResponse{FetchResponse: r.ResponseKind().(*kmsg.FetchResponse), records: make([][][]engine.Record, len(r.Topics))}
+func (s *Server) fetchOnce(r *kmsg.FetchRequest, maxBytes int, skipOnly map[topicPartition]int64) (*fetchResponse, int, bool) {
+	resp := &fetchResponse{FetchResponse: r.ResponseKind().(*kmsg.FetchResponse), records: make([][][]engine.Record, len(r.Topics)), fetchOffsets: make([][]int64, len(r.Topics))}
 	total, failed := 0, false
 	for ti, t := range r.Topics {
 		rt := kmsg.NewFetchResponseTopic()
 		rt.Topic = t.Topic
 		resp.records[ti] = make([][]engine.Record, len(t.Partitions))
+		resp.fetchOffsets[ti] = make([]int64, len(t.Partitions))
 		for pi, p := range t.Partitions {
+			resp.fetchOffsets[ti][pi] = p.FetchOffset
 			rp := kmsg.NewFetchResponseTopicPartition()
 			rp.Partition = p.Partition
 			rp.HighWatermark, rp.LastStableOffset, rp.LogStartOffset = -1, -1, -1
@@ -75,7 +116,9 @@ func (s *Server) fetchOnce(r *kmsg.FetchRequest, maxBytes int) (*fetchResponse, 
 			resp.records[ti][pi] = recs
 			n := len(rp.RecordBatches)
 			if recs != nil {
-				n = batchesLen(recs)
+				n += batchesLen(recs)
+			} else if off, ok := skipOnly[topicPartition{t.Topic, p.Partition}]; ok && off == p.FetchOffset {
+				n = 0 // answered so at this offset before: wait as at the HWM
 			}
 			if code != 0 {
 				rp.ErrorCode = code
@@ -92,11 +135,13 @@ func (s *Server) fetchOnce(r *kmsg.FetchRequest, maxBytes int) (*fetchResponse, 
 // fetchPartition fills rp's watermarks and returns its records from offset
 // on, within budget bytes (at least one record when first, as KIP-74 asks,
 // so a record larger than the limit is not stuck forever), to be encoded
-// into the response by fetchResponse.AppendTo; nil when there are none.
+// into the response by fetchResponse.AppendTo, followed there by
+// rp.RecordBatches (a batch of no records past what the read skipped after
+// them, or nothing); nil when there are none.
 func (s *Server) fetchPartition(topic string, partition int32, from int64, budget int, first bool, rp *kmsg.FetchResponseTopicPartition) ([]engine.Record, int16) {
 	// Records take at least 16 bytes (approxSize), so budget/16 records is
 	// never the bound that stops the read before budget bytes.
-	res, err := s.records.Read(topic, int(partition), from, max(budget/16, 1), max(budget, 1))
+	res, err := s.read(topic, int(partition), from, max(budget/16, 1), max(budget, 1))
 	if err != nil {
 		code := engineErrorCode(err)
 		if code == errOffsetOutOfRange {
@@ -116,23 +161,32 @@ func (s *Server) fetchPartition(topic string, partition int32, from int64, budge
 		return nil, 0
 	}
 	// Trim to the budget (Read's bound is approximate), keeping one.
+	next := res.Next // where the consumer's next fetch should ask
 	size := 0
 	for i := range recs {
 		size += approxSize(&recs[i])
 		if size > budget && i > 0 {
+			next = recs[i].Offset
 			recs = recs[:i]
 			break
 		}
 	}
 	if len(recs) == 0 {
-		if res.Next > from {
+		if next > from {
 			// Nothing readable up to Next (a corrupt range, or a gap
 			// recovery recorded): as for a batch compaction emptied,
 			// a batch of no records ending there moves the consumer
 			// on (KAFKA-5443).
-			rp.RecordBatches = appendEmptyBatch(nil, from, res.Next-1)
+			rp.RecordBatches = appendEmptyBatch(nil, from, next-1)
 		}
 		return nil, 0
+	}
+	if last := recs[len(recs)-1].Offset; next > last+1 {
+		// The read skipped offsets after its last record (and counted
+		// them): a batch of no records after the records' batches
+		// moves the consumer past them too, so that its next fetch
+		// does not read, and count, the same range again.
+		rp.RecordBatches = appendEmptyBatch(nil, last+1, next-1)
 	}
 	return recs, 0
 }

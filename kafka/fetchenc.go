@@ -12,15 +12,18 @@ import (
 // fetchResponse is a Fetch response whose record batches are encoded
 // straight into the response frame from the records the engine returned:
 // sized (batchesLen), then encoded in one pass, with no buffer of their own
-// that kmsg would then copy. records[t][p] are the records of Topics[t].Partitions[p] (nil: that
-// partition's RecordBatches as they are). Everything else is kmsg's.
+// that kmsg would then copy. records[t][p] are the records of Topics[t].Partitions[p],
+// encoded before that partition's RecordBatches (nil: its RecordBatches as
+// they are). Everything else is kmsg's.
 type fetchResponse struct {
 	*kmsg.FetchResponse
-	records [][][]engine.Record
+	records      [][][]engine.Record
+	fetchOffsets [][]int64 // the request's fetch offset of each partition
 }
 
 // AppendTo encodes the response as kmsg.FetchResponse.AppendTo would with
 // every partition's RecordBatches set to appendBatches(nil, its records)
+// followed by its RecordBatches
 // (fetchenc_test.go checks it byte for byte, version by version). A
 // response with anything this encoder does not write (a version outside
 // the served range, aborted transactions, tagged fields, unknown tags) is
@@ -69,8 +72,9 @@ func (r *fetchResponse) AppendTo(dst []byte) []byte {
 				dst = appendLen(dst, len(p.RecordBatches), flex)
 				dst = append(dst, p.RecordBatches...)
 			default:
-				n := batchesLen(recs)
+				n := batchesLen(recs) + len(p.RecordBatches)
 				dst = appendBatches(slices.Grow(appendLen(dst, n, flex), n), recs)
+				dst = append(dst, p.RecordBatches...)
 			}
 			if flex {
 				dst = append(dst, 0) // no tagged fields
@@ -124,7 +128,8 @@ func (r *fetchResponse) materialize() {
 	for ti := range r.Topics {
 		for pi := range r.Topics[ti].Partitions {
 			if recs := r.recordsOf(ti, pi); recs != nil {
-				r.Topics[ti].Partitions[pi].RecordBatches = appendBatches(make([]byte, 0, batchesLen(recs)), recs)
+				p := &r.Topics[ti].Partitions[pi]
+				p.RecordBatches = append(appendBatches(make([]byte, 0, batchesLen(recs)+len(p.RecordBatches)), recs), p.RecordBatches...)
 			}
 		}
 	}

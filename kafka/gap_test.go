@@ -2,12 +2,14 @@ package kafka
 
 import (
 	"context"
+	"fmt"
 	"os"
 	"os/exec"
 	"path/filepath"
 	"testing"
 	"time"
 
+	"github.com/twmb/franz-go/pkg/kgo"
 	"github.com/twmb/franz-go/pkg/kmsg"
 
 	"github.com/pulselog/pulse/engine"
@@ -15,12 +17,11 @@ import (
 	"github.com/pulselog/pulse/internal/layout"
 )
 
-// TestFetchPassesACorruptRangeAtTheEnd: a corrupt batch that reaches the
-// HWM, with nothing readable after it, is answered as Kafka answers a batch
-// compaction emptied: a batch of no records whose last offset is the
-// range's end, so that a consumer moves past it to the HWM (kcat -e ends)
-// instead of asking for the same offset until more is produced.
-func TestFetchPassesACorruptRangeAtTheEnd(t *testing.T) {
+// startWithCorruptTail starts Pulse on a partition hurt/0 holding a0..a2
+// (offsets 0..2) and b3, b4, whose batch is corrupt: offsets 3..4 are a
+// corrupt range reaching the HWM, 5.
+func startWithCorruptTail(t *testing.T) *pulse {
+	t.Helper()
 	dir := t.TempDir()
 	p := startPulse(t, dir, DefaultOptions())
 	if err := p.eng.CreateTopic("hurt", engine.TopicConfig{Codec: "none"}); err != nil {
@@ -43,8 +44,18 @@ func TestFetchPassesACorruptRangeAtTheEnd(t *testing.T) {
 		t.Fatal(err)
 	}
 	damage.FlipByte(t, seg, fi.Size()-2) // in the last batch's last record: offsets 3..4
-	p = startPulse(t, dir, DefaultOptions())
+	return startPulse(t, dir, DefaultOptions())
+}
 
+// TestFetchPassesACorruptRangeAtTheEnd: a corrupt batch that reaches the
+// HWM, with nothing readable after it, is answered as Kafka answers a batch
+// compaction emptied: a batch of no records whose last offset is the
+// range's end, so that a consumer moves past it to the HWM (kcat -e ends)
+// instead of asking for the same offset until more is produced.
+func TestFetchPassesACorruptRangeAtTheEnd(t *testing.T) {
+	p := startWithCorruptTail(t)
+	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
+	defer cancel()
 	// The protocol: a fetch at the range is answered at once with an
 	// empty batch ending at its last offset.
 	cl := kgoClient(t, p.addr)
@@ -77,5 +88,178 @@ func TestFetchPassesACorruptRangeAtTheEnd(t *testing.T) {
 	}
 	if got := string(out); got != "0 a0\n1 a1\n2 a2\n" {
 		t.Fatalf("kcat read %q", got)
+	}
+}
+
+// fetchBatches sends one Fetch of hurt/0 at offset from and returns the
+// batches of its answer.
+func fetchBatches(ctx context.Context, t *testing.T, cl *kgo.Client, from int64) []kmsg.RecordBatch {
+	t.Helper()
+	b, err := fetchBatchesErr(ctx, cl, from)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return b
+}
+
+func fetchBatchesErr(ctx context.Context, cl *kgo.Client, from int64) ([]kmsg.RecordBatch, error) {
+	req := kmsg.NewPtrFetchRequest()
+	req.MaxWaitMillis, req.MinBytes, req.MaxBytes = 10000, 1, 1<<20
+	rt := kmsg.NewFetchRequestTopic()
+	rt.Topic = "hurt"
+	rp := kmsg.NewFetchRequestTopicPartition()
+	rp.FetchOffset, rp.PartitionMaxBytes = from, 1<<20
+	rt.Partitions = append(rt.Partitions, rp)
+	req.Topics = append(req.Topics, rt)
+	resp, err := req.RequestWith(ctx, cl)
+	if err != nil {
+		return nil, err
+	}
+	part := resp.Topics[0].Partitions[0]
+	if part.ErrorCode != 0 {
+		return nil, fmt.Errorf("fetch at %d: error code %d", from, part.ErrorCode)
+	}
+	var batches []kmsg.RecordBatch
+	for b := part.RecordBatches; len(b) > 0; {
+		var rb kmsg.RecordBatch
+		if err := rb.ReadFrom(b); err != nil {
+			return nil, fmt.Errorf("fetch at %d: batches %x: %w", from, part.RecordBatches, err)
+		}
+		batches = append(batches, rb)
+		b = b[12+int(rb.Length):]
+	}
+	return batches, nil
+}
+
+// A fetch whose read returns records and then skips a corrupt range up to
+// the HWM ends its answer with a batch of no records covering the range, so
+// the consumer's next fetch asks at the HWM: the range is read, and counted
+// in skipped_records, once, not again by a second fetch at its first offset.
+func TestFetchEndsWithTheCorruptRangeItSkippedAfterItsRecords(t *testing.T) {
+	p := startWithCorruptTail(t)
+	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
+	defer cancel()
+	batches := fetchBatches(ctx, t, kgoClient(t, p.addr), 0)
+	if len(batches) != 2 {
+		t.Fatalf("fetch at 0: %d batches, want the records' and an empty one", len(batches))
+	}
+	if b := batches[0]; b.FirstOffset != 0 || b.NumRecords != 3 {
+		t.Fatalf("fetch at 0: first batch at %d with %d records, want 0 with 3", b.FirstOffset, b.NumRecords)
+	}
+	if b := batches[1]; b.FirstOffset != 3 || b.LastOffsetDelta != 1 || b.NumRecords != 0 {
+		t.Fatalf("fetch at 0: last batch at %d, last offset delta %d, %d records; want 3, 1, 0", b.FirstOffset, b.LastOffsetDelta, b.NumRecords)
+	}
+	skipped := func() int64 {
+		t.Helper()
+		info, err := p.eng.Describe("hurt")
+		if err != nil {
+			t.Fatal(err)
+		}
+		return info.Partitions[0].SkippedRecords
+	}
+	if n := skipped(); n != 2 {
+		t.Fatalf("after one fetch through the range: skipped_records %d, want 2", n)
+	}
+
+	// Clients nobody here wrote move past it with the records: each reads
+	// the topic to its end once, and the range is counted once more each.
+	kcat := need(t, "kcat", "-V")
+	out, err := exec.CommandContext(ctx, kcat, "-C", "-b", p.addr, "-t", "hurt", "-p", "0", "-o", "beginning", "-e", "-q", "-f", "%o %s\n").CombinedOutput()
+	if err != nil {
+		t.Fatalf("kcat -C -e: %v\n%s", err, out)
+	}
+	if got := string(out); got != "0 a0\n1 a1\n2 a2\n" {
+		t.Fatalf("kcat read %q", got)
+	}
+	if n := skipped(); n != 4 {
+		t.Fatalf("after kcat read to the end: skipped_records %d, want 4 (2 more)", n)
+	}
+	cl := kgoClient(t, p.addr, kgo.ConsumePartitions(map[string]map[int32]kgo.Offset{"hurt": {0: kgo.NewOffset().AtStart()}}))
+	var got []string
+	for len(got) < 3 {
+		fs := cl.PollFetches(ctx)
+		if err := fs.Err(); err != nil {
+			t.Fatal(err)
+		}
+		fs.EachRecord(func(r *kgo.Record) { got = append(got, fmt.Sprintf("%d %s", r.Offset, r.Value)) })
+	}
+	if fmt.Sprint(got) != "[0 a0 1 a1 2 a2]" {
+		t.Fatalf("franz-go read %v", got)
+	}
+	// franz-go's next fetch is at the HWM: it waits there, reading nothing.
+	// Produce one record so that the wait ends, and read it.
+	if _, err := p.eng.Produce(ctx, "hurt", 0, []engine.Record{{Value: []byte("c5")}}); err != nil {
+		t.Fatal(err)
+	}
+	for len(got) < 4 {
+		fs := cl.PollFetches(ctx)
+		if err := fs.Err(); err != nil {
+			t.Fatal(err)
+		}
+		fs.EachRecord(func(r *kgo.Record) { got = append(got, fmt.Sprintf("%d %s", r.Offset, r.Value)) })
+	}
+	if got[3] != "5 c5" {
+		t.Fatalf("franz-go read %v after the produce", got)
+	}
+	if n := skipped(); n != 6 {
+		t.Fatalf("after franz-go read to the end: skipped_records %d, want 6 (2 more)", n)
+	}
+}
+
+// A consumer that asks again at a corrupt range at the end after it was
+// answered with the batch of no records past it (kafkajs, which ignores
+// such a batch) is not answered at once again: the fetch waits as at the
+// HWM, for a record produced (or its max_wait), instead of a loop of
+// fetches each answered at once, each reading and counting the range.
+func TestFetchAtACorruptRangeAgainWaits(t *testing.T) {
+	p := startWithCorruptTail(t)
+	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
+	defer cancel()
+	cl := kgoClient(t, p.addr)
+	if b := fetchBatches(ctx, t, cl, 3); len(b) != 1 || b[0].NumRecords != 0 || b[0].LastOffsetDelta != 1 {
+		t.Fatalf("first fetch at the range: %+v, want one batch of no records over 3..4", b)
+	}
+	skipped := func() int64 {
+		t.Helper()
+		info, err := p.eng.Describe("hurt")
+		if err != nil {
+			t.Fatal(err)
+		}
+		return info.Partitions[0].SkippedRecords
+	}
+	before := skipped()
+	type answer struct {
+		b   []kmsg.RecordBatch
+		err error
+	}
+	got := make(chan answer, 1)
+	go func() {
+		b, err := fetchBatchesErr(ctx, cl, 3)
+		got <- answer{b, err}
+	}()
+	// Once the second fetch has read the range, a record is produced:
+	// a fetch that waits gets it; one answered at once did not.
+	for skipped() == before {
+		select {
+		case a := <-got:
+			t.Fatalf("second fetch at the range answered before anything was produced: %+v %v", a.b, a.err)
+		case <-ctx.Done():
+			t.Fatal("the second fetch never read")
+		case <-time.After(time.Millisecond):
+		}
+	}
+	if _, err := p.eng.Produce(ctx, "hurt", 0, []engine.Record{{Value: []byte("c5")}}); err != nil {
+		t.Fatal(err)
+	}
+	a := <-got
+	if a.err != nil {
+		t.Fatal(a.err)
+	}
+	n := 0
+	for _, rb := range a.b {
+		n += int(rb.NumRecords)
+	}
+	if n != 1 {
+		t.Fatalf("second fetch at the range: %+v, want the record produced meanwhile", a.b)
 	}
 }

@@ -96,3 +96,14 @@ type RecordPath interface {
 	ProduceIdempotent(ctx context.Context, topic string, partition int, recs []engine.Record, producer engine.ProducerStamp) ([]engine.Ack, error)
 	Read(topic string, partition int, from int64, maxRecords, maxBytes int) (engine.ReadResult, error)
 }
+
+// ReadCounter is what a RecordPath that counts reads also has, so that a
+// fetch counts the records of the response it sends, once: a fetch that
+// waits for min_bytes reads its partitions again each time it wakes, and
+// only its last reads are sent (internal/metrics's Backend has it).
+type ReadCounter interface {
+	// ReadUncounted is Read without counting the records it returns.
+	ReadUncounted(topic string, partition int, from int64, maxRecords, maxBytes int) (engine.ReadResult, error)
+	// CountRead counts recs as read from topic.
+	CountRead(topic string, recs []engine.Record)
+}

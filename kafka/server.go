@@ -178,6 +178,17 @@ type peer struct {
 	host    string
 	advHost string
 	advPort int32
+	// skipOnly holds, per partition, the offset this connection's last
+	// fetch of it was answered at with only a batch of no records (a
+	// corrupt or lost range up to the HWM): a fetch at it again waits as at
+	// the HWM (fetch.go).
+	skipOnly map[topicPartition]int64
+}
+
+// topicPartition names one partition of a topic.
+type topicPartition struct {
+	topic     string
+	partition int32
 }
 
 // serveConn answers the requests of one connection in order. A connection
@@ -191,7 +202,7 @@ func (s *Server) serveConn(c net.Conn, wildcard bool) {
 		c.Close()
 	}()
 	br := bufio.NewReaderSize(c, 64<<10)
-	pr := peer{host: clientHost(c.RemoteAddr())}
+	pr := peer{host: clientHost(c.RemoteAddr()), skipOnly: map[topicPartition]int64{}}
 	pr.advHost, pr.advPort = s.advertised()
 	if la, ok := c.LocalAddr().(*net.TCPAddr); ok && wildcard {
 		pr.advHost, pr.advPort = la.IP.String(), int32(la.Port)
@@ -446,7 +457,7 @@ func (s *Server) dispatch(h header, req kmsg.Request, pr peer) (kmsg.Response, e
 		}
 		return resp, nil
 	case *kmsg.FetchRequest:
-		return s.fetch(r), nil
+		return s.fetch(r, pr.skipOnly), nil
 	case *kmsg.ListOffsetsRequest:
 		return s.listOffsets(r), nil
 	case *kmsg.CreateTopicsRequest:

@@ -5,6 +5,7 @@ import (
 	"context"
 	"encoding/binary"
 	"encoding/json"
+	"fmt"
 	"os"
 	"path/filepath"
 	"testing"
@@ -12,6 +13,7 @@ import (
 	"github.com/gorilla/websocket"
 
 	"github.com/pulselog/pulse/engine"
+	"github.com/pulselog/pulse/internal/damage"
 	"github.com/pulselog/pulse/internal/layout"
 	"github.com/pulselog/pulse/wsapi/wire"
 )
@@ -79,5 +81,110 @@ func TestPushPassesAnUnreadableRangeAtTheEnd(t *testing.T) {
 		if nexts[0] != 3 || counts[0] != 3 || nexts[1] != 10 || counts[1] != 0 {
 			t.Fatalf("%s pushes: next %v, records %v; want next 3 with 3 records, then next 10 with none", format, nexts, counts)
 		}
+	}
+}
+
+// TestPushCountsACorruptRangeAfterItsRecordsOnce: when the read that makes
+// a push returns records and then skips a corrupt range up to the HWM, the
+// push carries the records, skipped the range's length, and next past the
+// range (not right after its last record): a consumer that sums skipped and
+// resumes at next counts the range once, and the engine counts one read of
+// it; the next push is the next record produced, with nothing skipped.
+func TestPushCountsACorruptRangeAfterItsRecordsOnce(t *testing.T) {
+	e, dir := openEngine(t)
+	if err := e.CreateTopic("hurt", engine.TopicConfig{Codec: "none"}); err != nil {
+		t.Fatal(err)
+	}
+	for _, batch := range [][]engine.Record{
+		{{Value: []byte(`0`)}, {Value: []byte(`1`)}, {Value: []byte(`2`)}},
+		{{Value: []byte(`3`)}, {Value: []byte(`4`)}},
+	} {
+		if _, err := e.Produce(context.Background(), "hurt", 0, batch); err != nil {
+			t.Fatal(err)
+		}
+	}
+	if err := e.Close(); err != nil {
+		t.Fatal(err)
+	}
+	seg := filepath.Join(layout.PartitionDir(dir, "hurt", 0), layout.LogFile(0))
+	fi, err := os.Stat(seg)
+	if err != nil {
+		t.Fatal(err)
+	}
+	damage.FlipByte(t, seg, fi.Size()-2) // in the last batch: offsets 3..4
+	e2, err := reopenEngine(dir)
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { e2.Close() })
+	ts := serveBackend(t, e2, dir, DefaultOptions())
+
+	type push struct {
+		next, skipped int64
+		offsets       []int64
+	}
+	read := func(c *rawConn, format string) push {
+		t.Helper()
+		typ, b := c.message()
+		if typ == websocket.BinaryMessage {
+			h, err := wire.ParseBinaryPush(b)
+			if err != nil {
+				t.Fatalf("binary push %q: %v", b, err)
+			}
+			p := push{next: h.Next, skipped: h.Skipped}
+			for i := range h.Count {
+				p.offsets = append(p.offsets, h.Offset+int64(i)) // these records are consecutive
+			}
+			return p
+		}
+		var env struct {
+			Next    int64 `json:"next"`
+			Skipped int64 `json:"skipped"`
+			Records []struct {
+				Offset int64 `json:"offset"`
+			} `json:"records"`
+		}
+		if err := json.Unmarshal(b, &env); err != nil {
+			t.Fatalf("%s push %s: %v", format, b, err)
+		}
+		p := push{next: env.Next, skipped: env.Skipped}
+		for _, r := range env.Records {
+			p.offsets = append(p.offsets, r.Offset)
+		}
+		return p
+	}
+	skipped := func() int64 {
+		t.Helper()
+		info, err := e2.Describe("hurt")
+		if err != nil {
+			t.Fatal(err)
+		}
+		return info.Partitions[0].SkippedRecords
+	}
+	conns := map[string]*rawConn{}
+	for i, format := range []string{"json", "binary"} {
+		c := dialRaw(t, ts.addr, "/v1/ws", nil)
+		conns[format] = c
+		c.send(map[string]any{"op": "subscribe", "id": 1, "topic": "hurt", "from": "earliest", "format": format})
+		if m := c.next(); m["error"] != nil {
+			t.Fatalf("%s subscribe: %v", format, m)
+		}
+		if p := read(c, format); p.next != 5 || p.skipped != 2 || fmt.Sprint(p.offsets) != "[0 1 2]" {
+			t.Fatalf("%s push: next %d, skipped %d, offsets %v; want next 5, skipped 2, offsets [0 1 2]", format, p.next, p.skipped, p.offsets)
+		}
+		if n := skipped(); n != int64(2*(i+1)) {
+			t.Fatalf("%s: the engine counted %d skipped, want %d", format, n, 2*(i+1))
+		}
+	}
+	if _, err := e2.Produce(context.Background(), "hurt", 0, []engine.Record{{Value: []byte(`5`)}}); err != nil {
+		t.Fatal(err)
+	}
+	for format, c := range conns {
+		if p := read(c, format); p.next != 6 || p.skipped != 0 || fmt.Sprint(p.offsets) != "[5]" {
+			t.Fatalf("%s push after a produce: next %d, skipped %d, offsets %v; want next 6, nothing skipped, offsets [5]", format, p.next, p.skipped, p.offsets)
+		}
+	}
+	if n := skipped(); n != 4 {
+		t.Fatalf("after the produce: the engine counted %d skipped, want still 4", n)
 	}
 }

@@ -18,6 +18,7 @@ import (
 	"fmt"
 	"os"
 	"path/filepath"
+	"strings"
 	"sync"
 	"sync/atomic"
 	"time"
@@ -347,10 +348,19 @@ func (l *Log) Close() error {
 	l.done.Wait()
 
 	var errs []error
-	if err := l.syncNow(); err != nil {
-		errs = append(errs, err)
+	// A failure from before the close was answered to the appends it
+	// failed, and the rewind below (or the writer's) puts the log back to
+	// its durable end: it left nothing unwritten, so it is not said again.
+	failedBefore := l.failedErr() != nil
+	if err := l.syncNow(); err != nil && !failedBefore {
+		errs = append(errs, fmt.Errorf("flush: %w", err))
 	}
 	l.rewind() // after a failure: the writer is gone, the rewind is done here
+	if l.rewindDue() {
+		// The rewind failed: bytes of a failed write may still lie past
+		// the durable end (the next open's recovery sees them).
+		errs = append(errs, fmt.Errorf("rewind after a failed write: %w", l.failedErr()))
+	}
 	l.failAll(ErrClosed)
 	if l.failedErr() == nil {
 		if err := l.persistHWM(true); err != nil {
@@ -383,8 +393,39 @@ func (l *Log) Close() error {
 	}
 	l.segMu.Unlock()
 	l.closeRetired(true)
-	return errors.Join(errs...)
+	return joinOnce(errs)
 }
+
+// joinOnce joins errs into one error of one line, each distinct message
+// once: a segment whose index could not be written at its sync fails the
+// same way at its close, and the close says it once.
+func joinOnce(errs []error) error {
+	var kept []error
+	seen := map[string]bool{}
+	for _, err := range errs {
+		if msg := err.Error(); !seen[msg] {
+			seen[msg] = true
+			kept = append(kept, err)
+		}
+	}
+	if len(kept) == 0 {
+		return nil
+	}
+	return closeErrors(kept)
+}
+
+// closeErrors are the distinct errors of one close, said on one line.
+type closeErrors []error
+
+func (c closeErrors) Error() string {
+	msgs := make([]string, len(c))
+	for i, err := range c {
+		msgs[i] = err.Error()
+	}
+	return strings.Join(msgs, "; ")
+}
+
+func (c closeErrors) Unwrap() []error { return c }
 
 func (l *Log) failedErr() error {
 	l.mu.Lock()
@@ -547,7 +588,7 @@ func (l *Log) writeSnapshot() error {
 		ActiveNext: end,
 	}
 	if err := recovery.WriteSnapshot(l.dir, snap); err != nil {
-		return fmt.Errorf("partition %s: write snapshot: %w", l.dir, err)
+		return fmt.Errorf("partition %s: %w", l.dir, err) // it says "write snapshot"
 	}
 	return nil
 }

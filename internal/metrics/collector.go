@@ -25,6 +25,7 @@ type Connections func() (open map[string]int, slowClosed int64)
 // Watch registers the collectors that read src (and conns, when not nil)
 // at every scrape.
 func (m *Metrics) Watch(src Source, conns Connections) {
+	m.src = src
 	m.reg.MustRegister(&engineCollector{src: src, conns: conns})
 }
 
@@ -42,12 +43,13 @@ var (
 	dHidden     = desc("pulse_partition_hidden_tail_records", "Records between the HWM and the log end kept hidden after recovery.", tp...)
 	dPartBytes  = desc("pulse_partition_size_bytes", "Bytes on disk of all segments of the partition.", tp...)
 	dSegments   = desc("pulse_partition_segments", "Segments of the partition.", tp...)
-	dDegraded   = desc("pulse_partition_degraded", "1 when the partition opened degraded (corrupt ranges reads skip), else 0.", tp...)
-	dSkipped    = desc("pulse_partition_skipped_records", "Records reads skipped because they sit in a corrupt range.", tp...)
+	dDegraded   = desc("pulse_partition_degraded", "1 when the partition is degraded (it opened so, or a read found a corrupt batch since): corrupt or lost ranges reads skip; else 0.", tp...)
+	dFailed     = desc("pulse_partition_failed", "1 while the partition's last write failed (an I/O error, a full disk; the next write that succeeds clears it), else 0.", tp...)
+	dSkipped    = desc("pulse_partition_skipped_records", "Offsets reads skipped in corrupt or lost ranges, every read's skip counted.", tp...)
 	dDirty      = desc("pulse_compaction_dirty_ratio", "Share of the sealed records the last compaction left droppable (compacted topics).", tp...)
 	dLag        = desc("pulse_consumer_lag_records", "Records between a consumer's committed cursor and the partition's HWM.", ctp...)
 	dCursor     = desc("pulse_consumer_offset", "A consumer's committed cursor: the next offset it will read.", ctp...)
-	dDegradedN  = desc("pulse_degraded_partitions", "Partitions open degraded.")
+	dDegradedN  = desc("pulse_degraded_partitions", "Partitions degraded (pulse_partition_degraded 1).")
 	dProblems   = desc("pulse_open_problems", "Inconsistencies between meta.db and the disk found when the data directory opened.")
 	dRecovery   = desc("pulse_recovery_partitions", "Partitions by how recovery opened them at start: path (new, snapshot, delta, full-scan) and outcome (clean, repaired: truncated, rebuilt, temp files removed or hidden tail; degraded).", "path", "outcome")
 	dTruncated  = desc("pulse_recovery_truncated_bytes", "Bytes of torn tails recovery truncated at start, all partitions.")
@@ -72,7 +74,7 @@ var (
 	dCmpTombs    = desc("pulse_compaction_tombstones_dropped_total", "Tombstones compaction dropped since start, by topic.", t...)
 	dCmpBytes    = desc("pulse_compaction_bytes_reclaimed_total", "Bytes compaction reclaimed since start, by topic.", t...)
 
-	allDescs = []*prometheus.Desc{dHWM, dLEO, dLogStart, dHidden, dPartBytes, dSegments, dDegraded, dSkipped,
+	allDescs = []*prometheus.Desc{dHWM, dLEO, dLogStart, dHidden, dPartBytes, dSegments, dDegraded, dFailed, dSkipped,
 		dDirty, dLag, dCursor, dDegradedN, dProblems, dRecovery, dTruncated, dCorrupt, dRebuilt, dRecHidden,
 		dRecSeconds, dConns, dSlow, dRetSegments, dRetBytes, dRetRecords, dCmpRuns, dCmpDone, dCmpRewrit,
 		dCmpDeleted, dCmpDropped, dCmpTombs, dCmpBytes}
@@ -120,6 +122,11 @@ func (c *engineCollector) Collect(ch chan<- prometheus.Metric) {
 				degraded++
 			}
 			gauge(dDegraded, d, l...)
+			f := 0.0
+			if pi.Failed != "" {
+				f = 1
+			}
+			gauge(dFailed, f, l...)
 			st, err := c.src.MaintenanceStatus(ti.Name, pi.Partition)
 			if err != nil {
 				continue // deleted meanwhile

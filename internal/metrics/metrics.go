@@ -18,6 +18,7 @@ package metrics
 import (
 	"net/http"
 	"strconv"
+	"sync"
 	"time"
 
 	"github.com/prometheus/client_golang/prometheus"
@@ -36,6 +37,12 @@ type Metrics struct {
 	produceSeconds, fetchSeconds   prometheus.Histogram
 	fsyncSeconds                   prometheus.Histogram
 	commitRecords, commitAppends   prometheus.Histogram
+
+	// counted holds the topics the counters above have series of, so that
+	// a scrape drops those of a topic deleted since (forget). src is the
+	// engine Watch was given.
+	counted sync.Map // topic name → struct{}
+	src     Source
 }
 
 // latencyBuckets span a loopback interval-mode write (tens of µs) to a
@@ -90,9 +97,46 @@ func New() *Metrics {
 // Registry returns the registry, for tests and for further collectors.
 func (m *Metrics) Registry() *prometheus.Registry { return m.reg }
 
-// Handler serves the registry in the Prometheus text format.
+// Handler serves the registry in the Prometheus text format, without the
+// series of topics deleted since the last scrape.
 func (m *Metrics) Handler() http.Handler {
-	return promhttp.HandlerFor(m.reg, promhttp.HandlerOpts{ErrorHandling: promhttp.ContinueOnError})
+	h := promhttp.HandlerFor(m.reg, promhttp.HandlerOpts{ErrorHandling: promhttp.ContinueOnError})
+	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		m.forget()
+		h.ServeHTTP(w, r)
+	})
+}
+
+// count notes that the counters have series of topic.
+func (m *Metrics) count(topic string) {
+	if _, ok := m.counted.Load(topic); !ok {
+		m.counted.Store(topic, struct{}{})
+	}
+}
+
+// forget deletes the counters' series of every topic the engine no longer
+// has. A topic created again keeps counting from 0 (a counter reset).
+func (m *Metrics) forget() {
+	if m.src == nil {
+		return
+	}
+	topics, err := m.src.Topics()
+	if err != nil {
+		return
+	}
+	live := make(map[string]bool, len(topics))
+	for _, ti := range topics {
+		live[ti.Name] = true
+	}
+	m.counted.Range(func(k, _ any) bool {
+		if topic := k.(string); !live[topic] {
+			m.counted.Delete(topic)
+			for _, v := range []*prometheus.CounterVec{m.producedRecords, m.producedBytes, m.readRecords, m.readBytes} {
+				v.DeleteLabelValues(topic)
+			}
+		}
+		return true
+	})
 }
 
 // ObserveFsync implements engine.Observer.

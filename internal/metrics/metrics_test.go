@@ -38,7 +38,7 @@ var documented = []string{
 	"pulse_fsync_duration_seconds", "pulse_commit_batch_records", "pulse_commit_batch_appends",
 	"pulse_partition_high_watermark", "pulse_partition_log_end_offset", "pulse_partition_log_start_offset",
 	"pulse_partition_hidden_tail_records", "pulse_partition_size_bytes", "pulse_partition_segments",
-	"pulse_partition_degraded", "pulse_partition_skipped_records", "pulse_compaction_dirty_ratio",
+	"pulse_partition_degraded", "pulse_partition_failed", "pulse_partition_skipped_records", "pulse_compaction_dirty_ratio",
 	"pulse_consumer_lag_records", "pulse_consumer_offset",
 	"pulse_open_connections", "pulse_slow_consumers_closed_total",
 	"pulse_recovery_partitions", "pulse_recovery_truncated_bytes", "pulse_recovery_corrupt_ranges",
