@@ -1,0 +1,53 @@
+package main
+
+import (
+	"net"
+	"os"
+	"os/exec"
+	"strings"
+	"testing"
+)
+
+// A --server that is not an address of Pulse's websocket API is said to
+// be one, naming the flag, by every client command, before anything is
+// dialled; a well-formed address where nothing listens keeps "no pulse
+// running at".
+func TestServerFlagMalformed(t *testing.T) {
+	for _, c := range []struct{ server, want string }{
+		{"nonsense", `--server "nonsense": no port (want host:port or ws://host:port)`},
+		{"127.0.0.1:99999", `--server "127.0.0.1:99999": port 99999 is not a port number (1 to 65535)`},
+		{"127.0.0.1:abc", `--server "127.0.0.1:abc": port abc is not a port number (1 to 65535)`},
+		{"ws://127.0.0.1", `--server "ws://127.0.0.1": no port (want host:port or ws://host:port)`},
+		{"ws://127.0.0.1:7451/v1/topics/x/tail", `--server "ws://127.0.0.1:7451/v1/topics/x/tail": path /v1/topics/x/tail is not Pulse's websocket API (leave it out, or /v1/ws)`},
+		{"http://127.0.0.1:7451", `--server "http://127.0.0.1:7451": scheme http (want host:port or ws://host:port)`},
+	} {
+		for _, args := range [][]string{
+			{"produce", "t"}, {"tail", "t", "-e"}, {"topics", "list"}, {"consumers", "list"},
+		} {
+			_, errOut, err := pulse(t, "x\n", append(args, "--server", c.server)...)
+			if err == nil || errOut != "pulse: "+c.want+"\n" {
+				t.Errorf("pulse %v --server %s: %v, stderr %q; want %q", args, c.server, err, errOut, c.want)
+			}
+		}
+	}
+	// Where nothing listens, at a port just freed.
+	l, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	free := l.Addr().String()
+	l.Close()
+	for _, server := range []string{free, "ws://" + free, "ws://" + free + "/v1/ws"} {
+		_, errOut, err := pulse(t, "x\n", "produce", "t", "--server", server)
+		if err == nil || !strings.Contains(errOut, "no pulse running at "+free) {
+			t.Errorf("produce --server %s: %v, stderr %q", server, err, errOut)
+		}
+	}
+	// PULSE_SERVER is named when it is where the address came from.
+	cmd := exec.Command(pulseBinary(t), "topics", "list")
+	cmd.Env = append(os.Environ(), "PULSE_SERVER=nonsense")
+	out, err := cmd.CombinedOutput()
+	if want := "pulse: PULSE_SERVER \"nonsense\": no port (want host:port or ws://host:port)\n"; err == nil || string(out) != want {
+		t.Errorf("PULSE_SERVER=nonsense pulse topics list: %v, %q; want %q", err, out, want)
+	}
+}
