@@ -4,6 +4,7 @@ import (
 	"net"
 	"os"
 	"os/exec"
+	"path/filepath"
 	"strings"
 	"testing"
 )
@@ -49,5 +50,25 @@ func TestServerFlagMalformed(t *testing.T) {
 	out, err := cmd.CombinedOutput()
 	if want := "pulse: PULSE_SERVER \"nonsense\": no port (want host:port or ws://host:port)\n"; err == nil || string(out) != want {
 		t.Errorf("PULSE_SERVER=nonsense pulse topics list: %v, %q; want %q", err, out, want)
+	}
+}
+
+// inspect, verify and dump of a path that does not exist name the command
+// and say what the argument should be, not only "stat X: no such file".
+func TestOfflineCommandsMissingPath(t *testing.T) {
+	missing := filepath.Join(t.TempDir(), "nope")
+	for _, c := range []struct {
+		args []string
+		want string
+	}{
+		{[]string{"inspect", missing}, "inspect: " + missing + " does not exist (want a data directory, a topic directory or a partition directory)"},
+		{[]string{"verify", "-q", missing}, "verify: " + missing + " does not exist (want a data directory, a topic directory or a partition directory)"},
+		{[]string{"inspect", "--data", missing}, "inspect: " + missing + " does not exist (want a data directory, a topic directory or a partition directory)"},
+		{[]string{"dump", missing + ".log"}, "dump: " + missing + ".log does not exist (want a .log segment file, or an .index, snapshot or hwm file)"},
+	} {
+		out, errOut, err := pulse(t, "", c.args...)
+		if err == nil || errOut != "pulse: "+c.want+"\n" || out != "" {
+			t.Errorf("pulse %v: %v, stdout %q, stderr %q; want %q", c.args, err, out, errOut, c.want)
+		}
 	}
 }
