@@ -5,6 +5,7 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
+	"regexp"
 	"strings"
 	"testing"
 )
@@ -71,4 +72,33 @@ func TestOfflineCommandsMissingPath(t *testing.T) {
 			t.Errorf("pulse %v: %v, stdout %q, stderr %q; want %q", c.args, err, out, errOut, c.want)
 		}
 	}
+}
+
+// pulse serve --listen 0.0.0.0:P listens on IPv4's every address, and its
+// banner says so: ws://0.0.0.0:P, not ws://[::]:P (Go's dual-stack
+// socket); the Kafka listener's part of the banner the same.
+func TestServeBannerNamesTheListenAddress(t *testing.T) {
+	s := startServe(t, filepath.Join(t.TempDir(), "data"), "--listen", "0.0.0.0:0", "--kafka-listen", "0.0.0.0:0", "--token", "sekrit")
+	host, port, err := net.SplitHostPort(s.addr)
+	if err != nil || host != "0.0.0.0" {
+		t.Fatalf("banner address %q (%v), want 0.0.0.0:PORT", s.addr, err)
+	}
+	if got := mustPulse(t, "a\n", "produce", "banner", "--server", "127.0.0.1:"+port, "--token", "sekrit"); got != "" {
+		t.Errorf("produce printed %q", got)
+	}
+	// The Kafka part is "Kafka on 0.0.0.0:Q" and takes connections on
+	// 127.0.0.1:Q.
+	m := regexp.MustCompile(`, Kafka on (\S+)\n$`).FindStringSubmatch(s.banner)
+	if m == nil {
+		t.Fatalf("banner %q names no Kafka listener", s.banner)
+	}
+	khost, kport, err := net.SplitHostPort(m[1])
+	if err != nil || khost != "0.0.0.0" {
+		t.Fatalf("Kafka listener in the banner %q (%v), want 0.0.0.0:PORT", m[1], err)
+	}
+	c, err := net.Dial("tcp", "127.0.0.1:"+kport)
+	if err != nil {
+		t.Fatalf("the Kafka listener of the banner takes no connection: %v", err)
+	}
+	c.Close()
 }
