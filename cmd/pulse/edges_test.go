@@ -102,3 +102,31 @@ func TestServeBannerNamesTheListenAddress(t *testing.T) {
 	}
 	c.Close()
 }
+
+// consumers reset --dry-run refuses the consumer names the real run
+// refuses, with the same error and before printing any move; neither
+// moves anything.
+func TestConsumersResetDryRunRefusesWhatTheRunRefuses(t *testing.T) {
+	s := startServe(t, filepath.Join(t.TempDir(), "data"))
+	mustPulse(t, "a\nb\n", "produce", "orders", "--server", s.addr)
+	for _, name := range []string{"a/b", "", strings.Repeat("x", 250)} {
+		args := []string{"consumers", "reset", name, "--topic", "orders", "--to-earliest", "--server", s.addr}
+		dryOut, dryErr, derr := pulse(t, "", append(args, "--dry-run")...)
+		out, errOut, err := pulse(t, "", args...)
+		if err == nil || derr == nil || out != "" || dryOut != "" || dryErr != errOut || !strings.Contains(errOut, "invalid consumer name") {
+			t.Errorf("consumers reset %q: run %v stdout %q stderr %q; dry run %v stdout %q stderr %q; want both refused alike", name, err, out, errOut, derr, dryOut, dryErr)
+		}
+	}
+	// A name the store takes (a space, unicode) is moved by both.
+	out := mustPulse(t, "", "consumers", "reset", "my group é", "--topic", "orders", "--to-latest", "--dry-run", "--server", s.addr)
+	if out != "would move my group é orders partition 0: no cursor → 2\n" {
+		t.Errorf("dry run of a good name printed %q", out)
+	}
+	if got := mustPulse(t, "", "consumers", "list", "--server", s.addr); strings.Contains(got, "my group") {
+		t.Errorf("the dry run moved a cursor: %q", got)
+	}
+	out = mustPulse(t, "", "consumers", "reset", "my group é", "--topic", "orders", "--to-latest", "--server", s.addr)
+	if out != "moved my group é orders partition 0: no cursor → 2\n" {
+		t.Errorf("run of a good name printed %q", out)
+	}
+}
