@@ -130,3 +130,36 @@ func TestConsumersResetDryRunRefusesWhatTheRunRefuses(t *testing.T) {
 		t.Errorf("run of a good name printed %q", out)
 	}
 }
+
+// pulse produce of many lines each well under the server's read limit
+// succeeds, however they are batched: a request holds at most --batch
+// records and, past its first, produceRequestBytes of them (100 lines of
+// 20 KB read at once made one 2 MB request, which the server closed with
+// 1009 for its 1 MiB read limit).
+func TestProduceBatchesStayUnderTheReadLimit(t *testing.T) {
+	s := startServe(t, filepath.Join(t.TempDir(), "data"))
+	var in strings.Builder
+	for i := range 100 {
+		in.WriteString(strings.Repeat(string(rune('a'+i%26)), 20000) + "\n")
+	}
+	// From a file, so that the lines are there as fast as they are read.
+	f := filepath.Join(t.TempDir(), "lines")
+	if err := os.WriteFile(f, []byte(in.String()), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	stdin, err := os.Open(f)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer stdin.Close()
+	cmd := exec.Command(pulseBinary(t), "produce", "wide", "--server", s.addr)
+	cmd.Stdin = stdin
+	errOut, err := cmd.CombinedOutput()
+	if err != nil || string(errOut) != "pulse: produced 100 records to wide\n" {
+		t.Fatalf("produce of 100 lines of 20 KB: %v, output %q", err, errOut)
+	}
+	out := mustPulse(t, "", "tail", "wide", "-o", "beginning", "-e", "-f", `%v\n`, "--server", s.addr)
+	if out != in.String() {
+		t.Errorf("the topic holds %d bytes, want the %d of the input, in order", len(out), in.Len())
+	}
+}

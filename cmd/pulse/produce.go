@@ -27,6 +27,30 @@ import (
 // flight before waiting for the oldest ack.
 const produceWindow = 32
 
+// produceRequestBytes bounds the records of one produce request past its
+// first: well under the server's read limit (1 MiB by default), which
+// counts the whole request, so that lines each under it are not refused
+// for being sent together. A record larger than this goes alone.
+const produceRequestBytes = 256 << 10
+
+// recordBytes is about what r takes in a produce request.
+func recordBytes(r *wire.RecordIn) int {
+	n := 32 + len(r.Value)
+	if r.Key != nil {
+		n += 8 + len(*r.Key)
+	}
+	if r.KeyB64 != nil {
+		n += 12 + len(*r.KeyB64)
+	}
+	if r.ValueB64 != nil {
+		n += 14 + len(*r.ValueB64)
+	}
+	for k, v := range r.Headers {
+		n += 8 + len(k) + len(v)
+	}
+	return n
+}
+
 type produceConfig struct {
 	key       string
 	keySet    bool
@@ -228,6 +252,11 @@ func runProduce(ctx context.Context, cf *clientFlags, topic string, cfg produceC
 	lineNo := 0
 	var batch []wire.RecordIn
 	var batchLines []int
+	batchBytes := 0
+	// held is a record that did not fit in the request being gathered
+	// (produceRequestBytes): it opens the next one.
+	var held *wire.RecordIn
+	heldLine := 0
 	add := func(l line) error {
 		if l.err != nil {
 			return fmt.Errorf("reading stdin: %w", l.err)
@@ -240,18 +269,42 @@ func runProduce(ctx context.Context, cf *clientFlags, topic string, cfg produceC
 		if err != nil {
 			return err
 		}
+		n := recordBytes(&r)
+		if len(batch) > 0 && batchBytes+n > produceRequestBytes {
+			held, heldLine = &r, lineNo
+			return nil
+		}
 		batch = append(batch, r)
 		batchLines = append(batchLines, lineNo)
+		batchBytes += n
+		return nil
+	}
+	// full says the request being gathered takes no more records.
+	full := func() bool {
+		return held != nil || len(batch) >= cfg.batch || batchBytes >= produceRequestBytes
+	}
+	// send sends the request gathered, if any.
+	send := func() error {
+		if len(batch) == 0 {
+			return nil
+		}
+		p, err := c.ProduceAsync(topic, cfg.partition, batch)
+		if err != nil {
+			return err
+		}
+		window = append(window, p)
+		sent = append(sent, batchLines)
 		return nil
 	}
 	// fail sends what is batched and waits for every ack: what came before a bad
 	// line is stored before the error is reported.
 	fail := func(err error) (int, error) {
-		if len(batch) > 0 {
-			if p, serr := c.ProduceAsync(topic, cfg.partition, batch); serr == nil {
-				window = append(window, p)
-				sent = append(sent, batchLines)
+		for {
+			if serr := send(); serr != nil || held == nil {
+				break
 			}
+			batch, batchLines, batchBytes = []wire.RecordIn{*held}, []int{heldLine}, recordBytes(held)
+			held = nil
 		}
 		for len(window) > 0 {
 			if werr := wait(); werr != nil {
@@ -263,25 +316,33 @@ func runProduce(ctx context.Context, cf *clientFlags, topic string, cfg produceC
 		}
 		return acked, errors.Join(err, awaitVisible(ctx, c, topic, last))
 	}
-	for done := false; !done; {
-		var l line
-		var ok bool
-		select {
-		case l, ok = <-lines:
-		case <-ctx.Done():
-			// SIGINT or SIGTERM while waiting for a line: every ack is
-			// in (the window is empty before stdin is waited on).
-			return acked, ctx.Err()
-		}
-		if !ok {
-			break
-		}
-		batch, batchLines = batch[:0:0], nil
-		if err := add(l); err != nil {
-			return fail(err)
+	for done := false; ; {
+		batch, batchLines, batchBytes = batch[:0:0], nil, 0
+		if held != nil {
+			batch, batchLines, batchBytes = append(batch, *held), append(batchLines, heldLine), recordBytes(held)
+			held = nil
+		} else {
+			if done {
+				break
+			}
+			var l line
+			var ok bool
+			select {
+			case l, ok = <-lines:
+			case <-ctx.Done():
+				// SIGINT or SIGTERM while waiting for a line: every ack is
+				// in (the window is empty before stdin is waited on).
+				return acked, ctx.Err()
+			}
+			if !ok {
+				break
+			}
+			if err := add(l); err != nil {
+				return fail(err)
+			}
 		}
 	more: // whatever is already buffered joins the batch
-		for len(batch) < cfg.batch {
+		for !done && !full() {
 			select {
 			case l, ok := <-lines:
 				if !ok {
@@ -295,21 +356,16 @@ func runProduce(ctx context.Context, cf *clientFlags, topic string, cfg produceC
 				break more
 			}
 		}
-		if len(batch) > 0 {
-			p, err := c.ProduceAsync(topic, cfg.partition, batch)
-			if err != nil {
+		if err := send(); err != nil {
+			return acked, err
+		}
+		if len(window) >= produceWindow {
+			if err := wait(); err != nil {
 				return acked, err
-			}
-			window = append(window, p)
-			sent = append(sent, batchLines)
-			if len(window) >= produceWindow {
-				if err := wait(); err != nil {
-					return acked, err
-				}
 			}
 		}
 		// Nothing more buffered: collect acks before blocking on stdin.
-		for len(lines) == 0 && len(window) > 0 {
+		for held == nil && len(lines) == 0 && len(window) > 0 {
 			if err := wait(); err != nil {
 				return acked, err
 			}
