@@ -163,3 +163,37 @@ func TestProduceBatchesStayUnderTheReadLimit(t *testing.T) {
 		t.Errorf("the topic holds %d bytes, want the %d of the input, in order", len(out), in.Len())
 	}
 }
+
+// A line over the server's read limit is named in Pulse's words: its line
+// number and size, the server's read limit (pulse serve --read-limit),
+// that nothing of it was stored, and what became of the lines before it;
+// not websocket close code 1009. Nothing of it or after it is stored.
+func TestProduceLineOverTheReadLimit(t *testing.T) {
+	s := startServe(t, filepath.Join(t.TempDir(), "data"))
+	in := "a\nb\n" + strings.Repeat("x", 2000000) + "\nc\n"
+	f := filepath.Join(t.TempDir(), "lines")
+	if err := os.WriteFile(f, []byte(in), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	stdin, err := os.Open(f)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer stdin.Close()
+	cmd := exec.Command(pulseBinary(t), "produce", "big", "--server", s.addr)
+	cmd.Stdin = stdin
+	out, err := cmd.CombinedOutput()
+	got := string(out)
+	if err == nil || strings.Contains(got, "1009") || strings.Contains(got, "message too big") {
+		t.Fatalf("produce of a 2 MB line: %v, output %q", err, got)
+	}
+	// A line over 256 KiB goes alone once the lines before it are acked,
+	// so they are.
+	want := regexp.MustCompile(`^pulse: produced 2 records to big\npulse: produce to big: line 3 \(2000000 bytes; its request 2000\d{3} bytes\) is over the server's read limit \(pulse serve --read-limit, 1 MiB by default\): nothing of it was stored, and the server closed the connection; lines 1-2 before it were acked; nothing after it was stored\n$`)
+	if !want.MatchString(got) {
+		t.Fatalf("produce of a 2 MB line said %q, want %v", got, want)
+	}
+	if stored := mustPulse(t, "", "tail", "big", "-o", "beginning", "-e", "-f", `%v\n`, "--server", s.addr); stored != "a\nb\n" {
+		t.Errorf("the topic holds %q, want a and b", stored)
+	}
+}

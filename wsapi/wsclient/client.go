@@ -462,7 +462,13 @@ type Pending struct {
 	state pendingState
 	env   envelope
 	ch    chan struct{}
+
+	size int // bytes of the request's message (set before it is queued)
 }
+
+// Size is the bytes of the request's message: what the server's read
+// limit counts (a larger message ends the connection with close 1009).
+func (p *Pending) Size() int { return p.size }
 
 // pendingState says whether a Pending's reply has come.
 type pendingState uint8
@@ -539,6 +545,7 @@ func (c *Client) startFrame(sub *Subscription, typ int, buf *[]byte, build func(
 	c.pending[id] = pendingCall{p: p, sub: sub}
 	c.mu.Unlock()
 	b := build(id)
+	p.size = len(b)
 	var err error
 	if b == nil {
 		err = errors.New("sending request: request could not be encoded")
