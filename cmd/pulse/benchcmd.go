@@ -20,7 +20,7 @@ write bandwidth and fsync rate first, so the engine's figures can be read as
 ratios of what the disk allows.`,
 		RunE: func(cmd *cobra.Command, args []string) error {
 			if cfg.WS != "" {
-				cfg.Dial = (&clientFlags{server: cfg.WS, token: os.Getenv("PULSE_TOKEN")}).dial
+				cfg.Dial = (&clientFlags{server: cfg.WS, flag: "--ws", token: os.Getenv("PULSE_TOKEN")}).dial
 			}
 			return bench.Run(cmd.Context(), cfg, cmd.OutOrStdout(), cmd.ErrOrStderr())
 		},

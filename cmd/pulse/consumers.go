@@ -234,6 +234,11 @@ making them. The consumer need not have committed before.`,
 	cmd.MarkFlagsOneRequired("to-earliest", "to-latest", "to-offset", "to-time")
 	cmd.RunE = func(cmd *cobra.Command, args []string) error {
 		consumer := args[0]
+		// The cursor store's rule, which the server's commit applies: a
+		// dry run refuses what the moves would be refused for.
+		if err := engine.ValidateConsumerName(consumer); err != nil {
+			return fmt.Errorf("consumer %q: %w", consumer, err)
+		}
 		if partition < -1 {
 			return fmt.Errorf("--partition %d: want a partition (0 or more), or -1 for every partition", partition)
 		}

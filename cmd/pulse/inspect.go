@@ -31,7 +31,7 @@ running pulse (whose in-flight writes may then show as torn tails).`,
 		if len(args) == 1 {
 			root = args[0]
 		}
-		return offline.Inspect(cmd.OutOrStdout(), root, opts, asJSON)
+		return missingPath("inspect", root, wantDir, offline.Inspect(cmd.OutOrStdout(), root, opts, asJSON))
 	}
 	return cmd
 }

@@ -5,7 +5,6 @@ import (
 	"fmt"
 	"io"
 	"log/slog"
-	"net"
 
 	"github.com/spf13/cobra"
 
@@ -42,7 +41,7 @@ func startKafkaServer(eng *engine.Engine, records kafka.RecordPath, listen strin
 	if listen == "" || listen == "off" {
 		return "", nil, stop, nil
 	}
-	l, err := net.Listen("tcp", listen)
+	l, err := listenTCP(listen)
 	if err != nil {
 		if !explicit {
 			fmt.Fprintf(warn, "pulse: warning: Kafka listener not started: %v (use --kafka-listen ADDR, or --kafka-listen off)\n", err)

@@ -1,7 +1,11 @@
 package main
 
 import (
+	"errors"
+	"fmt"
 	"io"
+	"io/fs"
+	"os"
 
 	"github.com/spf13/cobra"
 
@@ -11,6 +15,39 @@ import (
 // dump, verify and meta: commands on a data directory at rest (as are
 // inspect and crashlab, in their own files). Their flags are here, their
 // work in internal/offline.
+
+// What the path argument of the commands on a data directory at rest
+// should be, for missingPath.
+const (
+	wantDir  = "a data directory, a topic directory or a partition directory"
+	wantFile = "a .log segment file, or an .index, snapshot or hwm file"
+)
+
+// missingPathError is the path a command was given not existing: it names
+// the command and what the path should be, where internal/offline's error
+// is a bare "stat X: no such file or directory" (kept for errors.Is).
+type missingPathError struct {
+	cmd, path, want string
+	err             error
+}
+
+func (e *missingPathError) Error() string {
+	return fmt.Sprintf("%s: %s does not exist (want %s)", e.cmd, e.path, e.want)
+}
+
+func (e *missingPathError) Unwrap() error { return e.err }
+
+// missingPath turns err into a *missingPathError when it is path itself
+// that does not exist; any other error is left as it is.
+func missingPath(cmd, path, want string, err error) error {
+	if err == nil || !errors.Is(err, fs.ErrNotExist) {
+		return err
+	}
+	if _, serr := os.Lstat(path); !errors.Is(serr, fs.ErrNotExist) {
+		return err
+	}
+	return &missingPathError{cmd: cmd, path: path, want: want, err: err}
+}
 
 func newDumpCmd() *cobra.Command {
 	var records, asJSON bool
@@ -25,7 +62,7 @@ headers. Given an .index file it prints the index entries; given a
 partition's snapshot or hwm file, its decoded fields. The file is only read.`,
 		Args: cobra.ExactArgs(1),
 		RunE: func(cmd *cobra.Command, args []string) error {
-			return offline.Dump(cmd.OutOrStdout(), args[0], offline.DumpOptions{Records: records, JSON: asJSON})
+			return missingPath("dump", args[0], wantFile, offline.Dump(cmd.OutOrStdout(), args[0], offline.DumpOptions{Records: records, JSON: asJSON}))
 		},
 	}
 	cmd.Flags().BoolVar(&records, "records", false, "print the records of every batch")
@@ -63,7 +100,7 @@ flight may show as a torn tail of an active segment.`,
 		if !quiet {
 			progress = cmd.ErrOrStderr()
 		}
-		return offline.Verify(cmd.OutOrStdout(), progress, root, asJSON)
+		return missingPath("verify", root, wantDir, offline.Verify(cmd.OutOrStdout(), progress, root, asJSON))
 	}
 	return cmd
 }

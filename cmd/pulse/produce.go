@@ -17,6 +17,7 @@ import (
 	"time"
 	"unicode/utf8"
 
+	"github.com/gorilla/websocket"
 	"github.com/spf13/cobra"
 
 	"github.com/pulselog/pulse/wsapi/wire"
@@ -26,6 +27,30 @@ import (
 // produceWindow is how many produce requests `pulse produce` keeps in
 // flight before waiting for the oldest ack.
 const produceWindow = 32
+
+// produceRequestBytes bounds the records of one produce request past its
+// first: well under the server's read limit (1 MiB by default), which
+// counts the whole request, so that lines each under it are not refused
+// for being sent together. A record larger than this goes alone.
+const produceRequestBytes = 256 << 10
+
+// recordBytes is about what r takes in a produce request.
+func recordBytes(r *wire.RecordIn) int {
+	n := 32 + len(r.Value)
+	if r.Key != nil {
+		n += 8 + len(*r.Key)
+	}
+	if r.KeyB64 != nil {
+		n += 12 + len(*r.KeyB64)
+	}
+	if r.ValueB64 != nil {
+		n += 14 + len(*r.ValueB64)
+	}
+	for k, v := range r.Headers {
+		n += 8 + len(k) + len(v)
+	}
+	return n
+}
 
 type produceConfig struct {
 	key       string
@@ -205,29 +230,41 @@ func runProduce(ctx context.Context, cf *clientFlags, topic string, cfg produceC
 	}()
 
 	acked := 0
+	ackedThrough := 0       // the input line of the last record acked
 	last := map[int]int64{} // the highest offset acked on each partition
 	var window []*wsclient.Pending
-	var sent [][]int // the input line of each record of each request in the window
+	// sent is, for each request in the window, the input line of each of
+	// its records and each line's size.
+	var sent []sentLines
 	wait := func() error {
 		acks, err := window[0].Wait(ctx)
 		if err != nil {
-			return fmt.Errorf("produce to %s: %w", topic, refusedLine(err, sent[0]))
+			if e := overReadLimit(ctx, c, err, topic, window, sent, ackedThrough); e != nil {
+				return e
+			}
+			return fmt.Errorf("produce to %s: %w", topic, refusedLine(err, sent[0].lines))
 		}
-		if len(acks) != len(sent[0]) {
-			return fmt.Errorf("produce to %s: %d acks for %d records", topic, len(acks), len(sent[0]))
+		if len(acks) != len(sent[0].lines) {
+			return fmt.Errorf("produce to %s: %d acks for %d records", topic, len(acks), len(sent[0].lines))
 		}
 		for _, a := range acks {
 			if o, ok := last[a.Partition]; !ok || a.Offset > o {
 				last[a.Partition] = a.Offset
 			}
 		}
-		acked += len(sent[0])
+		acked += len(sent[0].lines)
+		ackedThrough = sent[0].lines[len(sent[0].lines)-1]
 		window, sent = window[1:], sent[1:]
 		return nil
 	}
 	lineNo := 0
 	var batch []wire.RecordIn
-	var batchLines []int
+	var batchLines, batchSizes []int
+	batchBytes := 0
+	// held is a record that did not fit in the request being gathered
+	// (produceRequestBytes): it opens the next one.
+	var held *wire.RecordIn
+	heldLine, heldSize := 0, 0
 	add := func(l line) error {
 		if l.err != nil {
 			return fmt.Errorf("reading stdin: %w", l.err)
@@ -240,18 +277,59 @@ func runProduce(ctx context.Context, cf *clientFlags, topic string, cfg produceC
 		if err != nil {
 			return err
 		}
+		n := recordBytes(&r)
+		if len(batch) > 0 && batchBytes+n > produceRequestBytes {
+			held, heldLine, heldSize = &r, lineNo, len(l.b)
+			return nil
+		}
 		batch = append(batch, r)
 		batchLines = append(batchLines, lineNo)
+		batchSizes = append(batchSizes, len(l.b))
+		batchBytes += n
+		return nil
+	}
+	// full says the request being gathered takes no more records.
+	full := func() bool {
+		return held != nil || len(batch) >= cfg.batch || batchBytes >= produceRequestBytes
+	}
+	// send sends the request gathered, if any. A record over
+	// produceRequestBytes goes alone, with no other request in flight
+	// (waiting for the acks before it, and for its own): if the server
+	// closes for it being over its read limit, it is the request named,
+	// and the lines before it were acked.
+	send := func() error {
+		if len(batch) == 0 {
+			return nil
+		}
+		alone := batchBytes > produceRequestBytes
+		for alone && len(window) > 0 {
+			if err := wait(); err != nil {
+				return err
+			}
+		}
+		p, err := c.ProduceAsync(topic, cfg.partition, batch)
+		if err != nil {
+			if e := overReadLimit(ctx, c, err, topic, window, sent, ackedThrough); e != nil {
+				return e
+			}
+			return err
+		}
+		window = append(window, p)
+		sent = append(sent, sentLines{batchLines, batchSizes})
+		if alone {
+			return wait()
+		}
 		return nil
 	}
 	// fail sends what is batched and waits for every ack: what came before a bad
 	// line is stored before the error is reported.
 	fail := func(err error) (int, error) {
-		if len(batch) > 0 {
-			if p, serr := c.ProduceAsync(topic, cfg.partition, batch); serr == nil {
-				window = append(window, p)
-				sent = append(sent, batchLines)
+		for {
+			if serr := send(); serr != nil || held == nil {
+				break
 			}
+			batch, batchLines, batchSizes, batchBytes = []wire.RecordIn{*held}, []int{heldLine}, []int{heldSize}, recordBytes(held)
+			held = nil
 		}
 		for len(window) > 0 {
 			if werr := wait(); werr != nil {
@@ -263,25 +341,33 @@ func runProduce(ctx context.Context, cf *clientFlags, topic string, cfg produceC
 		}
 		return acked, errors.Join(err, awaitVisible(ctx, c, topic, last))
 	}
-	for done := false; !done; {
-		var l line
-		var ok bool
-		select {
-		case l, ok = <-lines:
-		case <-ctx.Done():
-			// SIGINT or SIGTERM while waiting for a line: every ack is
-			// in (the window is empty before stdin is waited on).
-			return acked, ctx.Err()
-		}
-		if !ok {
-			break
-		}
-		batch, batchLines = batch[:0:0], nil
-		if err := add(l); err != nil {
-			return fail(err)
+	for done := false; ; {
+		batch, batchLines, batchSizes, batchBytes = batch[:0:0], nil, nil, 0
+		if held != nil {
+			batch, batchLines, batchSizes, batchBytes = append(batch, *held), []int{heldLine}, []int{heldSize}, recordBytes(held)
+			held = nil
+		} else {
+			if done {
+				break
+			}
+			var l line
+			var ok bool
+			select {
+			case l, ok = <-lines:
+			case <-ctx.Done():
+				// SIGINT or SIGTERM while waiting for a line: every ack is
+				// in (the window is empty before stdin is waited on).
+				return acked, ctx.Err()
+			}
+			if !ok {
+				break
+			}
+			if err := add(l); err != nil {
+				return fail(err)
+			}
 		}
 	more: // whatever is already buffered joins the batch
-		for len(batch) < cfg.batch {
+		for !done && !full() {
 			select {
 			case l, ok := <-lines:
 				if !ok {
@@ -295,21 +381,16 @@ func runProduce(ctx context.Context, cf *clientFlags, topic string, cfg produceC
 				break more
 			}
 		}
-		if len(batch) > 0 {
-			p, err := c.ProduceAsync(topic, cfg.partition, batch)
-			if err != nil {
+		if err := send(); err != nil {
+			return acked, err
+		}
+		if len(window) >= produceWindow {
+			if err := wait(); err != nil {
 				return acked, err
-			}
-			window = append(window, p)
-			sent = append(sent, batchLines)
-			if len(window) >= produceWindow {
-				if err := wait(); err != nil {
-					return acked, err
-				}
 			}
 		}
 		// Nothing more buffered: collect acks before blocking on stdin.
-		for len(lines) == 0 && len(window) > 0 {
+		for held == nil && len(lines) == 0 && len(window) > 0 {
 			if err := wait(); err != nil {
 				return acked, err
 			}
@@ -325,6 +406,104 @@ func runProduce(ctx context.Context, cf *clientFlags, topic string, cfg produceC
 	}
 	return acked, awaitVisible(ctx, c, topic, last)
 }
+
+// sentLines are the input lines of the records of one produce request,
+// and each line's size in bytes.
+type sentLines struct {
+	lines, sizes []int
+}
+
+// lineRange is "line 3" or "lines 3-7".
+func lineRange(first, last int) string {
+	if first == last {
+		return fmt.Sprintf("line %d", first)
+	}
+	return fmt.Sprintf("lines %d-%d", first, last)
+}
+
+// overReadLimit is, when err is the connection ending with close 1009
+// (a message over the server's read limit), what happened in Pulse's
+// words: the lines of the request that was too large (the largest of the
+// window's, the requests sent and not acked), their size, the server's
+// read limit, and what became of the lines before and after it; nil for
+// any other error. ackedThrough is the line of the last record acked. The
+// server does not tell its read limit, so the client cannot refuse the
+// line before sending it.
+func overReadLimit(ctx context.Context, c *wsclient.Client, err error, topic string, window []*wsclient.Pending, sent []sentLines, ackedThrough int) error {
+	var ce *websocket.CloseError
+	if !errors.As(err, &ce) {
+		var we *wire.Error
+		if errors.As(err, &we) || ctx.Err() != nil {
+			return nil
+		}
+		// A write that failed as the server closed: the reader has
+		// the close frame, or soon has.
+		select {
+		case <-c.Done():
+		case <-time.After(time.Second):
+			return nil
+		}
+		if !errors.As(c.Err(), &ce) {
+			return nil
+		}
+	}
+	if ce.Code != websocket.CloseMessageTooBig || len(window) == 0 {
+		return nil
+	}
+	i := 0
+	for j := range window {
+		if window[j].Size() > window[i].Size() {
+			i = j
+		}
+	}
+	bad := sent[i]
+	first, last := bad.lines[0], bad.lines[len(bad.lines)-1]
+	what := fmt.Sprintf("%s (%d bytes; its request %d bytes)", lineRange(first, last), bad.sizes[0], window[i].Size())
+	if len(bad.lines) > 1 {
+		total := 0
+		for _, n := range bad.sizes {
+			total += n
+		}
+		what = fmt.Sprintf("%s (%d bytes in one request of %d bytes)", lineRange(first, last), total, window[i].Size())
+	}
+	is, it := "is", "it"
+	if first != last {
+		is, it = "are", "them"
+	}
+	msg := fmt.Sprintf("produce to %s: %s %s over the server's read limit (pulse serve --read-limit, 1 MiB by default): nothing of %s was stored, and the server closed the connection", topic, what, is, it)
+	if ackedThrough > 0 {
+		msg += fmt.Sprintf("; %s before %s %s acked", lineRange(1, ackedThrough), it, were(1, ackedThrough))
+	}
+	if i > 0 {
+		a, b := sent[0].lines[0], sent[i-1].lines[len(sent[i-1].lines)-1]
+		may := "they may"
+		if a == b {
+			may = "it may"
+		}
+		msg += fmt.Sprintf("; %s before %s %s sent but not acked (%s be stored)", lineRange(a, b), it, were(a, b), may)
+	}
+	return &readLimitError{msg: fmt.Sprintf("%s; nothing after %s was stored", msg, it), err: err}
+}
+
+// were is the verb of lineRange(first, last).
+func were(first, last int) string {
+	if first == last {
+		return "was"
+	}
+	return "were"
+}
+
+// readLimitError is a produce the server closed the connection for, a
+// message over its read limit: its message says so in Pulse's words and
+// leaves out the websocket close error, which Unwrap keeps.
+type readLimitError struct {
+	msg string
+	err error
+}
+
+func (e *readLimitError) Error() string { return e.msg }
+
+func (e *readLimitError) Unwrap() error { return e.err }
 
 // refusedLine names, in err, the input line of the record a produce
 // request was refused for: the server names a record of a request by its

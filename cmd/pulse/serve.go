@@ -11,6 +11,7 @@ import (
 	"net"
 	"os"
 	"os/signal"
+	"strings"
 	"sync"
 	"syscall"
 	"time"
@@ -85,6 +86,21 @@ func isLoopbackListen(addr string) bool {
 	return ip != nil && ip.IsLoopback()
 }
 
+// listenTCP listens on addr as given: on an IPv4 address (0.0.0.0 too) over
+// IPv4 only, where "tcp" opens a dual-stack socket for 0.0.0.0 that names
+// itself [::] (and takes IPv6 connections the user did not ask for);
+// any other address as "tcp" does. The websocket API and the Kafka
+// listener both listen with it, and their banners name l.Addr().
+func listenTCP(addr string) (net.Listener, error) {
+	network := "tcp"
+	if h, _, err := net.SplitHostPort(addr); err == nil && !strings.Contains(h, ":") {
+		if ip := net.ParseIP(h); ip != nil && ip.To4() != nil {
+			network = "tcp4"
+		}
+	}
+	return net.Listen(network, addr)
+}
+
 // startAPI serves the websocket API of eng (the engine or a cluster) on cfg.Listen until stop is
 // called or ctx is done. stop shuts the server down gracefully (produces in
 // flight are acked, new ones refused, clients closed with 1001) within
@@ -105,7 +121,7 @@ func startAPI(ctx context.Context, eng wsapi.Backend, cfg apiConfig) (addr strin
 	if !isLoopbackListen(cfg.Listen) && cfg.Token == "" {
 		return "", nil, fmt.Errorf("websocket API on %s: %w", cfg.Listen, wsapi.ErrTokenRequired)
 	}
-	l, err := net.Listen("tcp", cfg.Listen)
+	l, err := listenTCP(cfg.Listen)
 	if errors.Is(err, syscall.EADDRINUSE) {
 		return "", nil, fmt.Errorf("websocket API on %s: %w (is another pulse running? use --listen ADDR)", cfg.Listen, err)
 	}

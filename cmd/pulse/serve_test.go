@@ -41,6 +41,7 @@ func pulseBinary(t *testing.T) string {
 type served struct {
 	cmd    *exec.Cmd
 	addr   string
+	banner string
 	stderr *bytes.Buffer
 	waited chan error
 }
@@ -73,7 +74,7 @@ func startServe(t *testing.T, dir string, extra ...string) *served {
 	if strings.Count(banner, "\n") != 1 {
 		t.Errorf("banner is not one line: %q", banner)
 	}
-	s.addr = m[2]
+	s.addr, s.banner = m[2], banner
 	go func() { io.Copy(io.Discard, stdout); s.waited <- cmd.Wait() }()
 	t.Cleanup(func() {
 		if cmd.ProcessState == nil {

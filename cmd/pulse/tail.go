@@ -390,7 +390,10 @@ func serverGone(err error, addr string) error {
 		return nil
 	}
 	var ce *websocket.CloseError
+	var rl *readLimitError
 	switch {
+	case errors.As(err, &rl):
+		return err // already says why the server closed
 	case errors.As(err, &ce) && ce.Code == websocket.CloseAbnormalClosure,
 		errors.Is(err, io.ErrUnexpectedEOF), errors.Is(err, syscall.ECONNRESET):
 		return &goneError{addr: addr, err: err}

@@ -3,6 +3,7 @@ package main
 import (
 	"context"
 	"encoding/json"
+	"errors"
 	"fmt"
 	"io"
 	"os"
@@ -25,6 +26,9 @@ import (
 type clientFlags struct {
 	server string
 	token  string
+	// flag names server in its errors (default --server); PULSE_SERVER
+	// is named instead when server is its value.
+	flag string
 }
 
 // addClientFlags adds --server and --token to cmd.
@@ -47,7 +51,19 @@ const dialTimeout = 5 * time.Second
 func (cf *clientFlags) dial(ctx context.Context) (*wsclient.Client, error) {
 	dctx, cancel := context.WithTimeout(ctx, dialTimeout)
 	defer cancel()
-	return wsclient.Dial(dctx, cf.server, wsclient.DialOptions{Token: cf.token})
+	c, err := wsclient.Dial(dctx, cf.server, wsclient.DialOptions{Token: cf.token})
+	var ae *wsclient.AddrError
+	if errors.As(err, &ae) {
+		from := cf.flag
+		if from == "" {
+			from = "--server"
+		}
+		if env := os.Getenv("PULSE_SERVER"); env != "" && env == ae.Addr && from == "--server" {
+			from = "PULSE_SERVER"
+		}
+		return nil, fmt.Errorf("%s %q: %s", from, ae.Addr, ae.Reason)
+	}
+	return c, err
 }
 
 // withClient dials the running pulse, runs fn with the command's context

@@ -198,8 +198,8 @@ type DialOptions struct {
 const readBufferSize = 16 << 10
 
 // Dial connects to a running Pulse. addr is "host:port" or a ws:// URL;
-// without a path, /v1/ws is used. When nothing listens there, the error
-// wraps ErrNotRunning.
+// without a path, /v1/ws is used. An address that is neither is an
+// *AddrError; when nothing listens there, the error wraps ErrNotRunning.
 func Dial(ctx context.Context, addr string, opts DialOptions) (*Client, error) {
 	u, hostport, err := wsURL(addr, "/v1/ws")
 	if err != nil {
@@ -239,21 +239,64 @@ func Dial(ctx context.Context, addr string, opts DialOptions) (*Client, error) {
 	return c, nil
 }
 
-// wsURL turns "host:port" or a ws(s):// URL into a URL with path, and
-// returns its host:port.
+// AddrError is an address Dial cannot take for a Pulse websocket API:
+// Reason says what is wrong with it. Callers that took Addr from a flag
+// name the flag (errors.As).
+type AddrError struct {
+	Addr   string
+	Reason string
+}
+
+func (e *AddrError) Error() string {
+	return fmt.Sprintf("server address %q: %s", e.Addr, e.Reason)
+}
+
+// wsURL turns "host:port" or a ws(s)://host:port URL (path empty, / or
+// path, any query) into a URL with path, and returns its host:port. Any
+// other address is an *AddrError, before anything is dialled.
 func wsURL(addr, path string) (string, string, error) {
-	if !strings.Contains(addr, "://") {
-		addr = "ws://" + addr
+	bad := func(format string, a ...any) error {
+		return &AddrError{Addr: addr, Reason: fmt.Sprintf(format, a...)}
 	}
-	u, err := url.Parse(addr)
+	const want = "(want host:port or ws://host:port)"
+	full := addr
+	scheme, rest, ok := strings.Cut(addr, "://")
+	if !ok {
+		scheme, rest, full = "ws", addr, "ws://"+addr
+	}
+	if scheme != "ws" && scheme != "wss" {
+		return "", "", bad("scheme %s %s", scheme, want)
+	}
+	hostport := rest
+	if i := strings.IndexAny(rest, "/?#"); i >= 0 {
+		hostport = rest[:i]
+	}
+	if hostport == "" {
+		return "", "", bad("no host %s", want)
+	}
+	_, port, err := net.SplitHostPort(hostport)
 	if err != nil {
-		return "", "", fmt.Errorf("server address %q: %w", addr, err)
+		if strings.Contains(err.Error(), "missing port") {
+			return "", "", bad("no port %s", want)
+		}
+		return "", "", bad("%s %s", strings.TrimPrefix(err.Error(), "address "+hostport+": "), want)
 	}
-	if u.Scheme != "ws" && u.Scheme != "wss" {
-		return "", "", fmt.Errorf("server address %q: want host:port or a ws:// URL", addr)
+	if n, err := strconv.Atoi(port); err != nil || n < 1 || n > 65535 {
+		return "", "", bad("port %s is not a port number (1 to 65535)", port)
 	}
-	if u.Path == "" || u.Path == "/" {
+	u, err := url.Parse(full)
+	if err != nil {
+		return "", "", bad("%v", err)
+	}
+	if u.User != nil || u.Fragment != "" {
+		return "", "", bad("want host:port or ws://host:port, optionally with ?token=")
+	}
+	switch u.Path {
+	case "", "/":
 		u.Path = path
+	case path:
+	default:
+		return "", "", bad("path %s is not Pulse's websocket API (leave it out, or %s)", u.Path, path)
 	}
 	return u.String(), u.Host, nil
 }
@@ -419,7 +462,13 @@ type Pending struct {
 	state pendingState
 	env   envelope
 	ch    chan struct{}
+
+	size int // bytes of the request's message (set before it is queued)
 }
+
+// Size is the bytes of the request's message: what the server's read
+// limit counts (a larger message ends the connection with close 1009).
+func (p *Pending) Size() int { return p.size }
 
 // pendingState says whether a Pending's reply has come.
 type pendingState uint8
@@ -496,6 +545,7 @@ func (c *Client) startFrame(sub *Subscription, typ int, buf *[]byte, build func(
 	c.pending[id] = pendingCall{p: p, sub: sub}
 	c.mu.Unlock()
 	b := build(id)
+	p.size = len(b)
 	var err error
 	if b == nil {
 		err = errors.New("sending request: request could not be encoded")
