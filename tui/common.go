@@ -17,6 +17,10 @@ type Common struct {
 	Opts   Options
 	Src    Source
 
+	// Away is the source's Unreachable at the last refresh (nil on a
+	// source that cannot be away): the header and a live tail say it.
+	Away error
+
 	// Width and Height are the size of the body (the terminal minus the
 	// header, breadcrumbs, status and help lines).
 	Width, Height int

@@ -30,6 +30,7 @@ type Source struct {
 	ctx    context.Context // cancelled by Close
 	cancel context.CancelFunc
 
+	health  *health // what the clients last saw of each broker
 	readers *readerPool
 	watch   *watcher
 	grow    growth // PartitionsChangedC
@@ -56,6 +57,8 @@ func Open(cfg Config) (*Source, error) {
 	if err != nil {
 		return nil, err
 	}
+	h := newHealth()
+	opts = append(opts, kgo.WithHooks(h))
 	popts := append(append([]kgo.Opt(nil), opts...),
 		kgo.RequiredAcks(kgo.AllISRAcks()),
 		kgo.RecordPartitioner(pulsePartitioner{}),
@@ -67,7 +70,7 @@ func Open(cfg Config) (*Source, error) {
 	if err != nil {
 		return nil, fmt.Errorf("kafka client for %s: %w", strings.Join(cfg.Brokers, ","), err)
 	}
-	s := &Source{cfg: cfg, opts: opts, cl: cl, adm: kadm.NewClient(cl), parts: map[string]partsEntry{}}
+	s := &Source{cfg: cfg, opts: opts, cl: cl, adm: kadm.NewClient(cl), health: h, parts: map[string]partsEntry{}}
 	ctx, cancel := context.WithTimeout(context.Background(), cfg.DialTimeout)
 	defer cancel()
 	if err := cl.Ping(ctx); err != nil {
