@@ -237,9 +237,17 @@ func (m *Model) update(msg tea.Msg) (tea.Model, tea.Cmd) {
 			return m, r.Refresh()
 		}
 		return m, nil
+	case selectTopicMsg:
+		if ts, ok := m.stack[0].(*topicsScreen); ok {
+			ts.selectTopic(msg.name)
+		}
+		return m, nil
 	case gotoTopicMsg:
 		for len(m.stack) > 1 {
 			m.pop()
+		}
+		if ts, ok := m.stack[0].(*topicsScreen); ok {
+			ts.selectTopic(msg.topic)
 		}
 		// Only what was asked for goes on the stack, so that esc never
 		// lands on a screen the user did not open.
