@@ -36,6 +36,8 @@ var externalBrokerTests = []string{
 	"TestSubscriptionsFollowClusterGrow",
 	"TestPartitionsChangedCDeleted",
 	"TestUIMergedTailAndEditOnCluster",
+	"TestProduceAfterAlterKeepsEveryRecord",
+	"TestUIEditKeepsTopicSelectedOnCluster",
 }
 
 // childTimeout bounds the second test process (a hang guard, not a timing
