@@ -109,7 +109,7 @@ func (s *alterTopicScreen) Update(msg tea.Msg) tea.Cmd {
 			s.errText = msg.err.Error()
 			return errStatus(fmt.Errorf("alter %s: %w", msg.name, msg.err))
 		}
-		return tea.Sequence(popRefresh, status("%s", s.savedText(msg.name, msg.cfg)))
+		return tea.Sequence(popRefresh, selectTopic(msg.name), status("%s", s.savedText(msg.name, msg.cfg)))
 	case tea.KeyMsg:
 		if s.sending {
 			return nil

@@ -7,6 +7,7 @@ import (
 
 	tea "github.com/charmbracelet/bubbletea"
 	"github.com/charmbracelet/lipgloss"
+	"github.com/charmbracelet/x/exp/teatest"
 	"github.com/pulselog/pulse/engine"
 )
 
@@ -187,4 +188,58 @@ func TestFailedPartitionShowsFailed(t *testing.T) {
 	tm.Send(enter)
 	waitFor(t, tm, "Topics / orders", "failed (write: no space left on device)")
 	finish(t, tm)
+}
+
+// After the edit form saves, the topics list keeps the edited topic
+// selected, not the first one: the form opened from the topics list, and
+// from the partitions screen of a topic opened with :topic.
+func TestEditKeepsTopicSelected(t *testing.T) {
+	e := openEngine(t)
+	for _, n := range []string{"alpha", "beta", "gamma", "delta"} {
+		create(t, e, n, engine.DefaultTopicConfig())
+	}
+	edit := func(tm *teatest.TestModel, name string) {
+		t.Helper()
+		waitFor(t, tm, "Edit topic "+name)
+		for range 3 { // segment
+			tm.Send(tea.KeyMsg{Type: tea.KeyTab})
+		}
+		tm.Send(tea.KeyMsg{Type: tea.KeyCtrlU})
+		tm.Send(keys("8MiB"))
+		tm.Send(tea.KeyMsg{Type: tea.KeyCtrlG})
+		waitFor(t, tm, name+", applied live: segment 8.0 MiB")
+	}
+	selected := func(m *Model) string {
+		t.Helper()
+		top, ok := m.Top().(*topicsScreen)
+		if !ok {
+			t.Fatalf("the top screen is %T, want the topics list", m.Top())
+		}
+		r, _ := top.table.Selected()
+		return r.Key
+	}
+
+	tm := startUI(t, testOptions(e))
+	waitFor(t, tm, "gamma")
+	tm.Send(tea.KeyMsg{Type: tea.KeyDown}) // beta
+	tm.Send(keys("e"))
+	edit(tm, "beta")
+	if got := selected(finish(t, tm)); got != "beta" {
+		t.Errorf("after editing beta from the list it selects %q, want beta", got)
+	}
+
+	tm = startUI(t, testOptions(e))
+	waitFor(t, tm, "gamma")
+	for _, r := range ":topic gamma" {
+		tm.Send(keys(string(r)))
+	}
+	tm.Send(tea.KeyMsg{Type: tea.KeyEnter})
+	waitFor(t, tm, "Topics / gamma")
+	tm.Send(keys("e"))
+	edit(tm, "gamma")
+	tm.Send(tea.KeyMsg{Type: tea.KeyEsc}) // the partitions screen
+	waitFor(t, tm, "n new topic")
+	if got := selected(finish(t, tm)); got != "gamma" {
+		t.Errorf("after editing gamma from its partitions screen the list selects %q, want gamma", got)
+	}
 }

@@ -54,6 +54,18 @@ func ask(label, initial string, onSubmit func(string) tea.Cmd) tea.Cmd {
 
 type refreshTickMsg struct{}
 
+// awayMsg is the source's Reachability at a refresh.
+type awayMsg struct{ err error }
+
+// checkAway asks a source that can be away whether it is.
+func (m *Model) checkAway() tea.Cmd {
+	r, ok := m.c.Src.(Reachability)
+	if !ok {
+		return nil
+	}
+	return func() tea.Msg { return awayMsg{err: r.Unreachable()} }
+}
+
 // command is one ":" command.
 type command struct {
 	usage string
@@ -200,7 +212,16 @@ func (m *Model) update(msg tea.Msg) (tea.Model, tea.Cmd) {
 				cmds = append(cmds, r.Refresh())
 			}
 		}
-		return m, tea.Batch(append(cmds, m.tick())...)
+		return m, tea.Batch(append(cmds, m.checkAway(), m.tick())...)
+	case awayMsg:
+		if (msg.err == nil) != (m.c.Away == nil) || (msg.err != nil && msg.err.Error() != m.c.Away.Error()) {
+			m.c.Away = msg.err
+			// A live tail gives rows to the error's lines, or takes them back.
+			for _, s := range m.stack {
+				s.SetSize(m.c.Width, m.c.Height)
+			}
+		}
+		return m, nil
 	case pushMsg:
 		cmds := make([]tea.Cmd, len(msg.s))
 		for i, s := range msg.s {
@@ -216,9 +237,17 @@ func (m *Model) update(msg tea.Msg) (tea.Model, tea.Cmd) {
 			return m, r.Refresh()
 		}
 		return m, nil
+	case selectTopicMsg:
+		if ts, ok := m.stack[0].(*topicsScreen); ok {
+			ts.selectTopic(msg.name)
+		}
+		return m, nil
 	case gotoTopicMsg:
 		for len(m.stack) > 1 {
 			m.pop()
+		}
+		if ts, ok := m.stack[0].(*topicsScreen); ok {
+			ts.selectTopic(msg.topic)
 		}
 		// Only what was asked for goes on the stack, so that esc never
 		// lands on a screen the user did not open.
@@ -531,6 +560,12 @@ func (m *Model) header() string {
 		return "  " + st.HeaderLabel.Render(label+" ") + st.HeaderValue.Render(value)
 	}
 	head := st.HeaderTitle.Render("pulse") + field("data", o.DataDirName)
+	if m.c.Away != nil {
+		// "kafka cluster unreachable" (or "kafka broker unreachable"):
+		// the error's own words; the tail shows the rest of it.
+		what, _, _ := strings.Cut(m.c.Away.Error(), ": ")
+		head += "  " + st.Bad.Render("✗ "+what)
+	}
 	// Each further field is whole, or in the shorter form it has (":PORT"
 	// for a loopback address), or not there at all, and so are those
 	// after it: cut, "127.0.0.1:7" would read as port 7.

@@ -17,6 +17,10 @@ type Common struct {
 	Opts   Options
 	Src    Source
 
+	// Away is the source's Unreachable at the last refresh (nil on a
+	// source that cannot be away): the header and a live tail say it.
+	Away error
+
 	// Width and Height are the size of the body (the terminal minus the
 	// header, breadcrumbs, status and help lines).
 	Width, Height int
@@ -72,7 +76,10 @@ type (
 	// popRefreshMsg pops, then reloads the screen it uncovers (after a
 	// change that screen shows, so it does not wait for the next tick).
 	popRefreshMsg struct{}
-	statusMsg     struct {
+	// selectTopicMsg selects a topic in the topics list, under the screens
+	// on top of it (the topic they show, once the user goes back to it).
+	selectTopicMsg struct{ name string }
+	statusMsg      struct {
 		text string
 		err  bool
 	}
@@ -92,6 +99,10 @@ type (
 func push(s ...Screen) tea.Cmd { return func() tea.Msg { return pushMsg{s} } }
 func pop() tea.Msg             { return popMsg{} }
 func popRefresh() tea.Msg      { return popRefreshMsg{} }
+
+func selectTopic(name string) tea.Cmd {
+	return func() tea.Msg { return selectTopicMsg{name: name} }
+}
 
 func status(format string, args ...any) tea.Cmd {
 	return func() tea.Msg { return statusMsg{text: fmt.Sprintf(format, args...)} }

@@ -50,6 +50,14 @@ type LocalFiles interface {
 	SegmentLister
 }
 
+// Reachability is a source that can be away: a cluster whose brokers its
+// clients cannot reach. Unreachable is nil while they can, else the Kafka
+// client's error naming the brokers; it does not block (it says what the
+// clients last saw), and the UI asks it at every refresh.
+type Reachability interface {
+	Unreachable() error
+}
+
 // Namer names a source without a data dir for the header ("kafka
 // host:port").
 type Namer interface {

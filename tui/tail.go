@@ -60,6 +60,16 @@ type tailRecordsMsg struct {
 	merged *mergedRead
 }
 
+// tailRetryMsg tries a failed follow again.
+type tailRetryMsg struct {
+	to
+	gen int
+}
+
+// followRetry is how long a live tail waits before it reads again after
+// a failed read on a source that can be away.
+const followRetry = time.Second
+
 // tailRec is one buffered record and the partition it belongs to.
 type tailRec struct {
 	engine.Record
@@ -103,6 +113,10 @@ type tailScreen struct {
 	skipped int64
 	label   string
 	err     error
+	// followErr is the last read of a live tail on a source that can be
+	// away (Reachability) that failed: it is tried again every second,
+	// from where the buffer ends, until one succeeds.
+	followErr error
 
 	startAt  *int64 // initial offset (nil: latest)
 	received int64  // records received since open
@@ -145,9 +159,10 @@ func (s *tailScreen) SetSize(w, h int) {
 	s.clamp()
 }
 
-// rowsHeight is the number of record rows on screen.
+// rowsHeight is the number of record rows on screen: under the status
+// line, the column titles and what says the source is away.
 func (s *tailScreen) rowsHeight() int {
-	if h := s.h - 2; h > 1 {
+	if h := s.h - 2 - s.awayLines(); h > 1 {
 		return h
 	}
 	return 1
@@ -179,7 +194,7 @@ func (s *tailScreen) reset() {
 		s.shown = []int{}
 	}
 	s.cursor, s.offset = 0, 0
-	s.atEnd, s.loading, s.err, s.bottom = false, false, nil, false
+	s.atEnd, s.loading, s.err, s.bottom, s.followErr = false, false, nil, false, nil
 }
 
 // toLatest restarts the tail live, with the last screenful already shown.
@@ -437,6 +452,11 @@ func (s *tailScreen) Update(msg tea.Msg) tea.Cmd {
 			return nil
 		}
 		return s.onSearch(msg)
+	case tailRetryMsg:
+		if msg.gen != s.gen || !s.live || s.cancel != nil {
+			return nil
+		}
+		return s.follow()
 	case tailRecordsMsg:
 		if msg.gen != s.gen {
 			return nil
@@ -478,8 +498,14 @@ func (s *tailScreen) onRecords(msg tailRecordsMsg) tea.Cmd {
 			}
 			return s.jumpEarliest()
 		}
+		if cmd := s.retryFollow(msg); cmd != nil {
+			return cmd
+		}
 		s.err = msg.err
 		return nil
+	}
+	if msg.kind == readFollow {
+		s.followErr = nil
 	}
 	res := msg.res
 	before := s.hwm // records below it were there before this read
@@ -544,6 +570,43 @@ func (s *tailScreen) onRecords(msg tailRecordsMsg) tea.Cmd {
 		return nil
 	}
 	return nil
+}
+
+// retryFollow keeps a live tail on a source that can be away following
+// through a failed read: it shows the error and reads again, from where
+// the buffer ends, after followRetry. It is nil (the tail stops, showing
+// the error) for any other read, on any other source, and for errors a
+// retry does not mend (the topic or partition gone, the source closed).
+func (s *tailScreen) retryFollow(msg tailRecordsMsg) tea.Cmd {
+	if _, ok := s.c.Src.(Reachability); !ok || msg.kind != readFollow || !s.live ||
+		errors.Is(msg.err, engine.ErrTopicNotFound) || errors.Is(msg.err, engine.ErrPartitionOutOfRange) || errors.Is(msg.err, engine.ErrClosed) {
+		return nil
+	}
+	s.followErr = msg.err
+	id, gen := s.id, s.gen
+	return tea.Tick(followRetry, func(time.Time) tea.Msg { return tailRetryMsg{to: to{id}, gen: gen} })
+}
+
+// awayText is what a live tail says under its status line while it
+// cannot read: the source away, or its last read failed (followErr).
+func (s *tailScreen) awayText() string {
+	switch {
+	case !s.live || s.err != nil:
+		return ""
+	case s.c.Away != nil:
+		return s.c.Away.Error()
+	case s.followErr != nil:
+		return s.followErr.Error() + " (reading again every second)"
+	}
+	return ""
+}
+
+// awayLines is how many lines awayText takes.
+func (s *tailScreen) awayLines() int {
+	if t := s.awayText(); t != "" {
+		return strings.Count(wrapIndented(s.c.Styles.StatusError, t, s.w), "\n") + 1
+	}
+	return 0
 }
 
 func (s *tailScreen) restartFromStart() tea.Cmd {

@@ -198,8 +198,14 @@ func (s *tailScreen) onMerged(msg tailRecordsMsg) tea.Cmd {
 			}
 			return s.jumpEarliest()
 		}
+		if cmd := s.retryFollow(msg); cmd != nil {
+			return cmd
+		}
 		s.err = msg.err
 		return nil
+	}
+	if msg.kind == readFollow {
+		s.followErr = nil
 	}
 	mr := msg.merged
 	before := s.hwms // per partition: records below were there before this read

@@ -24,6 +24,9 @@ func (s *tailScreen) View() string {
 	var b strings.Builder
 	b.WriteString(s.statusLine())
 	b.WriteByte('\n')
+	if t := s.awayText(); t != "" {
+		b.WriteString(wrapIndented(st.StatusError, t, s.w) + "\n")
+	}
 	// On a narrow terminal the value keeps at least tailMinValueW cells:
 	// the time column goes first (the record's detail shows it), then the
 	// key column narrows.
@@ -130,9 +133,14 @@ func (s *tailScreen) statusLine() string {
 		}
 		return st.Bad.Render(truncate(" ✗ STOPPED · "+where, s.w))
 	}
-	if s.live {
+	switch {
+	case s.live && s.c.Away != nil:
+		add(0, st.Bad.Render("✗ UNREACHABLE"))
+	case s.live && s.followErr != nil:
+		add(0, st.Bad.Render("✗ READ FAILED"))
+	case s.live:
 		add(0, st.BadgeLive.Render("● LIVE"))
-	} else {
+	default:
 		add(0, st.BadgePaused.Render("‖ PAUSED"))
 	}
 	if s.merged() {

@@ -60,7 +60,8 @@ type topicsScreen struct {
 	loads   int
 	loaded  bool
 	err     error
-	// created is a topic just created here, selected once a load shows it.
+	// created is a topic to select once a load shows it: one just created
+	// here, edited, or opened by name (selectTopic).
 	created string
 }
 
@@ -170,6 +171,17 @@ func (s *topicsScreen) Update(msg tea.Msg) tea.Cmd {
 	}
 	s.table.Update(msg)
 	return nil
+}
+
+// selectTopic selects name: now when the list has it, else at the first
+// load that shows it.
+func (s *topicsScreen) selectTopic(name string) {
+	if slices.ContainsFunc(s.infos, func(t engine.TopicInfo) bool { return t.Name == name }) {
+		s.table.Select(name)
+		s.created = ""
+		return
+	}
+	s.created = name
 }
 
 func (s *topicsScreen) key(msg tea.KeyMsg) tea.Cmd {

@@ -225,3 +225,79 @@ func TestAlterTopicOverWebsocket(t *testing.T) {
 		t.Fatalf("kadm sees %d partitions after the refused alters (%v), want 3", len(md.Topics[name].Partitions), err)
 	}
 }
+
+// Records produced through the source after it altered (and grew) a topic
+// it had produced to are all stored: the alter keeps the producer's
+// sequence numbers, which a broker would otherwise take for duplicates of
+// the records produced before it and drop while acking them.
+func TestProduceAfterAlterKeepsEveryRecord(t *testing.T) {
+	addr := bootstrap(t)
+	s := openSource(t, addr)
+	name := uniq(t, "regrow")
+	if err := s.CreateTopic(name, engine.TopicConfig{Partitions: 3}); err != nil {
+		t.Fatal(err)
+	}
+	produce := func(tag string, n int) {
+		t.Helper()
+		recs := make([]engine.Record, n)
+		for i := range recs {
+			recs[i].Value = []byte(fmt.Sprint(tag, i))
+		}
+		if _, err := s.Produce(testCtx(t), name, -1, recs); err != nil {
+			t.Fatalf("produce %s: %v", tag, err)
+		}
+	}
+	produce("before-", 3)
+	cur, err := s.Describe(name)
+	if err != nil {
+		t.Fatal(err)
+	}
+	cfg := cur.Config
+	cfg.Partitions, cfg.RetentionMaxAge = 4, time.Hour
+	if err := s.AlterTopic(name, cfg); err != nil {
+		t.Fatal(err)
+	}
+	// One record a request, as the UI's produce form sends them: each
+	// partition's first one after the alter has the sequence number of
+	// the one before it, were the producer's state purged.
+	for i := range 8 {
+		produce(fmt.Sprint("after-", i, "-"), 1)
+	}
+	cfg.RetentionMaxAge = 2 * time.Hour // an alter without a grow
+	if err := s.AlterTopic(name, cfg); err != nil {
+		t.Fatal(err)
+	}
+	for i := range 4 {
+		produce(fmt.Sprint("last-", i, "-"), 1)
+	}
+
+	_, adm := kclient(t, addr)
+	ends, err := adm.ListEndOffsets(testCtx(t), name)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var stored int64
+	ends.Each(func(o kadm.ListedOffset) { stored += o.Offset })
+	if stored != 15 {
+		t.Errorf("%d records stored of the 15 produced and acked", stored)
+	}
+	got := map[string]int{}
+	for _, r := range consumeAll(t, addr, name, int(stored)) {
+		got[string(r.Value)]++
+	}
+	var want []string
+	for i := range 3 {
+		want = append(want, fmt.Sprint("before-", i))
+	}
+	for i := range 8 {
+		want = append(want, fmt.Sprint("after-", i, "-0"))
+	}
+	for i := range 4 {
+		want = append(want, fmt.Sprint("last-", i, "-0"))
+	}
+	for _, v := range want {
+		if n := got[v]; n != 1 {
+			t.Errorf("%s stored %d times, want once", v, n)
+		}
+	}
+}

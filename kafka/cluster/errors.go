@@ -18,6 +18,10 @@ var (
 	ErrBadTLS      = errors.New("bad TLS setting")
 	ErrUnreachable = errors.New("kafka cluster unreachable")
 
+	// Running (Source.Unreachable, Produce): the last dial of some of the
+	// brokers failed, of others not (ErrUnreachable: of every one).
+	ErrBrokerUnreachable = errors.New("kafka broker unreachable")
+
 	// Mirroring (Mirror): the cluster topic has fewer partitions than the
 	// local one, so partition numbers cannot be kept.
 	ErrMirrorPartitions = errors.New("cluster topic has fewer partitions than the local topic")

@@ -98,14 +98,16 @@ func (g *growth) grown(topic string) {
 }
 
 // sawGrowth makes the Source's clients learn topic's new partitions before
-// a follower reads, watches or produces to them: the cached count goes,
-// and the producer and the watcher refresh their metadata now (kgo would
+// a follower reads, watches or produces to them: the cached count and the
+// admin client's metadata go, and the producer and the watcher refresh
+// their metadata now (kgo would
 // otherwise wait out its metadata minimum age, seconds, before it consumes
 // a partition it has not seen). Readers are new clients per partition.
 func (s *Source) sawGrowth(topic string) {
 	s.mu.Lock()
 	delete(s.parts, topic)
 	s.mu.Unlock()
+	s.acl.PurgeTopicsFromClient(topic)
 	s.cl.ForceMetadataRefresh()
 	if s.watch != nil && s.watch.cl != nil {
 		s.watch.cl.ForceMetadataRefresh()

@@ -36,6 +36,8 @@ var externalBrokerTests = []string{
 	"TestSubscriptionsFollowClusterGrow",
 	"TestPartitionsChangedCDeleted",
 	"TestUIMergedTailAndEditOnCluster",
+	"TestProduceAfterAlterKeepsEveryRecord",
+	"TestUIEditKeepsTopicSelectedOnCluster",
 }
 
 // childTimeout bounds the second test process (a hang guard, not a timing
@@ -58,12 +60,7 @@ func TestAgainstPulseListener(t *testing.T) {
 	if testing.Short() {
 		t.Skip("builds the pulse binary and runs a second test process; not in -short")
 	}
-	bin := filepath.Join(t.TempDir(), "pulse")
-	build := exec.Command("go", "build", "-o", bin, "github.com/pulselog/pulse/cmd/pulse")
-	if out, err := build.CombinedOutput(); err != nil {
-		t.Fatalf("go build cmd/pulse: %v\n%s", err, out)
-	}
-
+	bin := buildPulse(t)
 	addr := startPulseServe(t, bin, t.TempDir())
 
 	// The child's own -test.timeout ends it with every goroutine's stack
@@ -90,13 +87,47 @@ func TestAgainstPulseListener(t *testing.T) {
 	}
 }
 
+// buildPulse builds cmd/pulse into a temporary directory and returns the
+// binary's path.
+func buildPulse(t *testing.T) string {
+	t.Helper()
+	bin := filepath.Join(t.TempDir(), "pulse")
+	build := exec.Command("go", "build", "-o", bin, "github.com/pulselog/pulse/cmd/pulse")
+	if out, err := build.CombinedOutput(); err != nil {
+		t.Fatalf("go build cmd/pulse: %v\n%s", err, out)
+	}
+	return bin
+}
+
 // startPulseServe runs `pulse serve` on dir with the websocket API and the
 // Kafka listener on ephemeral loopback ports and returns the Kafka
 // listener's address, read from its start line. The process is killed at
 // cleanup.
 func startPulseServe(t *testing.T, bin, dir string) string {
 	t.Helper()
-	cmd := exec.Command(bin, "serve", "--data", dir, "--listen", "127.0.0.1:0", "--kafka-listen", "127.0.0.1:0")
+	return runPulseServe(t, bin, dir, "127.0.0.1:0").addr
+}
+
+// pulseServe is a running `pulse serve` process.
+type pulseServe struct {
+	addr   string // its Kafka listener
+	cmd    *exec.Cmd
+	exited chan struct{}
+}
+
+// kill ends the process with SIGKILL, as a crashed broker ends, and waits
+// for it to be gone.
+func (p *pulseServe) kill() {
+	p.cmd.Process.Kill()
+	<-p.exited
+}
+
+// runPulseServe runs `pulse serve` on dir with its Kafka listener on
+// kafkaAddr (127.0.0.1:0 for an ephemeral port) and returns once the
+// listener's address is printed. The process is ended at cleanup.
+func runPulseServe(t *testing.T, bin, dir, kafkaAddr string) *pulseServe {
+	t.Helper()
+	cmd := exec.Command(bin, "serve", "--data", dir, "--listen", "127.0.0.1:0", "--kafka-listen", kafkaAddr)
 	stdout, err := cmd.StdoutPipe()
 	if err != nil {
 		t.Fatal(err)
@@ -130,7 +161,7 @@ func startPulseServe(t *testing.T, bin, dir string) string {
 	select {
 	case a, ok := <-found:
 		if ok {
-			return a
+			return &pulseServe{addr: a, cmd: cmd, exited: exited}
 		}
 		<-exited
 		t.Fatalf("pulse serve exited without a Kafka listener: %v\n%s", cmd.ProcessState, stderr.String())

@@ -24,12 +24,14 @@ const opTimeout = 30 * time.Second
 type Source struct {
 	cfg  Config
 	opts []kgo.Opt    // shared by every client the Source creates
-	cl   *kgo.Client  // produce and admin
-	adm  *kadm.Client // on cl
+	cl   *kgo.Client  // produce
+	acl  *kgo.Client  // admin: its metadata cache is purged on its own (forgetAltered)
+	adm  *kadm.Client // on acl
 
 	ctx    context.Context // cancelled by Close
 	cancel context.CancelFunc
 
+	health  *health // what the clients last saw of each broker
 	readers *readerPool
 	watch   *watcher
 	grow    growth // PartitionsChangedC
@@ -56,6 +58,8 @@ func Open(cfg Config) (*Source, error) {
 	if err != nil {
 		return nil, err
 	}
+	h := newHealth()
+	opts = append(opts, kgo.WithHooks(h))
 	popts := append(append([]kgo.Opt(nil), opts...),
 		kgo.RequiredAcks(kgo.AllISRAcks()),
 		kgo.RecordPartitioner(pulsePartitioner{}),
@@ -67,11 +71,17 @@ func Open(cfg Config) (*Source, error) {
 	if err != nil {
 		return nil, fmt.Errorf("kafka client for %s: %w", strings.Join(cfg.Brokers, ","), err)
 	}
-	s := &Source{cfg: cfg, opts: opts, cl: cl, adm: kadm.NewClient(cl), parts: map[string]partsEntry{}}
+	acl, err := kgo.NewClient(opts...)
+	if err != nil {
+		cl.Close()
+		return nil, fmt.Errorf("kafka admin client for %s: %w", strings.Join(cfg.Brokers, ","), err)
+	}
+	s := &Source{cfg: cfg, opts: opts, cl: cl, acl: acl, adm: kadm.NewClient(acl), health: h, parts: map[string]partsEntry{}}
 	ctx, cancel := context.WithTimeout(context.Background(), cfg.DialTimeout)
 	defer cancel()
 	if err := cl.Ping(ctx); err != nil {
 		cl.Close()
+		acl.Close()
 		switch {
 		case errors.Is(err, context.DeadlineExceeded):
 			err = fmt.Errorf("no broker answered within %s", cfg.DialTimeout)
@@ -101,6 +111,7 @@ func (s *Source) Close() error {
 	s.watch.close()
 	s.readers.close()
 	s.cl.Close()
+	s.acl.Close()
 	return nil
 }
 
@@ -110,8 +121,8 @@ func (s *Source) Brokers() []string { return append([]string(nil), s.cfg.Brokers
 // Name is how the UI header names the source: "kafka host:port,...".
 func (s *Source) Name() string { return "kafka " + strings.Join(s.cfg.Brokers, ",") }
 
-// Client returns the Source's kgo client (produce and admin). Callers must
-// not close it.
+// Client returns the Source's kgo producer client. Callers must not close
+// it.
 func (s *Source) Client() *kgo.Client { return s.cl }
 
 // opCtx is the context of one admin call: the Source's, bounded.

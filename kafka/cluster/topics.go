@@ -391,7 +391,7 @@ func (s *Source) partitions(topic string) (int, error) {
 	if !ok || errors.Is(t.Err, kerr.UnknownTopicOrPartition) {
 		// kgo may answer from a cached "unknown": ask the cluster once more
 		// so that a topic another client just created is found.
-		s.cl.PurgeTopicsFromClient(topic)
+		s.forget(topic)
 		if md, err = s.adm.Metadata(ctx, topic); err != nil {
 			return 0, mapErr("metadata", err)
 		}
@@ -417,7 +417,42 @@ func (s *Source) forget(topic string) {
 	s.mu.Lock()
 	delete(s.parts, topic)
 	s.mu.Unlock()
+	s.acl.PurgeTopicsFromClient(topic)
 	s.cl.PurgeTopicsFromClient(topic)
+}
+
+// forgetAltered drops what the Source cached about topic after an alter:
+// the admin client's metadata, not the producer's. Purged, the producer
+// would forget its sequence numbers on the topic and start each partition
+// again at 0, which a broker takes for a duplicate of the record it
+// already has with that number and drops, acking it. After a grow to n
+// partitions the producer refreshes its metadata instead, and the alter
+// returns once it knows the new partitions (when it knows the topic at
+// all), so that a produce to one of them right after is not refused.
+func (s *Source) forgetAltered(topic string, grew bool, n int) {
+	s.mu.Lock()
+	delete(s.parts, topic)
+	s.mu.Unlock()
+	s.acl.PurgeTopicsFromClient(topic)
+	if !grew {
+		return
+	}
+	if leader, _, _ := s.cl.PartitionLeader(topic, 0); leader < 0 {
+		return // never produced to: the producer loads it when it is
+	}
+	ctx, cancel := s.opCtx()
+	defer cancel()
+	for {
+		s.cl.ForceMetadataRefresh()
+		if leader, _, _ := s.cl.PartitionLeader(topic, int32(n-1)); leader >= 0 {
+			return
+		}
+		select {
+		case <-ctx.Done():
+			return // the producer learns them at its next refresh
+		case <-time.After(50 * time.Millisecond):
+		}
+	}
 }
 
 // checkPartition returns ErrPartitionOutOfRange when p is not a partition
@@ -508,7 +543,7 @@ func (s *Source) AlterTopic(name string, cfg engine.TopicConfig) error {
 		return bad
 	}
 	grow := cfg.Partitions > old.Partitions
-	defer s.forget(name)
+	defer s.forgetAltered(name, grow, cfg.Partitions)
 
 	// The cluster validates both parts before either applies.
 	if err := s.alterConfigs(name, alter, true); err != nil {

@@ -224,3 +224,45 @@ func TestUIMergedTailAndEditOnCluster(t *testing.T) {
 	}
 	tm.WaitFinished(t, teatest.WithFinalTimeout(hangGuard))
 }
+
+// After the edit form saves on a cluster, the topics list has the edited
+// topic selected once the user goes back to it, not the first topic: the
+// form opened from the partitions screen of a topic opened with :topic.
+func TestUIEditKeepsTopicSelectedOnCluster(t *testing.T) {
+	lipgloss.SetColorProfile(termenv.Ascii)
+	addr := bootstrap(t)
+	_, adm := kclient(t, addr)
+	names := []string{uniq(t, "edit-a"), uniq(t, "edit-b"), uniq(t, "edit-c")}
+	for _, n := range names {
+		createTopic(t, adm, n, 1)
+	}
+	src := openSource(t, addr)
+	m, err := tui.New(tui.Options{Source: src, Refresh: 100 * time.Millisecond, Clipboard: func(string) error { return nil }})
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { m.Close() })
+	tm := teatest.NewTestModel(t, m, teatest.WithInitialTermSize(130, 34))
+	waitScreen(t, tm, regexp.MustCompile(regexp.QuoteMeta(names[2])))
+	typeKeys(tm, ":topic "+names[1])
+	tm.Send(tea.KeyMsg{Type: tea.KeyEnter})
+	waitScreen(t, tm, regexp.MustCompile(`cluster topic · 1 partitions`))
+	typeKeys(tm, "e")
+	waitScreen(t, tm, regexp.MustCompile(`Edit topic `+regexp.QuoteMeta(names[1])))
+	for range 3 { // segment
+		tm.Send(tea.KeyMsg{Type: tea.KeyTab})
+	}
+	tm.Send(tea.KeyMsg{Type: tea.KeyCtrlU})
+	typeKeys(tm, "8MiB")
+	tm.Send(tea.KeyMsg{Type: tea.KeyEnter})
+	waitScreen(t, tm, regexp.MustCompile(`applied live: segment 8\.0 MiB`))
+	tm.Send(tea.KeyMsg{Type: tea.KeyEsc}) // the topics list
+	waitScreen(t, tm, regexp.MustCompile(`n new topic`))
+	if err := tm.Quit(); err != nil {
+		t.Fatal(err)
+	}
+	final := ansi.ReplaceAllString(tm.FinalModel(t, teatest.WithFinalTimeout(hangGuard)).View(), "")
+	if !regexp.MustCompile(`▸ ` + regexp.QuoteMeta(names[1]) + ` `).MatchString(final) {
+		t.Errorf("after editing %s the topics list selects another topic:\n%s", names[1], final)
+	}
+}
