@@ -47,9 +47,9 @@ func (h *health) OnBrokerConnect(meta kgo.BrokerMetadata, _ time.Duration, _ net
 	}
 }
 
-// state returns what Unreachable says and a channel closed when that may
-// change.
-func (h *health) state() (error, <-chan struct{}) {
+// state returns a channel closed when what Unreachable says may change, and
+// what it says.
+func (h *health) state() (<-chan struct{}, error) {
 	h.mu.Lock()
 	defer h.mu.Unlock()
 	var down []string
@@ -59,16 +59,16 @@ func (h *health) state() (error, <-chan struct{}) {
 		}
 	}
 	if len(down) == 0 {
-		return nil, h.changed
+		return h.changed, nil
 	}
 	slices.Sort(down)
 	// The first address's error stands for all of them (one cause, as a
 	// rule: the cluster or the network is away).
 	cause := h.last[down[0]] // "unable to dial: ...", as kgo says it
 	if len(down) < len(h.last) {
-		return fmt.Errorf("%w: %s: %w", ErrBrokerUnreachable, strings.Join(down, ","), cause), h.changed
+		return h.changed, fmt.Errorf("%w: %s: %w", ErrBrokerUnreachable, strings.Join(down, ","), cause)
 	}
-	return fmt.Errorf("%w: %s: %w", ErrUnreachable, strings.Join(down, ","), cause), h.changed
+	return h.changed, fmt.Errorf("%w: %s: %w", ErrUnreachable, strings.Join(down, ","), cause)
 }
 
 // Unreachable says whether the cluster is away: nil while the last dial of
@@ -78,6 +78,6 @@ func (h *health) state() (error, <-chan struct{}) {
 // some did. It changes at the clients' next dials (they dial again on their
 // own while they have work, every second or so).
 func (s *Source) Unreachable() error {
-	err, _ := s.health.state()
+	_, err := s.health.state()
 	return err
 }

@@ -137,7 +137,7 @@ func produceErr(ctx context.Context, r *kgo.Record, err error) error {
 // saying so, so that a cluster back since the clients last dialled it is
 // used at once.
 func (s *Source) reachable() error {
-	if err, _ := s.health.state(); !errors.Is(err, ErrUnreachable) {
+	if _, err := s.health.state(); !errors.Is(err, ErrUnreachable) {
 		return nil
 	}
 	ctx, cancel := context.WithTimeout(s.ctx, s.cfg.DialTimeout)
@@ -146,7 +146,7 @@ func (s *Source) reachable() error {
 	if perr == nil {
 		return nil
 	}
-	if err, _ := s.health.state(); errors.Is(err, ErrUnreachable) {
+	if _, err := s.health.state(); errors.Is(err, ErrUnreachable) {
 		return err
 	}
 	return fmt.Errorf("%w: %s: %w", ErrUnreachable, strings.Join(s.cfg.Brokers, ","), perr)
@@ -157,7 +157,7 @@ func (s *Source) reachable() error {
 // ends.
 func (s *Source) cancelWhenAway(ctx context.Context, cancel context.CancelCauseFunc) {
 	for {
-		err, changed := s.health.state()
+		changed, err := s.health.state()
 		if errors.Is(err, ErrUnreachable) {
 			cancel(err)
 			return
