@@ -22,6 +22,15 @@ func TestKcatFlags(t *testing.T) {
 	run("a:1\nb:2\n", "produce", "k", "-K:", "-p", "0")
 	run("c:3\n", "produce", "k", "-K:", "-p", "1", "-H", "trace=abc")
 	run("d:4\ne:5\nf:6\n", "produce", "k", "-K", ":", "-p", "2")
+	// -K takes kcat's escapes, as -f does: \t is a tab, \x3d is '='.
+	run("g\t7\n", "produce", "esc", "-K", `\t`)
+	run("h=8\n", "produce", "esc", "-K", `\x3d`)
+	if got := run("", "tail", "esc", "-o", "beginning", "-e", "-f", `%k %v\n`); got != "g 7\nh 8\n" {
+		t.Errorf("records produced with -K '\\t' and -K '\\x3d' read %q, want keys g and h", got)
+	}
+	if _, errOut, err := pulse(t, "x\n", append([]string{"produce", "esc", "-K", `\x4`}, srv...)...); err == nil || !strings.Contains(errOut, `-K "\\x4": \x needs two hex digits`) {
+		t.Errorf("produce -K '\\x4': %v, %q; want it refused, naming -K", err, errOut)
+	}
 
 	// Every partition from the beginning, to the end, in a kcat format.
 	out := run("", "tail", "k", "-o", "beginning", "-e", "-f", `%t %p %o %k %v\n`)

@@ -85,7 +85,7 @@ a few milliseconds after the last ack), and prints the count on stderr.`,
 	f.BoolVar(&cfg.jsonLines, "json", false, "each line is a JSON record object")
 	f.IntVarP(&cfg.partition, "partition", "p", -1, "partition of every record, or -1 for by key or round-robin")
 	f.IntVar(&cfg.batch, "batch", 100, "most records per produce request")
-	f.StringVarP(&cfg.keyDelim, "key-delimiter", "K", "", "kcat -K: each line is KEY<delimiter>VALUE, split at the first delimiter (a line without it has no key)")
+	f.StringVarP(&cfg.keyDelim, "key-delimiter", "K", "", `kcat -K: each line is KEY<delimiter>VALUE, split at the first delimiter (a line without it has no key); \t \n \r \\ \xHH as in kcat`)
 	cmd.RunE = func(cmd *cobra.Command, args []string) error {
 		cfg.keySet = cmd.Flags().Changed("key")
 		ctx, stop := signal.NotifyContext(cmdContext(cmd), os.Interrupt, syscall.SIGTERM)
@@ -189,6 +189,12 @@ func runProduce(ctx context.Context, cf *clientFlags, topic string, cfg produceC
 	if cfg.batch < 1 {
 		return 0, fmt.Errorf("--batch %d: want at least 1", cfg.batch)
 	}
+	// kcat's escapes, as -f takes them: -K '\t' splits at a tab.
+	delim, err := kcatUnescape(cfg.keyDelim)
+	if err != nil {
+		return 0, fmt.Errorf("-K %q: %w", cfg.keyDelim, err)
+	}
+	cfg.keyDelim = delim
 	c, err := cf.dial(ctx)
 	if err != nil {
 		return 0, err

@@ -2,6 +2,7 @@ package main
 
 import (
 	"bufio"
+	"errors"
 	"fmt"
 	"strconv"
 	"strings"
@@ -76,30 +77,12 @@ func parseFormat(f string) (recordFormat, error) {
 				return nil, fmt.Errorf("format %q: unknown token %%%c (want %%t %%p %%o %%k %%K %%s %%v %%S %%T %%h)", f, t)
 			}
 		case c == '\\' && i+1 < len(f):
-			i++
-			switch e := f[i]; e {
-			case 'n':
-				lit.WriteByte('\n')
-			case 'r':
-				lit.WriteByte('\r')
-			case 't':
-				lit.WriteByte('\t')
-			case '\\':
-				lit.WriteByte('\\')
-			case 'x':
-				if i+2 >= len(f) {
-					return nil, fmt.Errorf("format %q: \\x needs two hex digits", f)
-				}
-				b, err := strconv.ParseUint(f[i+1:i+3], 16, 8)
-				if err != nil {
-					return nil, fmt.Errorf("format %q: \\x%s is not a hex byte", f, f[i+1:i+3])
-				}
-				lit.WriteByte(byte(b))
-				i += 2
-			default:
-				lit.WriteByte('\\')
-				lit.WriteByte(e)
+			b, n, err := kcatEscape(f, i)
+			if err != nil {
+				return nil, fmt.Errorf("format %q: %w", f, err)
 			}
+			lit.WriteString(b)
+			i += n - 1
 		case c == '%':
 			return nil, fmt.Errorf("format %q ends in a lone %%", f)
 		default:
@@ -108,6 +91,51 @@ func parseFormat(f string) (recordFormat, error) {
 	}
 	flush()
 	return out, nil
+}
+
+// kcatEscape reads the kcat escape at s[i], a backslash with a character
+// after it: \n \r \t \\ \xHH. It returns what the escape stands for and
+// its length; a backslash before any other character stands for both.
+func kcatEscape(s string, i int) (string, int, error) {
+	switch e := s[i+1]; e {
+	case 'n':
+		return "\n", 2, nil
+	case 'r':
+		return "\r", 2, nil
+	case 't':
+		return "\t", 2, nil
+	case '\\':
+		return "\\", 2, nil
+	case 'x':
+		if i+4 > len(s) {
+			return "", 0, errors.New("\\x needs two hex digits")
+		}
+		b, err := strconv.ParseUint(s[i+2:i+4], 16, 8)
+		if err != nil {
+			return "", 0, fmt.Errorf("\\x%s is not a hex byte", s[i+2:i+4])
+		}
+		return string([]byte{byte(b)}), 4, nil
+	default:
+		return s[i : i+2], 2, nil
+	}
+}
+
+// kcatUnescape reads the kcat escapes in s (kcatEscape), as -K takes them.
+func kcatUnescape(s string) (string, error) {
+	var out strings.Builder
+	for i := 0; i < len(s); i++ {
+		if s[i] != '\\' || i+1 == len(s) {
+			out.WriteByte(s[i])
+			continue
+		}
+		b, n, err := kcatEscape(s, i)
+		if err != nil {
+			return "", err
+		}
+		out.WriteString(b)
+		i += n - 1
+	}
+	return out.String(), nil
 }
 
 // write writes r in the format; keys and values are written as stored, as
