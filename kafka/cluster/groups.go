@@ -189,13 +189,14 @@ func (s *Source) DeleteConsumer(consumer, topic string, dryRun bool) ([]engine.C
 			}
 		}
 	}
+	// Live members first, as on a data dir (engine.DeleteConsumer).
 	switch {
+	case live > 0:
+		return nil, fmt.Errorf("%w: consumer group %q has %d live members: stop its consumers first", engine.ErrConsumerActive, consumer, live)
 	case len(out) == 0 && topic != "":
 		return nil, fmt.Errorf("%w: %q has no committed offset on topic %q", engine.ErrConsumerNotFound, consumer, topic)
 	case len(out) == 0:
 		return nil, fmt.Errorf("%w: %q has no committed offset", engine.ErrConsumerNotFound, consumer)
-	case live > 0:
-		return nil, fmt.Errorf("%w: consumer group %q has %d live members: stop its consumers first", engine.ErrConsumerActive, consumer, live)
 	case dryRun:
 		return out, nil
 	}

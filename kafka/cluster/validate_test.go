@@ -186,6 +186,11 @@ func TestDeleteConsumerOnCluster(t *testing.T) {
 	if got := committed(live); got[b] != 1 {
 		t.Errorf("the live group has %v committed after the refused delete", got)
 	}
+	// Live members come first, as on a data dir: on a topic the group has
+	// no offset on, it is still consumer_active, not consumer_not_found.
+	if _, err := c.DeleteConsumer(ctx, live, a, false); codeOf(err) != wire.CodeConsumerActive {
+		t.Errorf("delete_consumer of a group with a live member on a topic it has no offset on: %v, want %s", err, wire.CodeConsumerActive)
+	}
 }
 
 // TestTombstoneRetentionIsDeleteRetentionMs: create_topic's
