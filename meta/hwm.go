@@ -34,18 +34,13 @@ func (s *Store) RecordHWMs(hwms []PartitionHWM) error {
 // partition's files as a crash would have left them (the tests' crash
 // simulations), where the engine only ever raises it (RecordHWMs).
 func (s *Store) SetHWM(topic string, p int, hwm int64) error {
-	var created time.Time
-	if err := s.view(func(tx *bolt.Tx) error {
-		t, err := activeTopic(tx, topic, p)
-		created = t.CreatedAt
-		return err
-	}); err != nil {
-		return fmt.Errorf("meta: set the high-watermark of %s/%d: %w", topic, p, err)
-	}
-	return s.putHWMs([]PartitionHWM{{Topic: topic, Partition: p, TopicCreated: created, HWM: hwm}}, false)
+	return s.putHWMs([]PartitionHWM{{Topic: topic, Partition: p, HWM: hwm}}, false)
 }
 
-// putHWMs is RecordHWMs, raising only when up, else setting.
+// putHWMs is RecordHWMs when up: each value raises its record, for the
+// topic created at TopicCreated. Else it is SetHWM: each value is set, on
+// whichever topic of that name is active, and a partition it cannot be set
+// on is an error.
 func (s *Store) putHWMs(hwms []PartitionHWM, up bool) error {
 	for _, h := range hwms {
 		if err := ValidateTopicName(h.Topic); err != nil {
@@ -63,17 +58,17 @@ func (s *Store) putHWMs(hwms []PartitionHWM, up bool) error {
 		for _, h := range hwms {
 			t, err := activeTopic(tx, h.Topic, h.Partition)
 			if err != nil {
-				if errors.Is(err, ErrTopicNotFound) || errors.Is(err, ErrInvalidPartition) {
+				if up && (errors.Is(err, ErrTopicNotFound) || errors.Is(err, ErrInvalidPartition)) {
 					continue
 				}
 				return err
 			}
-			if !t.CreatedAt.Equal(h.TopicCreated) {
+			if up && !t.CreatedAt.Equal(h.TopicCreated) {
 				continue
 			}
 			key := partitionKey(h.Topic, h.Partition)
 			v := parts.Get(key)
-			if v == nil {
+			if v == nil && up {
 				continue
 			}
 			rec, err := decodePartition(key, v)

@@ -294,6 +294,17 @@ func runProduce(ctx context.Context, cf *clientFlags, topic string, cfg produceC
 		batchBytes += n
 		return nil
 	}
+	// next starts gathering the next request, with the held record first
+	// when there is one, and says whether there was.
+	next := func() bool {
+		batch, batchLines, batchSizes, batchBytes = batch[:0:0], nil, nil, 0
+		if held == nil {
+			return false
+		}
+		batch, batchLines, batchSizes, batchBytes = append(batch, *held), []int{heldLine}, []int{heldSize}, recordBytes(held)
+		held = nil
+		return true
+	}
 	// full says the request being gathered takes no more records.
 	full := func() bool {
 		return held != nil || len(batch) >= cfg.batch || batchBytes >= produceRequestBytes
@@ -330,12 +341,7 @@ func runProduce(ctx context.Context, cf *clientFlags, topic string, cfg produceC
 	// fail sends what is batched and waits for every ack: what came before a bad
 	// line is stored before the error is reported.
 	fail := func(err error) (int, error) {
-		for {
-			if serr := send(); serr != nil || held == nil {
-				break
-			}
-			batch, batchLines, batchSizes, batchBytes = []wire.RecordIn{*held}, []int{heldLine}, []int{heldSize}, recordBytes(held)
-			held = nil
+		for send() == nil && next() {
 		}
 		for len(window) > 0 {
 			if werr := wait(); werr != nil {
@@ -348,11 +354,7 @@ func runProduce(ctx context.Context, cf *clientFlags, topic string, cfg produceC
 		return acked, errors.Join(err, awaitVisible(ctx, c, topic, last))
 	}
 	for done := false; ; {
-		batch, batchLines, batchSizes, batchBytes = batch[:0:0], nil, nil, 0
-		if held != nil {
-			batch, batchLines, batchSizes, batchBytes = append(batch, *held), []int{heldLine}, []int{heldSize}, recordBytes(held)
-			held = nil
-		} else {
+		if !next() {
 			if done {
 				break
 			}

@@ -37,12 +37,18 @@ func Seed(t testing.TB) uint64 {
 	return seed
 }
 
-// Run starts this test binary with no test selected and env added to the
+// child is a started copy of the test binary: its stdout, line by line,
+// and what it wrote to stderr.
+type child struct {
+	cmd    *exec.Cmd
+	out    *bufio.Scanner
+	stderr *strings.Builder
+}
+
+// start starts this test binary with no test selected and env added to the
 // environment (the child's TestMain recognises its variable and runs the
-// workload), lets it run for d, kills it with SIGKILL and returns the lines
-// it wrote to stdout. A child that exits by itself fails the test: it never
-// reached the moment the test meant to crash it in.
-func Run(t testing.TB, env []string, d time.Duration) []string {
+// workload).
+func start(t testing.TB, env []string) child {
 	t.Helper()
 	cmd := exec.Command(os.Args[0], "-test.run=^$")
 	cmd.Env = append(os.Environ(), env...)
@@ -50,27 +56,37 @@ func Run(t testing.TB, env []string, d time.Duration) []string {
 	if err != nil {
 		t.Fatal(err)
 	}
-	var stderr strings.Builder
-	cmd.Stderr = &stderr
+	stderr := &strings.Builder{}
+	cmd.Stderr = stderr
 	if err := cmd.Start(); err != nil {
 		t.Fatal(err)
 	}
+	sc := bufio.NewScanner(out)
+	sc.Buffer(make([]byte, 1<<20), 1<<20)
+	return child{cmd, sc, stderr}
+}
+
+// Run starts the child (start), lets it run for d, kills it with SIGKILL
+// and returns the lines it wrote to stdout. A child that exits by itself
+// fails the test: it never reached the moment the test meant to crash it
+// in.
+func Run(t testing.TB, env []string, d time.Duration) []string {
+	t.Helper()
+	c := start(t, env)
 	lines := make(chan []string)
 	go func() {
 		var ls []string
-		sc := bufio.NewScanner(out)
-		sc.Buffer(make([]byte, 1<<20), 1<<20)
-		for sc.Scan() {
-			ls = append(ls, sc.Text())
+		for c.out.Scan() {
+			ls = append(ls, c.out.Text())
 		}
 		lines <- ls
 	}()
 	time.Sleep(d)
-	cmd.Process.Signal(syscall.SIGKILL)
+	c.cmd.Process.Signal(syscall.SIGKILL)
 	ls := <-lines
-	err = cmd.Wait()
-	if ws, ok := cmd.ProcessState.Sys().(syscall.WaitStatus); !ok || !ws.Signaled() {
-		t.Fatalf("child exited by itself (%v) instead of being killed: %s", err, stderr.String())
+	err := c.cmd.Wait()
+	if ws, ok := c.cmd.ProcessState.Sys().(syscall.WaitStatus); !ok || !ws.Signaled() {
+		t.Fatalf("child exited by itself (%v) instead of being killed: %s", err, c.stderr.String())
 	}
 	return ls
 }
@@ -81,29 +97,17 @@ func Run(t testing.TB, env []string, d time.Duration) []string {
 // one. A child that exits before printing it fails the test.
 func RunUntil(t testing.TB, env []string, mark string) []string {
 	t.Helper()
-	cmd := exec.Command(os.Args[0], "-test.run=^$")
-	cmd.Env = append(os.Environ(), env...)
-	out, err := cmd.StdoutPipe()
-	if err != nil {
-		t.Fatal(err)
-	}
-	var stderr strings.Builder
-	cmd.Stderr = &stderr
-	if err := cmd.Start(); err != nil {
-		t.Fatal(err)
-	}
+	c := start(t, env)
 	var ls []string
-	sc := bufio.NewScanner(out)
-	sc.Buffer(make([]byte, 1<<20), 1<<20)
 	found := false
-	for !found && sc.Scan() {
-		ls = append(ls, sc.Text())
-		found = strings.HasPrefix(sc.Text(), mark)
+	for !found && c.out.Scan() {
+		ls = append(ls, c.out.Text())
+		found = strings.HasPrefix(c.out.Text(), mark)
 	}
-	cmd.Process.Signal(syscall.SIGKILL)
-	cmd.Wait()
+	c.cmd.Process.Signal(syscall.SIGKILL)
+	c.cmd.Wait()
 	if !found {
-		t.Fatalf("child ended without printing %q: %s", mark, stderr.String())
+		t.Fatalf("child ended without printing %q: %s", mark, c.stderr.String())
 	}
 	return ls
 }

@@ -26,7 +26,7 @@ func Inspect(w io.Writer, root string, opts recovery.Options, asJSON bool) error
 	for i, p := range parts {
 		o := opts
 		o.Topic, o.Partition = p.topic, p.partition
-		o.RecordedHWM = recorded[fmt.Sprintf("%s/%d", p.topic, p.partition)]
+		o.RecordedHWM = recorded[partitionID{p.topic, p.partition}]
 		res, err := recovery.Run(p.dir, o)
 		if err != nil {
 			return fmt.Errorf("inspect: %w", err)
@@ -54,11 +54,17 @@ func Inspect(w io.Writer, root string, opts recovery.Options, asJSON bool) error
 	return nil
 }
 
-// recordedHWMs are the high-watermarks meta.db recorded (by "topic/p"),
+// partitionID names a partition of a data directory.
+type partitionID struct {
+	topic     string
+	partition int
+}
+
+// recordedHWMs are the high-watermarks meta.db recorded, by partition,
 // which the open counts as acknowledged beside each partition's own files,
 // when root is a data directory whose meta.db can be read: none when it is
 // a topic or partition directory, or a running pulse holds it.
-func recordedHWMs(root string) map[string]int64 {
+func recordedHWMs(root string) map[partitionID]int64 {
 	if _, err := os.Stat(meta.Path(root)); err != nil || heldByRunningPulse(root) {
 		return nil
 	}
@@ -71,14 +77,14 @@ func recordedHWMs(root string) map[string]int64 {
 	if err != nil {
 		return nil
 	}
-	out := map[string]int64{}
+	out := map[partitionID]int64{}
 	for _, t := range topics {
 		parts, err := s.Partitions(t.Name)
 		if err != nil {
 			continue
 		}
 		for _, p := range parts {
-			out[fmt.Sprintf("%s/%d", t.Name, p.Partition)] = p.HWM
+			out[partitionID{t.Name, p.Partition}] = p.HWM
 		}
 	}
 	return out

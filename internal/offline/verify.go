@@ -247,8 +247,8 @@ type partitionDir struct {
 // acknowledgedEnd is the acknowledged end recovery takes for p: its hwm
 // file and snapshot (recovery.AcknowledgedEnd), and the high-watermark
 // meta.db recorded (recordedHWMs).
-func acknowledgedEnd(p partitionDir, recorded map[string]int64) int64 {
-	return max(recovery.AcknowledgedEnd(p.dir), recorded[fmt.Sprintf("%s/%d", p.topic, p.partition)])
+func acknowledgedEnd(p partitionDir, recorded map[partitionID]int64) int64 {
+	return max(recovery.AcknowledgedEnd(p.dir), recorded[partitionID{p.topic, p.partition}])
 }
 
 func findPartitions(root string) ([]partitionDir, error) {
