@@ -79,6 +79,11 @@ func (e *Engine) recordHWMs() {
 	var parts []part
 	e.mu.RLock()
 	for _, t := range e.topics {
+		if t.state == topicCreating || t.state == topicDeleting {
+			// A create writes t.parts without the lock until it ends; a
+			// delete has closed them. Neither has an HWM to keep.
+			continue
+		}
 		for p, l := range t.parts {
 			if l != nil {
 				parts = append(parts, part{l, meta.PartitionHWM{Topic: t.name, Partition: p, TopicCreated: t.createdAt, HWM: l.HWM()}})

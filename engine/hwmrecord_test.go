@@ -187,3 +187,56 @@ func TestRecordedHWMHidesNothingVisible(t *testing.T) {
 		t.Fatalf("HWM %d, hidden %d, degraded %v; want every one of the %d records visible, none hidden", p.HWM, p.HiddenTail, p.Degraded, end)
 	}
 }
+
+// The recorder passes over topics while they are created, grown and deleted
+// without touching a partition list only their creator writes (go test
+// -race finds the data race if it does), and what it records for topics
+// that live on is their HWM.
+func TestHWMRecorderRunsBesideCreatesAndDeletes(t *testing.T) {
+	dir := t.TempDir()
+	opts := DefaultOptions(dir)
+	opts.HWMInterval = time.Millisecond
+	e, err := Open(opts)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for round := range 30 {
+		name := fmt.Sprintf("t%d", round%3)
+		if err := e.CreateTopic(name, TopicConfig{Partitions: 16, Codec: "none"}); err != nil {
+			t.Fatalf("round %d: create: %v", round, err)
+		}
+		if _, err := e.Produce(context.Background(), name, round%16, []Record{{Value: []byte("v")}}); err != nil {
+			t.Fatalf("round %d: produce: %v", round, err)
+		}
+		if err := e.AlterTopic(name, TopicConfig{Partitions: 20, Codec: "none"}); err != nil {
+			t.Fatalf("round %d: grow: %v", round, err)
+		}
+		if round < 27 {
+			if err := e.DeleteTopic(name); err != nil {
+				t.Fatalf("round %d: delete: %v", round, err)
+			}
+		}
+	}
+	if err := e.Close(); err != nil {
+		t.Fatal(err)
+	}
+	s, err := meta.Open(dir, meta.DefaultOptions())
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer s.Close()
+	for round := 27; round < 30; round++ {
+		name := fmt.Sprintf("t%d", round%3)
+		parts, err := s.Partitions(name)
+		if err != nil {
+			t.Fatal(err)
+		}
+		var hwms int64
+		for _, p := range parts {
+			hwms += p.HWM
+		}
+		if len(parts) != 20 || hwms != 1 {
+			t.Fatalf("meta.db holds %d partitions of %s with HWMs summing to %d, want 20 summing to 1", len(parts), name, hwms)
+		}
+	}
+}
