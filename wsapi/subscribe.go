@@ -513,7 +513,7 @@ func (s *subscription) deliverPush(p int, res *engine.ReadResult, limit int) (in
 		next = recs[n].Offset
 	}
 	var hb [pushHeadRoom]byte
-	h := wire.AppendJSONPushHead(hb[:0], s.id, p, next, res.Skipped)
+	h := wire.AppendJSONPushHead(hb[:0], s.id, p, next, res.SkippedBelow(next))
 	start := pushHeadRoom - len(h)
 	copy(b[start:], h)
 	if !s.lens {
