@@ -192,7 +192,7 @@ func (e *Engine) Read(topic string, partition int, from int64, maxRecords, maxBy
 	if err != nil {
 		return ReadResult{}, fmt.Errorf("topic %s partition %d: %w", topic, partition, e.mapPartitionErr(t, err))
 	}
-	return ReadResult{Records: r.Records, Next: r.Next, HWM: r.HWM, LogStart: r.LogStart, Skipped: r.Skipped}, nil
+	return ReadResult{Records: r.Records, Next: r.Next, HWM: r.HWM, LogStart: r.LogStart, Skipped: r.Skipped, Skips: r.Skips}, nil
 }
 
 // LogStart returns the first offset one partition still stores (after

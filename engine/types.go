@@ -99,6 +99,25 @@ type ReadResult struct {
 	HWM      int64 // high-watermark at the time of the read
 	LogStart int64 // first offset still stored (after retention)
 	Skipped  int64 // records skipped because they sit in a corrupt range
+	// Skips are the ranges Skipped adds up, in offset order (nil from a
+	// source that does not say where it skipped).
+	Skips []plog.Skip
+}
+
+// SkippedBelow returns the offsets of r's Skipped that lie below offset:
+// what a reader that hands on r's records up to offset (and reads from
+// offset next) has passed over. At or past r.Next it is all of Skipped.
+func (r *ReadResult) SkippedBelow(offset int64) int64 {
+	if offset >= r.Next || r.Skips == nil {
+		return r.Skipped
+	}
+	var n int64
+	for _, s := range r.Skips {
+		if s.First < offset {
+			n += s.End - s.First
+		}
+	}
+	return n
 }
 
 // TopicInfo describes a topic for listings.

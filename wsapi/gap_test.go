@@ -188,3 +188,92 @@ func TestPushCountsACorruptRangeAfterItsRecordsOnce(t *testing.T) {
 		t.Fatalf("after the produce: the engine counted %d skipped, want still 4", n)
 	}
 }
+
+// TestPushCutBySizeCountsARangePastItsNextOnce: a read returns more
+// records than fit in one push (values of control characters, escaped to
+// six bytes each in JSON) and then skips a corrupt range; the push cut
+// short carries only the skipped offsets below its next, so that a
+// subscriber that sums skipped counts the range once, in the push that
+// passes it, instead of once in the cut push and again in the push of the
+// read that starts at its next.
+func TestPushCutBySizeCountsARangePastItsNextOnce(t *testing.T) {
+	e, dir := openEngine(t)
+	if err := e.CreateTopic("cut", engine.TopicConfig{Codec: "none"}); err != nil {
+		t.Fatal(err)
+	}
+	seg := filepath.Join(layout.PartitionDir(dir, "cut", 0), layout.LogFile(0))
+	ctrl := bytes.Repeat([]byte{0x01}, 1000) // 6,000 bytes of JSON: "\u0001" each
+	var big []engine.Record
+	for range 60 {
+		big = append(big, engine.Record{Value: ctrl})
+	}
+	var damagedAt int64
+	for i, batch := range [][]engine.Record{
+		big, // offsets 0..59
+		{{Value: []byte(`60`)}, {Value: []byte(`61`)}}, // damaged below
+		{{Value: []byte(`62`)}},
+	} {
+		if _, err := e.Produce(context.Background(), "cut", 0, batch); err != nil {
+			t.Fatal(err)
+		}
+		if i == 1 {
+			fi, err := os.Stat(seg)
+			if err != nil {
+				t.Fatal(err)
+			}
+			damagedAt = fi.Size() - 2 // in the batch of offsets 60..61
+		}
+	}
+	if err := e.Close(); err != nil {
+		t.Fatal(err)
+	}
+	damage.FlipByte(t, seg, damagedAt)
+	e2, err := reopenEngine(dir)
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { e2.Close() })
+	ts := serveBackend(t, e2, dir, DefaultOptions())
+
+	c := dialRaw(t, ts.addr, "/v1/ws", nil)
+	c.send(map[string]any{"op": "subscribe", "id": 1, "topic": "cut", "from": "earliest"})
+	if m := c.next(); m["error"] != nil {
+		t.Fatalf("subscribe: %v", m)
+	}
+	var nexts, skips, offsets []int64
+	for len(nexts) == 0 || nexts[len(nexts)-1] < 63 {
+		_, b := c.message()
+		var env struct {
+			Next    int64 `json:"next"`
+			Skipped int64 `json:"skipped"`
+			Records []struct {
+				Offset int64 `json:"offset"`
+			} `json:"records"`
+		}
+		if err := json.Unmarshal(b, &env); err != nil {
+			t.Fatalf("push %.200s: %v", b, err)
+		}
+		nexts, skips = append(nexts, env.Next), append(skips, env.Skipped)
+		for _, r := range env.Records {
+			offsets = append(offsets, r.Offset)
+		}
+	}
+	if nexts[0] >= 60 {
+		t.Fatalf("the first push's next is %d: it was not cut short by its size, so this test tests nothing", nexts[0])
+	}
+	var want []int64
+	for o := range int64(60) {
+		want = append(want, o)
+	}
+	want = append(want, 62)
+	if fmt.Sprint(offsets) != fmt.Sprint(want) {
+		t.Fatalf("offsets pushed %v, want 0..59 and 62 once each", offsets)
+	}
+	var sum int64
+	for _, n := range skips {
+		sum += n
+	}
+	if sum != 2 {
+		t.Fatalf("pushes with next %v carry skipped %v: %d in all, want the range 60..61 counted once (2)", nexts, skips, sum)
+	}
+}

@@ -500,3 +500,45 @@ func TestEventsBeforeTopicExists(t *testing.T) {
 		t.Fatal("the stream went on after its error event")
 	}
 }
+
+// TestFromOffsetPastAShorterPartition: from=N over a whole topic whose
+// partitions hold different numbers of records applies N to each
+// partition, and a partition whose log ends before N starts at its end,
+// as a Kafka consumer seeking past the end with auto.offset.reset=latest
+// does: GET .../records reads the others from N, an event stream and a
+// subscription wait at that partition's end for its next record. A
+// partition named with partition= that ends before N is still
+// offset_out_of_range.
+func TestFromOffsetPastAShorterPartition(t *testing.T) {
+	ts := startServer(t, DefaultOptions())
+	if err := ts.eng.CreateTopic("uneven", engine.TopicConfig{Partitions: 2}); err != nil {
+		t.Fatal(err)
+	}
+	u := "http://" + ts.addr + "/v1/topics/uneven/"
+	curlRun(t, "-d", `[{"partition":0,"value":"a"},{"partition":0,"value":"b"},{"partition":0,"value":"c"},{"partition":1,"value":"x"}]`, u+"records")
+
+	status, body := curlRun(t, u+"records?from=2")
+	var recs []map[string]any
+	decodeJSON(t, body, &recs)
+	if status != 200 || len(recs) != 1 || recs[0]["partition"] != float64(0) || recs[0]["offset"] != float64(2) {
+		t.Fatalf("GET from=2: %d %s, want partition 0's offset 2 alone", status, body)
+	}
+	status, body = curlRun(t, u+"records?from=2&partition=1")
+	if code, msg := bodyErrCode(t, body); status != 400 || code != wire.CodeOffsetOutOfRange || !strings.Contains(msg, "offset 2") {
+		t.Fatalf("GET from=2&partition=1: %d %s, want 400 offset_out_of_range", status, body)
+	}
+
+	ch, _ := curlEvents(t, u+"events?from=2")
+	if ev := nextEvent(t, ch); ev.id != "0/2,1/0" || !strings.Contains(ev.data, `"offset":2`) {
+		t.Fatalf("first event from=2: %+v, want 0/2,1/0", ev)
+	}
+	c := dialRaw(t, ts.addr, "/v1/ws", nil)
+	r := c.call(1, map[string]any{"op": "subscribe", "topic": "uneven", "from": map[string]any{"offset": 2}})
+	if fmt.Sprint(r["partitions"]) != "[map[from:2 partition:0] map[from:1 partition:1]]" {
+		t.Fatalf("subscribe from offset 2: %v, want partition 0 from 2 and partition 1 from its end, 1", r)
+	}
+	curlRun(t, "-d", `{"partition":1,"value":"y"}`, u+"records")
+	if ev := nextEvent(t, ch); ev.id != "0/2,1/1" || !strings.Contains(ev.data, `"value":"y"`) {
+		t.Fatalf("event after a produce to partition 1: %+v, want 0/2,1/1", ev)
+	}
+}

@@ -66,7 +66,7 @@ func (s *subscription) deliverBinaryPush(p int, res *engine.ReadResult, limit in
 	var hb [binPushHeadRoom]byte
 	h := wire.AppendPushHeader(hb[:0], &wire.BinaryPush{
 		Sub: s.id, Partition: p, Offset: first, Timestamp: firstTS,
-		Next: next, Skipped: res.Skipped, Count: n,
+		Next: next, Skipped: res.SkippedBelow(next), Count: n,
 	})
 	start := binPushHeadRoom - len(h)
 	copy(b[start:], h)

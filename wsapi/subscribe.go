@@ -146,7 +146,9 @@ func (c *conn) startPlainTail(r *http.Request, topic string) {
 }
 
 // startOffsets resolves where to start in each partition: the consumer's
-// committed cursor when it has one, else from. With create, a topic that
+// committed cursor when it has one, else from (an offset over several
+// partitions starts a partition that ends before it at its end). With
+// create, a topic that
 // does not exist yet is created as a produce creates it (AutoCreate), so
 // that a consumer can subscribe before the first record is produced, as
 // with Kafka.
@@ -204,6 +206,14 @@ func (s *Server) startOffsets(topic string, partition *int, from wire.From, cons
 		case wire.FromLatest:
 			off = pi.HWM
 		case wire.FromOffset:
+			if len(parts) > 1 && from.N > pi.LEO {
+				// N over a whole topic is N on each partition: one
+				// that ends before N starts at its end, as a Kafka
+				// consumer seeking past it does with
+				// auto.offset.reset=latest.
+				off = pi.LEO
+				break
+			}
 			if from.N < pi.LogStart || from.N > pi.LEO {
 				return nil, wire.Errorf(wire.CodeOffsetOutOfRange, "offset %d of %s/%d: the log holds [%d, %d)", from.N, topic, p, pi.LogStart, pi.LEO)
 			}
@@ -513,7 +523,7 @@ func (s *subscription) deliverPush(p int, res *engine.ReadResult, limit int) (in
 		next = recs[n].Offset
 	}
 	var hb [pushHeadRoom]byte
-	h := wire.AppendJSONPushHead(hb[:0], s.id, p, next, res.Skipped)
+	h := wire.AppendJSONPushHead(hb[:0], s.id, p, next, res.SkippedBelow(next))
 	start := pushHeadRoom - len(h)
 	copy(b[start:], h)
 	if !s.lens {

@@ -17,6 +17,20 @@ type ReadResult struct {
 	HWM      int64          // high-watermark when the read started
 	LogStart int64          // first offset still stored
 	Skipped  int64          // offsets passed over inside corrupt ranges
+	// Skips are the ranges Skipped adds up, in offset order: a caller
+	// that hands on only part of Records (a push cut by its size) tells
+	// the skipped offsets below its cut from those past it.
+	Skips []Skip
+}
+
+// Skip is one range of offsets a read passed over: [First, End).
+type Skip struct{ First, End int64 }
+
+// skip counts the offsets [from, end) as passed over.
+func (l *Log) skip(res *ReadResult, from, end int64) {
+	res.Skipped += end - from
+	res.Skips = append(res.Skips, Skip{First: from, End: end})
+	l.skipped.Add(end - from)
 }
 
 // Default read bounds, used when Read is given zero.
@@ -96,8 +110,7 @@ func (l *Log) Read(from int64, maxRecords, maxBytes int) (ReadResult, error) {
 						return res, cerr
 					}
 					if r.EndOffset > from {
-						res.Skipped += r.EndOffset - from
-						l.skipped.Add(r.EndOffset - from)
+						l.skip(&res, from, r.EndOffset)
 						from = r.EndOffset
 					}
 					pos = r.EndPos
@@ -159,8 +172,7 @@ func (l *Log) Read(from int64, maxRecords, maxBytes int) (ReadResult, error) {
 func (l *Log) skipGap(from int64, res *ReadResult) int64 {
 	for _, g := range *l.gaps.Load() {
 		if from >= g.FirstOffset && from < g.EndOffset {
-			res.Skipped += g.EndOffset - from
-			l.skipped.Add(g.EndOffset - from)
+			l.skip(res, from, g.EndOffset)
 			from = g.EndOffset
 		}
 	}
