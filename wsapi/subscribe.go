@@ -147,11 +147,10 @@ func (c *conn) startPlainTail(r *http.Request, topic string) {
 
 // startOffsets resolves where to start in each partition: the consumer's
 // committed cursor when it has one, else from (an offset over several
-// partitions starts a partition that ends before it at its end). With
-// create, a topic that
-// does not exist yet is created as a produce creates it (AutoCreate), so
-// that a consumer can subscribe before the first record is produced, as
-// with Kafka.
+// partitions starts a partition that ends before it where latest would).
+// With create, a topic that does not exist yet is created as a produce
+// creates it (AutoCreate), so that a consumer can subscribe before the
+// first record is produced, as with Kafka.
 func (s *Server) startOffsets(topic string, partition *int, from wire.From, consumer string, create bool) ([]wire.StartPos, error) {
 	b := s.b
 	if partition != nil && *partition < 0 {
@@ -208,10 +207,10 @@ func (s *Server) startOffsets(topic string, partition *int, from wire.From, cons
 		case wire.FromOffset:
 			if len(parts) > 1 && from.N > pi.LEO {
 				// N over a whole topic is N on each partition: one
-				// that ends before N starts at its end, as a Kafka
-				// consumer seeking past it does with
+				// that ends before N starts where latest does, as a
+				// Kafka consumer seeking past its end does with
 				// auto.offset.reset=latest.
-				off = pi.LEO
+				off = pi.HWM
 				break
 			}
 			if from.N < pi.LogStart || from.N > pi.LEO {
