@@ -7,6 +7,7 @@ import (
 	"fmt"
 	"hash/crc32"
 	"io"
+	"math"
 	"sync"
 
 	"github.com/klauspost/compress/gzip"
@@ -420,8 +421,11 @@ func int32Bytes(b []byte) (v, rest []byte, err error) {
 // Producer fields are -1: fetched batches carry no producer state.
 // appendEmptyBatch appends a batch v2 of no records covering offsets
 // first..last, as Kafka leaves one where compaction removed every record
-// of a batch: a consumer's next offset becomes last+1.
+// of a batch: a consumer's next offset becomes last+1. A range longer than
+// a batch's 32-bit last offset delta spans ends at first+MaxInt32: the
+// consumer's next fetch, still in the range, gets the next batch of it.
 func appendEmptyBatch(dst []byte, first, last int64) []byte {
+	last = min(last, first+math.MaxInt32)
 	start := len(dst)
 	dst = appendBatchHeader(dst, first, last-first, -1, -1, 0)
 	return finishBatch(dst, start)

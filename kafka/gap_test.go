@@ -15,6 +15,7 @@ import (
 	"github.com/pulselog/pulse/engine"
 	"github.com/pulselog/pulse/internal/damage"
 	"github.com/pulselog/pulse/internal/layout"
+	"github.com/pulselog/pulse/meta"
 )
 
 // startWithCorruptTail starts Pulse on a partition hurt/0 holding a0..a2
@@ -261,5 +262,67 @@ func TestFetchAtACorruptRangeAgainWaits(t *testing.T) {
 	}
 	if n != 1 {
 		t.Fatalf("second fetch at the range: %+v, want the record produced meanwhile", a.b)
+	}
+}
+
+// TestFetchPassesALostRangeLongerThanABatch: a lost range of more offsets
+// than a batch's 32-bit last offset delta can span (a partition directory
+// lost after meta.db recorded an HWM of three billion) is passed in batches
+// of no records each within that limit, never one whose delta wraps
+// negative, and a consumer reaches the HWM and the next record produced.
+func TestFetchPassesALostRangeLongerThanABatch(t *testing.T) {
+	const hwm = 3_000_000_000
+	dir := t.TempDir()
+	p := startPulse(t, dir, DefaultOptions())
+	if err := p.eng.CreateTopic("hurt", engine.TopicConfig{Codec: "none"}); err != nil {
+		t.Fatal(err)
+	}
+	p.stop(t)
+	if err := os.RemoveAll(layout.PartitionDir(dir, "hurt", 0)); err != nil {
+		t.Fatal(err)
+	}
+	s, err := meta.Open(dir, meta.DefaultOptions())
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := s.SetHWM("hurt", 0, hwm); err != nil {
+		t.Fatal(err)
+	}
+	if err := s.Close(); err != nil {
+		t.Fatal(err)
+	}
+	p = startPulse(t, dir, DefaultOptions())
+	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
+	defer cancel()
+	cl := kgoClient(t, p.addr)
+	from := int64(0)
+	for from < hwm {
+		batches := fetchBatches(ctx, t, cl, from)
+		if len(batches) != 1 {
+			t.Fatalf("fetch at %d: %d batches, want one of no records", from, len(batches))
+		}
+		b := batches[0]
+		if b.FirstOffset != from || b.LastOffsetDelta < 0 || b.NumRecords != 0 {
+			t.Fatalf("fetch at %d: batch at %d, last offset delta %d, %d records; want one of no records from %d with a delta of at least 0", from, b.FirstOffset, b.LastOffsetDelta, b.NumRecords, from)
+		}
+		from = b.FirstOffset + int64(b.LastOffsetDelta) + 1
+		if from > hwm {
+			t.Fatalf("the batches of no records end at %d, past the HWM %d", from-1, hwm)
+		}
+	}
+	acks, err := p.eng.Produce(ctx, "hurt", 0, []engine.Record{{Value: []byte("after")}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if acks[0].Offset != hwm {
+		t.Fatalf("the record after the lost range got offset %d, want %d", acks[0].Offset, hwm)
+	}
+	kcat := need(t, "kcat", "-V")
+	out, err := exec.CommandContext(ctx, kcat, "-C", "-b", p.addr, "-t", "hurt", "-p", "0", "-o", "beginning", "-e", "-q", "-f", "%o %s\n").CombinedOutput()
+	if err != nil {
+		t.Fatalf("kcat -C -e: %v (the consumer did not get past the lost range)\n%s", err, out)
+	}
+	if got := string(out); got != "3000000000 after\n" {
+		t.Fatalf("kcat read %q, want the one record after the lost range", got)
 	}
 }
