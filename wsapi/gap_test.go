@@ -119,40 +119,6 @@ func TestPushCountsACorruptRangeAfterItsRecordsOnce(t *testing.T) {
 	t.Cleanup(func() { e2.Close() })
 	ts := serveBackend(t, e2, dir, DefaultOptions())
 
-	type push struct {
-		next, skipped int64
-		offsets       []int64
-	}
-	read := func(c *rawConn, format string) push {
-		t.Helper()
-		typ, b := c.message()
-		if typ == websocket.BinaryMessage {
-			h, err := wire.ParseBinaryPush(b)
-			if err != nil {
-				t.Fatalf("binary push %q: %v", b, err)
-			}
-			p := push{next: h.Next, skipped: h.Skipped}
-			for i := range h.Count {
-				p.offsets = append(p.offsets, h.Offset+int64(i)) // these records are consecutive
-			}
-			return p
-		}
-		var env struct {
-			Next    int64 `json:"next"`
-			Skipped int64 `json:"skipped"`
-			Records []struct {
-				Offset int64 `json:"offset"`
-			} `json:"records"`
-		}
-		if err := json.Unmarshal(b, &env); err != nil {
-			t.Fatalf("%s push %s: %v", format, b, err)
-		}
-		p := push{next: env.Next, skipped: env.Skipped}
-		for _, r := range env.Records {
-			p.offsets = append(p.offsets, r.Offset)
-		}
-		return p
-	}
 	skipped := func() int64 {
 		t.Helper()
 		info, err := e2.Describe("hurt")
@@ -169,7 +135,7 @@ func TestPushCountsACorruptRangeAfterItsRecordsOnce(t *testing.T) {
 		if m := c.next(); m["error"] != nil {
 			t.Fatalf("%s subscribe: %v", format, m)
 		}
-		if p := read(c, format); p.next != 5 || p.skipped != 2 || fmt.Sprint(p.offsets) != "[0 1 2]" {
+		if p := readPush(t, c, format); p.next != 5 || p.skipped != 2 || fmt.Sprint(p.offsets) != "[0 1 2]" {
 			t.Fatalf("%s push: next %d, skipped %d, offsets %v; want next 5, skipped 2, offsets [0 1 2]", format, p.next, p.skipped, p.offsets)
 		}
 		if n := skipped(); n != int64(2*(i+1)) {
@@ -180,7 +146,7 @@ func TestPushCountsACorruptRangeAfterItsRecordsOnce(t *testing.T) {
 		t.Fatal(err)
 	}
 	for format, c := range conns {
-		if p := read(c, format); p.next != 6 || p.skipped != 0 || fmt.Sprint(p.offsets) != "[5]" {
+		if p := readPush(t, c, format); p.next != 6 || p.skipped != 0 || fmt.Sprint(p.offsets) != "[5]" {
 			t.Fatalf("%s push after a produce: next %d, skipped %d, offsets %v; want next 6, nothing skipped, offsets [5]", format, p.next, p.skipped, p.offsets)
 		}
 	}
@@ -242,21 +208,8 @@ func TestPushCutBySizeCountsARangePastItsNextOnce(t *testing.T) {
 	}
 	var nexts, skips, offsets []int64
 	for len(nexts) == 0 || nexts[len(nexts)-1] < 63 {
-		_, b := c.message()
-		var env struct {
-			Next    int64 `json:"next"`
-			Skipped int64 `json:"skipped"`
-			Records []struct {
-				Offset int64 `json:"offset"`
-			} `json:"records"`
-		}
-		if err := json.Unmarshal(b, &env); err != nil {
-			t.Fatalf("push %.200s: %v", b, err)
-		}
-		nexts, skips = append(nexts, env.Next), append(skips, env.Skipped)
-		for _, r := range env.Records {
-			offsets = append(offsets, r.Offset)
-		}
+		p := readPush(t, c, "json")
+		nexts, skips, offsets = append(nexts, p.next), append(skips, p.skipped), append(offsets, p.offsets...)
 	}
 	if nexts[0] >= 60 {
 		t.Fatalf("the first push's next is %d: it was not cut short by its size, so this test tests nothing", nexts[0])
@@ -276,4 +229,43 @@ func TestPushCutBySizeCountsARangePastItsNextOnce(t *testing.T) {
 	if sum != 2 {
 		t.Fatalf("pushes with next %v carry skipped %v: %d in all, want the range 60..61 counted once (2)", nexts, skips, sum)
 	}
+}
+
+// push is what one push of a subscription says: its next, its skipped and
+// the offsets of its records.
+type push struct {
+	next, skipped int64
+	offsets       []int64
+}
+
+// readPush reads c's next message, a push in format (json or binary).
+func readPush(t *testing.T, c *rawConn, format string) push {
+	t.Helper()
+	typ, b := c.message()
+	if typ == websocket.BinaryMessage {
+		h, err := wire.ParseBinaryPush(b)
+		if err != nil {
+			t.Fatalf("binary push %q: %v", b, err)
+		}
+		p := push{next: h.Next, skipped: h.Skipped}
+		for i := range h.Count {
+			p.offsets = append(p.offsets, h.Offset+int64(i)) // these records are consecutive
+		}
+		return p
+	}
+	var env struct {
+		Next    int64 `json:"next"`
+		Skipped int64 `json:"skipped"`
+		Records []struct {
+			Offset int64 `json:"offset"`
+		} `json:"records"`
+	}
+	if err := json.Unmarshal(b, &env); err != nil {
+		t.Fatalf("%s push %s: %v", format, b, err)
+	}
+	p := push{next: env.Next, skipped: env.Skipped}
+	for _, r := range env.Records {
+		p.offsets = append(p.offsets, r.Offset)
+	}
+	return p
 }
