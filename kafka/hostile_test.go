@@ -241,6 +241,41 @@ func TestNoAutoCreate(t *testing.T) {
 	}
 }
 
+// TestProduceCreatesNoTopic: with auto-creation on, as in Kafka, only a
+// Metadata request that allows it creates a missing topic; a Produce to one
+// (a client whose metadata is stale after the topic was deleted) answers
+// UNKNOWN_TOPIC_OR_PARTITION and creates nothing, so a partition number the
+// client kept from the old topic is not written into a new topic of one
+// partition.
+func TestProduceCreatesNoTopic(t *testing.T) {
+	p := startPulse(t, "", DefaultOptions())
+	cl := kgoClient(t, p.addr)
+	got := produceRaw(t, cl, produceReq("gone", 0, producerBatch([]engine.Record{{Value: []byte("x")}}, -1, -1, -1)))
+	if got.ErrorCode != errUnknownTopicOrPartition {
+		t.Fatalf("produce to a missing topic: error %d, want UNKNOWN_TOPIC_OR_PARTITION", got.ErrorCode)
+	}
+	if ts, _ := p.eng.Topics(); len(ts) != 0 {
+		t.Fatalf("topics created by a produce: %v", ts)
+	}
+	// Metadata allowing it still creates the topic, and a produce then lands.
+	md := kmsg.NewPtrMetadataRequest()
+	mt := kmsg.NewMetadataRequestTopic()
+	mt.Topic = kmsg.StringPtr("gone")
+	md.Topics = append(md.Topics, mt)
+	md.AllowAutoTopicCreation = true
+	resp, err := md.RequestWith(context.Background(), cl)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if resp.Topics[0].ErrorCode != 0 {
+		t.Fatalf("metadata with allow_auto_topic_creation: error %d", resp.Topics[0].ErrorCode)
+	}
+	got = produceRaw(t, cl, produceReq("gone", 0, producerBatch([]engine.Record{{Value: []byte("x")}}, -1, -1, -1)))
+	if got.ErrorCode != 0 || got.BaseOffset != 0 {
+		t.Fatalf("produce after metadata created the topic: error %d, base offset %d", got.ErrorCode, got.BaseOffset)
+	}
+}
+
 // TestSlowClient: a client that announces a frame and never finishes it is
 // closed after FrameTimeout; one that stops reading responses is closed
 // after FrameTimeout on the write. Neither holds up other clients.

@@ -28,7 +28,11 @@ func (s *Server) produce(r *kmsg.ProduceRequest) *kmsg.ProduceResponse {
 		topicErr := errInvalidRequiredAcks
 		var cfg engine.TopicConfig
 		if !badAcks {
-			cfg, topicErr = s.ensureTopicConfig(t.Topic, true)
+			// As in Kafka, only Metadata creates a missing topic: a
+			// produce to one comes from stale metadata (the topic was
+			// deleted), and creating it anew would take its records
+			// into a topic of the default partition count.
+			cfg, topicErr = s.ensureTopicConfig(t.Topic, false)
 		}
 		compacted := topicErr == 0 && cfg.Cleanup == engine.CleanupCompact
 		for i, p := range t.Partitions {
