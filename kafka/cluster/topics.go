@@ -70,14 +70,17 @@ func (s *Source) describeTopic(name string) (described, error) {
 func (s *Source) describeTopics() ([]described, error) {
 	ctx, cancel := s.opCtx()
 	defer cancel()
-	md, err := s.adm.Metadata(ctx)
+	// Asked of the cluster, not of the client's cache: a topic the Source
+	// just altered, created or deleted is purged from that cache (forget),
+	// and a list of all topics answered from it would leave it out.
+	md, err := kmsg.NewPtrMetadataRequest().RequestWith(ctx, s.acl)
 	if err != nil {
 		return nil, mapErr("list topics", err)
 	}
 	var names []string
-	for n, t := range md.Topics {
-		if !t.IsInternal && t.Err == nil {
-			names = append(names, n)
+	for _, t := range md.Topics {
+		if t.Topic != nil && !t.IsInternal && t.ErrorCode == 0 {
+			names = append(names, *t.Topic)
 		}
 	}
 	if len(names) == 0 {
