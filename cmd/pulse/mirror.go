@@ -43,8 +43,14 @@ websocket API of the pulse running on it and commits its cursor there, so
 that pulse's UI shows the mirror as a consumer with its lag while it runs.
 
 The cluster topic is created with the local partition count when missing;
-one with fewer partitions is refused. Once a second the mirror prints its
-position: records copied and lag (local HWM minus next offset to copy).`,
+one with fewer partitions is refused, one with more is used (its extra
+partitions get nothing). A local topic that grows while the mirror runs is
+followed: the cluster topic grows to match and the new partitions are
+copied from their start. A cluster topic deleted, or deleted and created
+again, while the mirror runs ends it with an error. While the cluster is
+unreachable the mirror waits and retries, its lag growing. Once a second
+the mirror prints its position: records copied and lag (local HWM minus
+next offset to copy).`,
 		Args: cobra.ExactArgs(1),
 	}
 	data := addDataFlag(cmd)
@@ -157,7 +163,8 @@ func runMirror(cmd *cobra.Command, dir string, cf *clientFlags, k *kafkaFlags, o
 	}
 }
 
-// printMirror prints one position line: "copied N lag L | p0 next/hwm ...".
+// printMirror prints one position line: "copied N lag L | p0 next/hwm ...",
+// followed by " | waiting: ..." while the cluster cannot be reached.
 func printMirror(w io.Writer, st cluster.MirrorStatus) {
 	var copied int64
 	parts := make([]string, 0, len(st.Partitions))
@@ -165,5 +172,9 @@ func printMirror(w io.Writer, st cluster.MirrorStatus) {
 		copied += p.Copied
 		parts = append(parts, fmt.Sprintf("p%d %d/%d", p.Partition, p.Next, p.HWM))
 	}
-	fmt.Fprintf(w, "mirror: copied %d lag %d | %s\n", copied, st.Lag(), strings.Join(parts, " "))
+	waiting := ""
+	if st.Unreachable != nil {
+		waiting = " | waiting: " + st.Unreachable.Error()
+	}
+	fmt.Fprintf(w, "mirror: copied %d lag %d | %s%s\n", copied, st.Lag(), strings.Join(parts, " "), waiting)
 }

@@ -25,6 +25,9 @@ var (
 	// Mirroring (Mirror): the cluster topic has fewer partitions than the
 	// local one, so partition numbers cannot be kept.
 	ErrMirrorPartitions = errors.New("cluster topic has fewer partitions than the local topic")
+	// Mirroring: the cluster topic was deleted, or deleted and created
+	// again, while the mirror ran.
+	ErrMirrorTopicGone = errors.New("cluster topic is gone")
 )
 
 // mapErr wraps a cluster error in the nearest engine sentinel, so that the

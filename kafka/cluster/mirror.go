@@ -54,6 +54,10 @@ type MirrorOptions struct {
 // MirrorStatus is a mirror's position.
 type MirrorStatus struct {
 	Partitions []MirrorPartition
+	// Unreachable is Source.Unreachable while the cluster, or some of
+	// its brokers, cannot be reached (the mirror waits and retries), nil
+	// otherwise.
+	Unreachable error
 }
 
 // Lag sums the partitions' lag.
@@ -114,7 +118,9 @@ type mirrorLocal interface {
 }
 
 // mirrorHWMEvery is how often a mirror refreshes the local HWMs its lag
-// is computed from, besides what its reads report.
+// is computed from, besides what its reads report, looks for partitions
+// the local topic gained, and checks that the cluster topic is still the
+// one it started on.
 const mirrorHWMEvery = time.Second
 
 func mirror(ctx context.Context, local mirrorLocal, dst *Source, o MirrorOptions) error {
@@ -150,122 +156,285 @@ func mirror(ctx context.Context, local mirrorLocal, dst *Source, o MirrorOptions
 	if dn < n {
 		return fmt.Errorf("mirror: %w: %q has %d, %q has %d", ErrMirrorPartitions, o.ToTopic, dn, o.Topic, n)
 	}
+	cs, err := dst.topicState(ctx, o.ToTopic)
+	if err != nil {
+		return fmt.Errorf("mirror: cluster topic %q: %w", o.ToTopic, err)
+	}
 
-	st := MirrorStatus{Partitions: make([]MirrorPartition, n)}
-	var mu sync.Mutex // guards st
+	m := &mirrorRun{local: local, dst: dst, o: o, id: cs.id}
+	starts := make([]resume, n)
 	for p := range n {
-		start, err := resumePoint(ctx, local, dst, o, parts[p])
-		if err != nil {
+		if starts[p], err = resumePoint(ctx, local, dst, o, o.From, parts[p]); err != nil {
 			return err
 		}
-		st.Partitions[p] = MirrorPartition{Partition: p, Next: start, Resumed: start, HWM: parts[p].HWM, Lag: max(0, parts[p].HWM-start)}
+		m.st.Partitions = append(m.st.Partitions, MirrorPartition{Partition: p, Next: starts[p].next, Resumed: starts[p].next, HWM: parts[p].HWM, Lag: max(0, parts[p].HWM-starts[p].next)})
 	}
 	if o.Started != nil {
-		o.Started(MirrorStatus{Partitions: append([]MirrorPartition(nil), st.Partitions...)})
+		o.Started(m.snapshot())
 	}
-	publish := func() {
-		mu.Lock()
-		snap := MirrorStatus{Partitions: append([]MirrorPartition(nil), st.Partitions...)}
-		mu.Unlock()
-		if o.Progress != nil {
-			o.Progress(snap)
-		}
-	}
-	report := func(p int, next, hwm int64, copied int) {
-		mu.Lock()
-		mp := &st.Partitions[p]
-		mp.Next = next
-		mp.HWM = max(mp.HWM, hwm, next)
-		mp.Lag = mp.HWM - next
-		mp.Copied += int64(copied)
-		mu.Unlock()
-		publish()
-	}
-	publish()
+	m.publish()
 
 	ctx, cancel := context.WithCancel(ctx)
 	defer cancel()
-	errs := make(chan error, n)
-	var wg sync.WaitGroup
+	m.cancel = cancel
 	for p := range n {
-		wg.Add(1)
-		go func() {
-			defer wg.Done()
-			err := local.stream(ctx, o.Topic, p, st.Partitions[p].Next, o.BatchRecords, func(recs []engine.Record, next, hwm int64) error {
-				if len(recs) > 0 {
-					if err := produceMirrored(ctx, dst, o.ToTopic, p, recs); err != nil {
-						return err
-					}
-					if err := local.commit(ctx, o.Cursor, o.Topic, p, next); err != nil {
-						return fmt.Errorf("commit cursor: %w", err)
-					}
-				}
-				report(p, next, hwm, len(recs))
-				return nil
-			})
-			if err != nil && ctx.Err() == nil {
-				errs <- fmt.Errorf("mirror %s/%d: %w", o.Topic, p, err)
-				cancel()
-			}
-		}()
+		m.startPartition(ctx, p, starts[p])
 	}
-	// The local HWMs move without the mirror reading (a caught-up stream
-	// waits): refresh them so that the lag is true.
-	wg.Add(1)
+	m.wg.Add(2)
 	go func() {
-		defer wg.Done()
-		t := time.NewTicker(mirrorHWMEvery)
-		defer t.Stop()
-		for {
-			select {
-			case <-ctx.Done():
-				return
-			case <-t.C:
-			}
-			ps, err := local.partitions(ctx, o.Topic)
-			if err != nil {
-				continue
-			}
-			mu.Lock()
-			for _, pi := range ps {
-				if pi.Partition < n {
-					mp := &st.Partitions[pi.Partition]
-					mp.HWM = max(mp.HWM, pi.HWM)
-					mp.Lag = mp.HWM - mp.Next
-				}
-			}
-			mu.Unlock()
-			publish()
-		}
+		defer m.wg.Done()
+		m.watch(ctx)
 	}()
-	wg.Wait()
-	close(errs)
-	return <-errs // nil when every partition stopped on ctx
+	go func() {
+		defer m.wg.Done()
+		m.watchCluster(ctx)
+	}()
+	m.wg.Wait()
+	return m.err // nil when every partition stopped on ctx
 }
 
-// resumePoint is where partition p starts: the cursor, or From, moved past
-// what the cluster partition already holds from this mirror.
-func resumePoint(ctx context.Context, local mirrorLocal, dst *Source, o MirrorOptions, pi engine.PartitionInfo) (int64, error) {
+// mirrorRun is one run of a mirror: its position, its partitions'
+// goroutines and its first error.
+type mirrorRun struct {
+	local  mirrorLocal
+	dst    *Source
+	o      MirrorOptions
+	id     [16]byte // the cluster topic's id at the start (zero: no ids)
+	cancel context.CancelFunc
+	wg     sync.WaitGroup
+
+	mu   sync.Mutex // guards st and err
+	st   MirrorStatus
+	err  error
+	once sync.Once
+}
+
+func (m *mirrorRun) snapshot() MirrorStatus {
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	return MirrorStatus{Partitions: append([]MirrorPartition(nil), m.st.Partitions...), Unreachable: m.st.Unreachable}
+}
+
+func (m *mirrorRun) publish() {
+	if m.o.Progress != nil {
+		m.o.Progress(m.snapshot())
+	}
+}
+
+// fail ends the run with err, the first one only.
+func (m *mirrorRun) fail(err error) {
+	m.once.Do(func() {
+		m.mu.Lock()
+		m.err = err
+		m.mu.Unlock()
+		m.cancel()
+	})
+}
+
+func (m *mirrorRun) report(p int, next, hwm int64, copied int) {
+	m.mu.Lock()
+	mp := &m.st.Partitions[p]
+	mp.Next = next
+	mp.HWM = max(mp.HWM, hwm, next)
+	mp.Lag = mp.HWM - next
+	mp.Copied += int64(copied)
+	m.mu.Unlock()
+	m.publish()
+}
+
+// startPartition copies partition p from its resume point until ctx ends.
+func (m *mirrorRun) startPartition(ctx context.Context, p int, from resume) {
+	o := m.o
+	m.wg.Add(1)
+	go func() {
+		defer m.wg.Done()
+		// written is the last cluster offset this mirror wrote to the
+		// partition (or found there): the cluster's offsets only grow
+		// while the topic is the same.
+		written := from.clusterEnd - 1
+		err := m.local.stream(ctx, o.Topic, p, from.next, o.BatchRecords, func(recs []engine.Record, next, hwm int64) error {
+			if len(recs) > 0 {
+				first, last, err := produceMirrored(ctx, m.dst, o.ToTopic, p, recs)
+				if err != nil {
+					if gone := m.clusterGone(ctx, p, written); gone != nil {
+						return gone
+					}
+					return err
+				}
+				if first <= written {
+					if gone := m.clusterGone(ctx, p, written); gone != nil {
+						return gone
+					}
+					return fmt.Errorf("%w: %q partition %d took records at offset %d, after the mirror wrote offset %d: the topic was deleted and created again", ErrMirrorTopicGone, o.ToTopic, p, first, written)
+				}
+				written = last
+				if err := m.local.commit(ctx, o.Cursor, o.Topic, p, next); err != nil {
+					return fmt.Errorf("commit cursor: %w", err)
+				}
+			}
+			m.report(p, next, hwm, len(recs))
+			return nil
+		})
+		if err != nil && ctx.Err() == nil {
+			m.fail(fmt.Errorf("mirror %s/%d: %w", o.Topic, p, err))
+		}
+	}()
+}
+
+// clusterGone returns ErrMirrorTopicGone, saying what happened, when the
+// cluster topic is no longer the one the mirror started on: deleted,
+// created again (a new id, or partition p ending before the offset the
+// mirror wrote there last), or shrunk below the local partitions. It
+// returns nil when it is the same topic, or when the cluster cannot tell.
+func (m *mirrorRun) clusterGone(ctx context.Context, p int, written int64) error {
+	cs, err := m.dst.topicState(ctx, m.o.ToTopic)
+	if errors.Is(err, engine.ErrTopicNotFound) {
+		return fmt.Errorf("%w: %q was deleted", ErrMirrorTopicGone, m.o.ToTopic)
+	}
+	if err != nil || ctx.Err() != nil {
+		return nil
+	}
+	if m.id != ([16]byte{}) && cs.id != m.id {
+		return fmt.Errorf("%w: %q was deleted and created again", ErrMirrorTopicGone, m.o.ToTopic)
+	}
+	m.mu.Lock()
+	n := len(m.st.Partitions)
+	m.mu.Unlock()
+	if cs.partitions < max(n, p+1) {
+		return fmt.Errorf("%w: %q has %d partitions now: it was deleted and created again", ErrMirrorTopicGone, m.o.ToTopic, cs.partitions)
+	}
+	if written >= 0 {
+		if _, end, err := m.dst.offsets(m.o.ToTopic, p); err == nil && end <= written {
+			return fmt.Errorf("%w: %q partition %d ends at %d, before offset %d the mirror wrote: it was deleted and created again", ErrMirrorTopicGone, m.o.ToTopic, p, end, written)
+		}
+	}
+	return nil
+}
+
+// watch keeps the status's Unreachable current, refreshes the local HWMs
+// (a caught-up stream waits, so its reads report none) and starts the
+// partitions the local topic gained, growing the cluster topic to match.
+func (m *mirrorRun) watch(ctx context.Context) {
+	t := time.NewTicker(mirrorHWMEvery)
+	defer t.Stop()
+	for {
+		select {
+		case <-ctx.Done():
+			return
+		case <-t.C:
+		}
+		un := m.dst.Unreachable()
+		m.mu.Lock()
+		m.st.Unreachable = un
+		m.mu.Unlock()
+		ps, err := m.local.partitions(ctx, m.o.Topic)
+		if err != nil {
+			m.publish()
+			continue
+		}
+		m.mu.Lock()
+		n := len(m.st.Partitions)
+		for _, pi := range ps {
+			if pi.Partition < n {
+				mp := &m.st.Partitions[pi.Partition]
+				mp.HWM = max(mp.HWM, pi.HWM)
+				mp.Lag = mp.HWM - mp.Next
+			}
+		}
+		m.mu.Unlock()
+		if len(ps) > n {
+			if err := m.grow(ctx, ps[n:]); err != nil {
+				if m.dst.Unreachable() == nil {
+					m.fail(err)
+					return
+				}
+				// The cluster is away: grow at a later tick.
+			}
+		}
+		m.publish()
+	}
+}
+
+// watchCluster ends the run when the cluster topic is gone. Its check can
+// wait for the cluster, so it runs beside watch.
+func (m *mirrorRun) watchCluster(ctx context.Context) {
+	t := time.NewTicker(mirrorHWMEvery)
+	defer t.Stop()
+	for {
+		select {
+		case <-ctx.Done():
+			return
+		case <-t.C:
+		}
+		if m.dst.Unreachable() != nil {
+			continue
+		}
+		if err := m.clusterGone(ctx, 0, -1); err != nil {
+			m.fail(fmt.Errorf("mirror: %w", err))
+			return
+		}
+	}
+}
+
+// grow starts the partitions the local topic gained while the mirror ran,
+// from their log start (every record on them came after the mirror
+// started), after growing the cluster topic to the local count if it has
+// fewer.
+func (m *mirrorRun) grow(ctx context.Context, added []engine.PartitionInfo) error {
+	total := added[len(added)-1].Partition + 1
+	cs, err := m.dst.topicState(ctx, m.o.ToTopic)
+	if err != nil {
+		return fmt.Errorf("mirror: cluster topic %q: %w", m.o.ToTopic, err)
+	}
+	if cs.partitions < total {
+		if err := m.dst.growPartitions(m.o.ToTopic, total); err != nil {
+			return fmt.Errorf("mirror: the local topic %q grew to %d partitions: %w", m.o.Topic, total, err)
+		}
+	}
+	for _, pi := range added {
+		from, err := resumePoint(ctx, m.local, m.dst, m.o, "earliest", pi)
+		if err != nil {
+			return err
+		}
+		m.mu.Lock()
+		m.st.Partitions = append(m.st.Partitions, MirrorPartition{Partition: pi.Partition, Next: from.next, Resumed: from.next, HWM: pi.HWM, Lag: max(0, pi.HWM-from.next)})
+		m.mu.Unlock()
+		m.startPartition(ctx, pi.Partition, from)
+	}
+	return nil
+}
+
+// resume is where a partition's copy starts: the next local offset, and
+// the cluster partition's end offset then.
+type resume struct {
+	next       int64
+	clusterEnd int64
+}
+
+// resumePoint is where partition p starts: the cursor, or from (earliest
+// or latest), moved past what the cluster partition already holds from
+// this mirror.
+func resumePoint(ctx context.Context, local mirrorLocal, dst *Source, o MirrorOptions, from string, pi engine.PartitionInfo) (resume, error) {
 	p := pi.Partition
 	start := pi.LogStart
-	if o.From == "latest" {
+	if from == "latest" {
 		start = pi.HWM
 	}
 	cur, ok, err := local.cursor(ctx, o.Cursor, o.Topic, p)
 	if err != nil {
-		return 0, fmt.Errorf("mirror: cursor: %w", err)
+		return resume{}, fmt.Errorf("mirror: cursor: %w", err)
 	}
 	if ok {
 		start = cur
 	}
 	_, hwm, err := dst.offsets(o.ToTopic, p)
 	if err != nil {
-		return 0, fmt.Errorf("mirror: %w", err)
+		return resume{}, fmt.Errorf("mirror: %w", err)
 	}
 	if hwm > 0 {
 		res, err := dst.Read(o.ToTopic, p, hwm-1, 1, 1<<20)
 		if err != nil && !errors.Is(err, engine.ErrOffsetOutOfRange) {
-			return 0, fmt.Errorf("mirror: last record of %s/%d: %w", o.ToTopic, p, err)
+			return resume{}, fmt.Errorf("mirror: last record of %s/%d: %w", o.ToTopic, p, err)
 		}
 		for _, r := range res.Records {
 			if off, ok := mirroredOffset(r, p); ok && off+1 > start {
@@ -273,7 +442,7 @@ func resumePoint(ctx context.Context, local mirrorLocal, dst *Source, o MirrorOp
 			}
 		}
 	}
-	return max(start, pi.LogStart), nil
+	return resume{next: max(start, pi.LogStart), clusterEnd: hwm}, nil
 }
 
 // mirrorHeaders are the headers a mirrored copy of local record p/off
@@ -443,8 +612,9 @@ func (l wsLocal) stream(ctx context.Context, topic string, p int, from int64, ba
 }
 
 // produceMirrored produces recs, in order, to partition p of topic with
-// acks=all, and returns when all are acked.
-func produceMirrored(ctx context.Context, dst *Source, topic string, p int, recs []engine.Record) error {
+// acks=all, and returns when all are acked, with the cluster offsets of
+// the first and the last.
+func produceMirrored(ctx context.Context, dst *Source, topic string, p int, recs []engine.Record) (first, last int64, err error) {
 	krs := make([]*kgo.Record, len(recs))
 	for i, r := range recs {
 		kr := &kgo.Record{Topic: topic, Partition: int32(p), Key: r.Key, Value: r.Value, Timestamp: time.UnixMilli(r.Timestamp)}
@@ -456,8 +626,41 @@ func produceMirrored(ctx context.Context, dst *Source, topic string, p int, recs
 		}
 		krs[i] = kr
 	}
-	if err := dst.cl.ProduceSync(ctx, krs...).FirstErr(); err != nil {
-		return mapErr(fmt.Sprintf("produce to %s/%d", topic, p), err)
+	// Not ProduceSync: it waits for the acks even after ctx ends, and
+	// while the cluster is away that is for good. A mirror stopped
+	// meanwhile leaves the batch to the client, which fails it when the
+	// Source closes; the restarted mirror resumes past whatever of it the
+	// cluster holds.
+	var (
+		wg     sync.WaitGroup
+		mu     sync.Mutex
+		failed error
+	)
+	wg.Add(len(krs))
+	for _, kr := range krs {
+		dst.cl.Produce(ctx, kr, func(_ *kgo.Record, err error) {
+			if err != nil {
+				mu.Lock()
+				if failed == nil {
+					failed = err
+				}
+				mu.Unlock()
+			}
+			wg.Done()
+		})
 	}
-	return nil
+	acked := make(chan struct{})
+	go func() {
+		wg.Wait()
+		close(acked)
+	}()
+	select {
+	case <-acked:
+	case <-ctx.Done():
+		return 0, 0, ctx.Err()
+	}
+	if failed != nil {
+		return 0, 0, mapErr(fmt.Sprintf("produce to %s/%d", topic, p), failed)
+	}
+	return krs[0].Offset, krs[len(krs)-1].Offset, nil
 }

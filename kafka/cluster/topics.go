@@ -1,6 +1,7 @@
 package cluster
 
 import (
+	"context"
 	"errors"
 	"fmt"
 	"sort"
@@ -616,5 +617,58 @@ func (s *Source) updatePartitions(name string, n int, validate bool) error {
 	if err != nil {
 		return mapErr(fmt.Sprintf(what, name, n), err)
 	}
+	return nil
+}
+
+// topicState is what the cluster says of a topic now: its id (all zero
+// from a broker without topic ids, Pulse's own listener among them) and
+// its partition count.
+type topicState struct {
+	id         [16]byte
+	partitions int
+}
+
+// topicState asks the cluster, bypassing every cache, for topic's id and
+// partition count; engine.ErrTopicNotFound when it has no such topic. The
+// request does not allow auto-creation. It gives up when ctx ends, or
+// after opTimeout.
+func (s *Source) topicState(ctx context.Context, topic string) (topicState, error) {
+	ctx, cancel := context.WithTimeout(ctx, opTimeout)
+	defer cancel()
+	req := kmsg.NewPtrMetadataRequest()
+	rt := kmsg.NewMetadataRequestTopic()
+	rt.Topic = kmsg.StringPtr(topic)
+	req.Topics = append(req.Topics, rt)
+	resp, err := req.RequestWith(ctx, s.acl)
+	if err != nil {
+		return topicState{}, mapErr("metadata", err)
+	}
+	for _, t := range resp.Topics {
+		if t.Topic == nil || *t.Topic != topic {
+			continue
+		}
+		if err := kerr.ErrorForCode(t.ErrorCode); err != nil {
+			if errors.Is(err, kerr.UnknownTopicOrPartition) {
+				break
+			}
+			return topicState{}, mapErr(fmt.Sprintf("topic %q", topic), err)
+		}
+		return topicState{id: t.TopicID, partitions: len(t.Partitions)}, nil
+	}
+	return topicState{}, fmt.Errorf("topic %q: %w", topic, engine.ErrTopicNotFound)
+}
+
+// growPartitions grows topic to n partitions, leaving its configuration
+// as it is, and returns once the producer knows the new partitions (or
+// its next metadata refresh will).
+func (s *Source) growPartitions(topic string, n int) error {
+	if err := checkPartitionCount(n); err != nil {
+		return fmt.Errorf("topic %s: %w", topic, err)
+	}
+	defer s.forgetAltered(topic, true, n)
+	if err := s.updatePartitions(topic, n, false); err != nil {
+		return err
+	}
+	s.grow.grown(topic)
 	return nil
 }
