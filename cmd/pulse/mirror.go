@@ -173,8 +173,8 @@ func printMirror(w io.Writer, st cluster.MirrorStatus) {
 		parts = append(parts, fmt.Sprintf("p%d %d/%d", p.Partition, p.Next, p.HWM))
 	}
 	waiting := ""
-	if st.Unreachable != nil {
-		waiting = " | waiting: " + st.Unreachable.Error()
+	if st.Waiting != nil {
+		waiting = " | waiting: " + st.Waiting.Error()
 	}
 	fmt.Fprintf(w, "mirror: copied %d lag %d | %s%s\n", copied, st.Lag(), strings.Join(parts, " "), waiting)
 }

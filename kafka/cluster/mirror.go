@@ -54,10 +54,12 @@ type MirrorOptions struct {
 // MirrorStatus is a mirror's position.
 type MirrorStatus struct {
 	Partitions []MirrorPartition
-	// Unreachable is Source.Unreachable while the cluster, or some of
-	// its brokers, cannot be reached (the mirror waits and retries), nil
-	// otherwise.
-	Unreachable error
+	// Waiting says why the mirror waits while the cluster, or some of
+	// its brokers, cannot be reached (Source.Unreachable); nil otherwise.
+	// A produce the cluster refuses and the Kafka client retries (a
+	// broker whose disk is full answers KAFKA_STORAGE_ERROR) makes the
+	// mirror wait too, but the client does not report it.
+	Waiting error
 }
 
 // Lag sums the partitions' lag.
@@ -212,7 +214,7 @@ type mirrorRun struct {
 func (m *mirrorRun) snapshot() MirrorStatus {
 	m.mu.Lock()
 	defer m.mu.Unlock()
-	return MirrorStatus{Partitions: append([]MirrorPartition(nil), m.st.Partitions...), Unreachable: m.st.Unreachable}
+	return MirrorStatus{Partitions: append([]MirrorPartition(nil), m.st.Partitions...), Waiting: m.st.Waiting}
 }
 
 func (m *mirrorRun) publish() {
@@ -311,7 +313,7 @@ func (m *mirrorRun) clusterGone(ctx context.Context, p int, written int64) error
 	return nil
 }
 
-// watch keeps the status's Unreachable current, refreshes the local HWMs
+// watch keeps the status's Waiting current, refreshes the local HWMs
 // (a caught-up stream waits, so its reads report none) and starts the
 // partitions the local topic gained, growing the cluster topic to match.
 func (m *mirrorRun) watch(ctx context.Context) {
@@ -325,7 +327,7 @@ func (m *mirrorRun) watch(ctx context.Context) {
 		}
 		un := m.dst.Unreachable()
 		m.mu.Lock()
-		m.st.Unreachable = un
+		m.st.Waiting = un
 		m.mu.Unlock()
 		ps, err := m.local.partitions(ctx, m.o.Topic)
 		if err != nil {

@@ -1,14 +1,19 @@
 package cluster
 
 import (
+	"bytes"
 	"context"
+	"crypto/rand"
 	"errors"
 	"fmt"
+	"os"
+	"path/filepath"
 	"sync"
 	"testing"
 	"time"
 
 	"github.com/pulselog/pulse/engine"
+	"github.com/pulselog/pulse/internal/loopfs"
 )
 
 // bgMirror is a Mirror running in the background on a local engine: its
@@ -35,7 +40,7 @@ func startMirror(t *testing.T, ctx context.Context, e *engine.Engine, dst *Sourc
 func (m *bgMirror) status() MirrorStatus {
 	m.mu.Lock()
 	defer m.mu.Unlock()
-	return MirrorStatus{Partitions: append([]MirrorPartition(nil), m.last.Partitions...), Unreachable: m.last.Unreachable}
+	return MirrorStatus{Partitions: append([]MirrorPartition(nil), m.last.Partitions...), Waiting: m.last.Waiting}
 }
 
 // waitNext waits until every partition of want has been copied up to its
@@ -243,8 +248,8 @@ func TestMirrorWaitsWhileClusterAway(t *testing.T) {
 	}
 	for {
 		st := m.status()
-		if st.Unreachable != nil && errors.Is(st.Unreachable, ErrUnreachable) && st.Lag() == 40 {
-			t.Logf("while away: lag %d, %v", st.Lag(), st.Unreachable)
+		if st.Waiting != nil && errors.Is(st.Waiting, ErrUnreachable) && st.Lag() == 40 {
+			t.Logf("while away: lag %d, %v", st.Lag(), st.Waiting)
 			break
 		}
 		select {
@@ -269,10 +274,10 @@ func TestMirrorWaitsWhileClusterAway(t *testing.T) {
 	if len(seen) != 100 {
 		t.Fatalf("the cluster holds %d distinct records, want 100", len(seen))
 	}
-	for m.status().Unreachable != nil {
+	for m.status().Waiting != nil {
 		select {
 		case <-ctx.Done():
-			t.Fatalf("after the broker came back the status still says %v", m.status().Unreachable)
+			t.Fatalf("after the broker came back the status still says %v", m.status().Waiting)
 		case <-time.After(50 * time.Millisecond):
 		}
 	}
@@ -294,7 +299,7 @@ func TestMirrorStopsWhileClusterAway(t *testing.T) {
 
 	broker.kill()
 	produceLocal(t, e, "local", 0, 10, "b")
-	for m.status().Unreachable == nil {
+	for m.status().Waiting == nil {
 		select {
 		case err := <-m.done:
 			t.Fatalf("the mirror ended while the cluster was away: %v", err)
@@ -314,5 +319,70 @@ func TestMirrorStopsWhileClusterAway(t *testing.T) {
 	}
 	if off, ok, err := e.Cursor("mirror.copy", "local", 0); err != nil || !ok || off != 10 {
 		t.Fatalf("cursor after the stop: %d %v %v, want 10 (nothing acked past it)", off, ok, err)
+	}
+}
+
+// A mirror whose cluster broker's disk fills up waits, its lag growing (the
+// broker answers KAFKA_STORAGE_ERROR, which the Kafka client retries), and
+// once space is freed on the broker it copies the rest, every record once,
+// in order. The broker is Pulse's own listener on a small real filesystem.
+func TestMirrorWaitsWhileClusterDiskFull(t *testing.T) {
+	if os.Getenv(bootstrapEnv) != "" {
+		t.Skip("fills the disk of a broker of its own")
+	}
+	if testing.Short() {
+		t.Skip("builds the pulse binary and runs it as the broker; not in -short")
+	}
+	mnt := loopfs.Mount(t, 32)
+	ballast := filepath.Join(mnt, "ballast")
+	if err := os.WriteFile(ballast, make([]byte, 22<<20), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	broker := runPulseServe(t, buildPulse(t), filepath.Join(mnt, "data"), "127.0.0.1:0")
+	e := openLocal(t, "local", 1)
+	const n, size = 1500, 8 << 10 // 12 MB of values no codec shrinks
+	recs := make([]engine.Record, n)
+	for i := range recs {
+		v := make([]byte, size)
+		rand.Read(v)
+		recs[i] = engine.Record{Key: []byte(fmt.Sprint(i)), Value: v}
+	}
+	if _, err := e.Produce(context.Background(), "local", 0, recs); err != nil {
+		t.Fatal(err)
+	}
+	dst := openSource(t, broker.addr)
+	ctx := testCtx(t)
+	m := startMirror(t, ctx, e, dst, MirrorOptions{Topic: "local", ToTopic: "copy", BatchRecords: 50})
+	// Stuck: the same position for three seconds, short of the end.
+	var at int64 = -1
+	still := 0
+	for still < 3 {
+		select {
+		case err := <-m.done:
+			t.Fatalf("the mirror ended on a full broker disk: %v", err)
+		case <-ctx.Done():
+			t.Fatalf("the mirror never stopped on the full broker disk: %+v", m.status())
+		case <-time.After(time.Second):
+		}
+		st := m.status()
+		if next := st.Partitions[0].Next; next == at && next < n {
+			still++
+		} else {
+			at, still = next, 0
+		}
+	}
+	t.Logf("the broker's disk is full at local offset %d of %d", at, n)
+	if err := os.Remove(ballast); err != nil {
+		t.Fatal(err)
+	}
+	m.waitNext(t, ctx, []int64{n})
+	got := consumeAll(t, broker.addr, "copy", n)
+	if len(got) != n {
+		t.Fatalf("the cluster holds %d records, want %d", len(got), n)
+	}
+	for i, r := range got {
+		if string(r.Key) != fmt.Sprint(i) || !bytes.Equal(r.Value, recs[i].Value) {
+			t.Fatalf("cluster record %d has key %q: records lost, reordered or copied twice", i, r.Key)
+		}
 	}
 }
