@@ -249,7 +249,9 @@ const (
 
 // listOffsets answers ListOffsets: earliest is the log start, latest the
 // HWM, a timestamp the first record committed at or after it (offset -1
-// when there is none), -3 the last record.
+// when there is none), -3 the last record. Its reads of a record hand none
+// to the client, so the offsets they skip are not counted
+// (engine.ReadUncounted).
 func (s *Server) listOffsets(r *kmsg.ListOffsetsRequest) *kmsg.ListOffsetsResponse {
 	resp := r.ResponseKind().(*kmsg.ListOffsetsResponse)
 	for _, t := range r.Topics {
@@ -275,7 +277,7 @@ func (s *Server) listOffsets(r *kmsg.ListOffsetsRequest) *kmsg.ListOffsetsRespon
 					rp.Offset = pi.LogStart
 				case tsMax:
 					if pi.HWM > pi.LogStart {
-						if res, err := s.eng.Read(t.Topic, int(p.Partition), pi.HWM-1, 1, 1); err == nil && len(res.Records) == 1 {
+						if res, err := s.eng.ReadUncounted(t.Topic, int(p.Partition), pi.HWM-1, 1, 1); err == nil && len(res.Records) == 1 {
 							rp.Offset, rp.Timestamp = res.Records[0].Offset, res.Records[0].Timestamp
 						}
 					}
@@ -285,7 +287,7 @@ func (s *Server) listOffsets(r *kmsg.ListOffsetsRequest) *kmsg.ListOffsetsRespon
 						rp.ErrorCode = engineErrorCode(err)
 						break
 					}
-					if res, err := s.eng.Read(t.Topic, int(p.Partition), off, 1, 1); err == nil && len(res.Records) == 1 {
+					if res, err := s.eng.ReadUncounted(t.Topic, int(p.Partition), off, 1, 1); err == nil && len(res.Records) == 1 {
 						rp.Offset, rp.Timestamp = res.Records[0].Offset, res.Records[0].Timestamp
 					}
 				}

@@ -175,3 +175,30 @@ func TestFetchCountsNoRangeOfAPartitionItLeavesOut(t *testing.T) {
 		t.Fatalf("after the answer over partition 1's range: skipped_records %d, want 2", n)
 	}
 }
+
+// ListOffsets looks records up without handing any to the client: -3 (max
+// timestamp) on a partition whose last offset is in a corrupt range answers
+// offset -1 and counts nothing in skipped_records.
+func TestListOffsetsCountsNoSkippedRange(t *testing.T) {
+	p, url := countedPulse(t, corruptTailDir(t))
+	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
+	defer cancel()
+	req := kmsg.NewPtrListOffsetsRequest()
+	req.Version = 7
+	rt := kmsg.NewListOffsetsRequestTopic()
+	rt.Topic = "hurt"
+	rp := kmsg.NewListOffsetsRequestTopicPartition()
+	rp.Timestamp = -3
+	rt.Partitions = append(rt.Partitions, rp)
+	req.Topics = append(req.Topics, rt)
+	resp, err := req.RequestWith(ctx, kgoClient(t, p.addr))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if part := resp.Topics[0].Partitions[0]; part.ErrorCode != 0 || part.Offset != -1 {
+		t.Fatalf("ListOffsets -3: code %d, offset %d; want 0, -1 (offset 4 is in the corrupt range)", part.ErrorCode, part.Offset)
+	}
+	if n := skippedOnMetrics(t, url, 0); n != 0 {
+		t.Fatalf("after ListOffsets -3: skipped_records %d, want 0", n)
+	}
+}
