@@ -19,7 +19,7 @@ const maxFetchBytes = 64 << 20
 // session id 0, so clients send full fetches.
 //
 // skipOnly is the connection's memory of partitions last answered with only
-// a batch of no records: such an answer counts toward min_bytes the first
+// a batch of no records (led by a record below the fetch offset or not): such an answer counts toward min_bytes the first
 // time, so that a consumer learns at once that it may move past the range,
 // but not again at the same offset (a client that ignores the batch asks
 // there again), so that fetch waits as at the HWM.
@@ -149,7 +149,9 @@ func (s *Server) fetchOnce(r *kmsg.FetchRequest, maxBytes int, skipOnly map[topi
 // so a record larger than the limit is not stuck forever), to be encoded
 // into the response by fetchResponse.AppendTo, followed there by
 // rp.RecordBatches (a batch of no records past what the read skipped after
-// them, or nothing); nil when there are none. It also returns the offsets
+// them, or nothing); nil when there are none, rp.RecordBatches then being
+// a batch of no records over what the read skipped (led as leadBelow
+// says), or nothing. It also returns the offsets
 // of corrupt or lost ranges that the answer moves the consumer past: those
 // below the offset its next fetch asks at, not those the read passed over
 // beyond it.
@@ -194,6 +196,7 @@ func (s *Server) fetchPartition(topic string, partition int32, from int64, budge
 			// a batch of no records ending there moves the consumer
 			// on (KAFKA-5443).
 			rp.RecordBatches, end = emptyBatch(from, next)
+			rp.RecordBatches = s.leadBelow(topic, partition, res.LogStart, from, budget, rp.RecordBatches)
 		}
 		return nil, res.SkippedBelow(end), 0
 	}
@@ -206,6 +209,30 @@ func (s *Server) fetchPartition(topic string, partition int32, from int64, budge
 		rp.RecordBatches, end = emptyBatch(end, next)
 	}
 	return recs, res.SkippedBelow(end), 0
+}
+
+// leadBelow returns skip, the batch of no records an answer at from is
+// made of, led by a batch of the partition's first readable record when
+// that record is below from and both fit in budget. The consumers
+// docs/kafka.md names drop a record below their fetch offset, as one from a
+// compressed batch that started before it, but with it two of them move on
+// where a batch of no records alone leaves them: kafka-python 2.0.2 fails on a response of only
+// batches of no records (IndexError) and, given a record, moves its
+// position to the last batch's end; kafkajs 2.2.4 ignores a batch of no
+// records and, given only records below its fetch offset, moves on by one
+// offset (as past records compaction removed). The lead is never counted
+// as read: it is not handed to the consumer.
+func (s *Server) leadBelow(topic string, partition int32, logStart, from int64, budget int, skip []byte) []byte {
+	res, err := s.read(topic, int(partition), logStart, 1, 1)
+	if err != nil || len(res.Records) == 0 || res.Records[0].Offset >= from {
+		return skip
+	}
+	lead := res.Records[:1]
+	n := batchesLen(lead)
+	if n+len(skip) > budget {
+		return skip
+	}
+	return append(appendBatches(make([]byte, 0, n+len(skip)), lead), skip...)
 }
 
 // emptyBatch returns a batch of no records from first on toward next-1
