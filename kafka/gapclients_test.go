@@ -14,6 +14,7 @@ import (
 	"github.com/twmb/franz-go/pkg/kgo"
 
 	"github.com/pulselog/pulse/engine"
+	"github.com/pulselog/pulse/meta"
 )
 
 // gapClient is a consumer of hurt/0 for TestClientsPassACorruptRangeAtTheEnd:
@@ -21,15 +22,16 @@ import (
 // application on lines ("OFFSET VALUE") until it has handed on c5, then
 // closes lines, and wait returns how it ended.
 type gapClient struct {
-	name  string
-	want  string // every record it hands on, c5 last
-	start func(ctx context.Context, t *testing.T, addr string) (lines <-chan string, wait func() error)
+	name      string
+	fromStart bool // it reads from the beginning, else from offset 3
+	start     func(ctx context.Context, t *testing.T, addr string) (lines <-chan string, wait func() error)
 }
 
 // TestClientsPassACorruptRangeAtTheEnd: five clients nobody here wrote
-// read the partition of startWithCorruptTail, whose corrupt range 3..4
-// reaches the HWM, from an offset before the range or at it: each one
-// moves past the range to the HWM (Pulse sees its fetch at 5) before
+// read a partition holding a0..a2 and then a range reaching the HWM (the
+// corrupt range 3..4 of startWithCorruptTail, HWM 5, or a lost range 3..9,
+// HWM 10), from the beginning or from the range's first offset: each one
+// moves past the range to the HWM (Pulse sees its fetch there) before
 // anything more is produced, and then hands on the record produced, c5,
 // having handed on every record before the range once and nothing else
 // (not the record the answer at the range leads with).
@@ -41,20 +43,20 @@ func TestClientsPassACorruptRangeAtTheEnd(t *testing.T) {
 		}
 	}
 	clients := []gapClient{
-		{"kcat", "5 c5", func(ctx context.Context, t *testing.T, addr string) (<-chan string, func() error) {
+		{"kcat", false, func(ctx context.Context, t *testing.T, addr string) (<-chan string, func() error) {
 			kcat := need(t, "kcat", "-V")
 			return startLines(ctx, t, exec.CommandContext(ctx, kcat, "-C", "-b", addr, "-t", "hurt", "-p", "0", "-o", "3", "-c", "1",
 				"-q", "-X", "fetch.wait.max.ms=100", "-f", "%o %s\n"))
 		}},
-		{"confluent-kafka", "5 c5", py("confluent")},
-		{"kafka-python", "5 c5", py("kafkapython")},
-		{"kafkajs", "0 a0\n1 a1\n2 a2\n5 c5", func(ctx context.Context, t *testing.T, addr string) (<-chan string, func() error) {
+		{"confluent-kafka", false, py("confluent")},
+		{"kafka-python", false, py("kafkapython")},
+		{"kafkajs", true, func(ctx context.Context, t *testing.T, addr string) (<-chan string, func() error) {
 			node, dir := nodeWithKafkajs(t)
 			cmd := exec.CommandContext(ctx, node, "gap.js", addr, "hurt", "gap-kafkajs", "c5")
 			cmd.Dir = dir
 			return startLines(ctx, t, cmd)
 		}},
-		{"franz-go", "5 c5", func(ctx context.Context, t *testing.T, addr string) (<-chan string, func() error) {
+		{"franz-go", false, func(ctx context.Context, t *testing.T, addr string) (<-chan string, func() error) {
 			cl := kgoClient(t, addr, kgo.FetchMaxWait(100*time.Millisecond),
 				kgo.ConsumePartitions(map[string]map[int32]kgo.Offset{"hurt": {0: kgo.NewOffset().At(3)}}))
 			lines, done := make(chan string), make(chan error, 1)
@@ -80,52 +82,95 @@ func TestClientsPassACorruptRangeAtTheEnd(t *testing.T) {
 			return lines, func() error { return <-done }
 		}},
 	}
-	for _, c := range clients {
-		t.Run(c.name, func(t *testing.T) {
-			eng, err := engine.Open(engine.DefaultOptions(corruptTailDir(t)))
-			if err != nil {
-				t.Fatal(err)
-			}
-			past := make(chan struct{})
-			var once sync.Once
-			opts := DefaultOptions()
-			opts.Records = &readSignal{Engine: eng, onRead: func(from int64) {
-				if from == 5 {
-					once.Do(func() { close(past) })
-				}
-			}}
-			p := startPulseOnEngine(t, eng, opts)
-			ctx, cancel := context.WithTimeout(context.Background(), 90*time.Second)
-			defer cancel()
-			lines, wait := c.start(ctx, t, p.addr)
-			var got []string
-			for waiting := true; waiting; {
-				select {
-				case <-past:
-					waiting = false
-				case l, ok := <-lines:
-					if !ok {
-						t.Fatalf("%s ended before it asked past the range (%v), having handed on %q", c.name, wait(), got)
-					}
-					got = append(got, l)
-				case <-ctx.Done():
-					t.Fatalf("%s never asked past the range, at 5, having handed on %q", c.name, got)
-				}
-			}
-			if _, err := p.eng.Produce(ctx, "hurt", 0, []engine.Record{{Value: []byte("c5")}}); err != nil {
-				t.Fatal(err)
-			}
-			for l := range lines {
-				got = append(got, l)
-			}
-			if err := wait(); err != nil {
-				t.Fatalf("%s: %v, having handed on %q", c.name, err, got)
-			}
-			if g := strings.Join(got, "\n"); g != c.want {
-				t.Fatalf("%s handed on %q, want %q", c.name, g, c.want)
-			}
-		})
+	fixtures := []struct {
+		name string
+		dir  func(t *testing.T) string
+		hwm  int64
+	}{
+		{"corrupt", corruptTailDir, 5},
+		{"lost", lostTailDir, 10},
 	}
+	for _, f := range fixtures {
+		for _, c := range clients {
+			t.Run(f.name+"/"+c.name, func(t *testing.T) {
+				eng, err := engine.Open(engine.DefaultOptions(f.dir(t)))
+				if err != nil {
+					t.Fatal(err)
+				}
+				past := make(chan struct{})
+				var once sync.Once
+				opts := DefaultOptions()
+				opts.Records = &readSignal{Engine: eng, onRead: func(from int64) {
+					if from == f.hwm {
+						once.Do(func() { close(past) })
+					}
+				}}
+				p := startPulseOnEngine(t, eng, opts)
+				ctx, cancel := context.WithTimeout(context.Background(), 90*time.Second)
+				defer cancel()
+				lines, wait := c.start(ctx, t, p.addr)
+				var got []string
+				for waiting := true; waiting; {
+					select {
+					case <-past:
+						waiting = false
+					case l, ok := <-lines:
+						if !ok {
+							t.Fatalf("%s ended before it asked past the range (%v), having handed on %q", c.name, wait(), got)
+						}
+						got = append(got, l)
+					case <-ctx.Done():
+						t.Fatalf("%s never asked past the range, at %d, having handed on %q", c.name, f.hwm, got)
+					}
+				}
+				if _, err := p.eng.Produce(ctx, "hurt", 0, []engine.Record{{Value: []byte("c5")}}); err != nil {
+					t.Fatal(err)
+				}
+				for l := range lines {
+					got = append(got, l)
+				}
+				if err := wait(); err != nil {
+					t.Fatalf("%s: %v, having handed on %q", c.name, err, got)
+				}
+				want := fmt.Sprintf("%d c5", f.hwm)
+				if c.fromStart {
+					want = "0 a0\n1 a1\n2 a2\n" + want
+				}
+				if g := strings.Join(got, "\n"); g != want {
+					t.Fatalf("%s handed on %q, want %q", c.name, g, want)
+				}
+			})
+		}
+	}
+}
+
+// lostTailDir returns a data dir holding a partition hurt/0 of a0..a2
+// (offsets 0..2) whose HWM meta.db recorded as 10: recovery finds offsets
+// 3..9 lost, a range reaching the HWM. Pulse is stopped.
+func lostTailDir(t *testing.T) string {
+	t.Helper()
+	dir := t.TempDir()
+	p := startPulse(t, dir, DefaultOptions())
+	if err := p.eng.CreateTopic("hurt", engine.TopicConfig{Codec: "none"}); err != nil {
+		t.Fatal(err)
+	}
+	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
+	defer cancel()
+	if _, err := p.eng.Produce(ctx, "hurt", 0, []engine.Record{{Value: []byte("a0")}, {Value: []byte("a1")}, {Value: []byte("a2")}}); err != nil {
+		t.Fatal(err)
+	}
+	p.stop(t)
+	s, err := meta.Open(dir, meta.DefaultOptions())
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := s.SetHWM("hurt", 0, 10); err != nil {
+		t.Fatal(err)
+	}
+	if err := s.Close(); err != nil {
+		t.Fatal(err)
+	}
+	return dir
 }
 
 // startLines starts cmd and sends each line it prints on the channel it
