@@ -182,13 +182,36 @@ func (e *Engine) ProducerBatches(topic string, partition int, fn func(ProducerBa
 }
 
 // Read returns records of one partition with offsets in [from, HWM): see
-// plog.Log.Read. The records are read-only.
+// plog.Log.Read. The records are read-only. The offsets it skips are
+// counted in the partition's SkippedRecords.
 func (e *Engine) Read(topic string, partition int, from int64, maxRecords, maxBytes int) (ReadResult, error) {
+	return e.read(topic, partition, from, maxRecords, maxBytes, (*plog.Log).Read)
+}
+
+// ReadUncounted is Read without counting the offsets it skips in
+// SkippedRecords (plog.Log.ReadUncounted): its caller counts, with
+// CountSkipped, those it hands on.
+func (e *Engine) ReadUncounted(topic string, partition int, from int64, maxRecords, maxBytes int) (ReadResult, error) {
+	return e.read(topic, partition, from, maxRecords, maxBytes, (*plog.Log).ReadUncounted)
+}
+
+// CountSkipped counts, in the partition's SkippedRecords, n offsets that a
+// ReadUncounted of it skipped and its caller handed on.
+func (e *Engine) CountSkipped(topic string, partition int, n int64) error {
+	_, l, err := e.topicPartition(topic, partition)
+	if err != nil {
+		return err
+	}
+	l.CountSkipped(n)
+	return nil
+}
+
+func (e *Engine) read(topic string, partition int, from int64, maxRecords, maxBytes int, read func(*plog.Log, int64, int, int) (plog.ReadResult, error)) (ReadResult, error) {
 	t, l, err := e.topicPartition(topic, partition)
 	if err != nil {
 		return ReadResult{}, err
 	}
-	r, err := l.Read(from, maxRecords, maxBytes)
+	r, err := read(l, from, maxRecords, maxBytes)
 	if err != nil {
 		return ReadResult{}, fmt.Errorf("topic %s partition %d: %w", topic, partition, e.mapPartitionErr(t, err))
 	}

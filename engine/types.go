@@ -106,7 +106,8 @@ type ReadResult struct {
 
 // SkippedBelow returns the offsets of r's Skipped that lie below offset:
 // what a reader that hands on r's records up to offset (and reads from
-// offset next) has passed over. At or past r.Next it is all of Skipped.
+// offset next) has passed over; a range that goes on past offset counts up
+// to it. At or past r.Next it is all of Skipped.
 func (r *ReadResult) SkippedBelow(offset int64) int64 {
 	if offset >= r.Next || r.Skips == nil {
 		return r.Skipped
@@ -114,7 +115,7 @@ func (r *ReadResult) SkippedBelow(offset int64) int64 {
 	var n int64
 	for _, s := range r.Skips {
 		if s.First < offset {
-			n += s.End - s.First
+			n += min(s.End, offset) - s.First
 		}
 	}
 	return n

@@ -1,6 +1,7 @@
 package kafka
 
 import (
+	"encoding/binary"
 	"reflect"
 	"time"
 
@@ -18,7 +19,7 @@ const maxFetchBytes = 64 << 20
 // session id 0, so clients send full fetches.
 //
 // skipOnly is the connection's memory of partitions last answered with only
-// a batch of no records: such an answer counts toward min_bytes the first
+// a batch of no records (led by a record below the fetch offset or not): such an answer counts toward min_bytes the first
 // time, so that a consumer learns at once that it may move past the range,
 // but not again at the same offset (a client that ignores the batch asks
 // there again), so that fetch waits as at the HWM.
@@ -57,18 +58,23 @@ func (s *Server) fetch(r *kmsg.FetchRequest, skipOnly map[topicPartition]int64) 
 	}
 }
 
-// read is a fetch's read of one partition: uncounted when the record path
-// counts reads (the response sent is counted instead, by counted).
+// read is a fetch's read of one partition, counting neither the records
+// it returns (when the record path counts reads) nor the offsets it skips
+// in skipped_records: a fetch that waits reads its partitions again each
+// time it wakes, and sends less than it read when its bytes run out, so
+// sent counts what the response sent carries instead.
 func (s *Server) read(topic string, partition int, from int64, maxRecords, maxBytes int) (engine.ReadResult, error) {
 	if c, ok := s.records.(ReadCounter); ok {
 		return c.ReadUncounted(topic, partition, from, maxRecords, maxBytes)
 	}
-	return s.records.Read(topic, partition, from, maxRecords, maxBytes)
+	return s.eng.ReadUncounted(topic, partition, from, maxRecords, maxBytes)
 }
 
 // sent notes resp as the response a fetch sends: its records are counted
-// as read (when the record path counts reads), and skipOnly remembers the
-// partitions it answers with only a batch of no records. It returns resp.
+// as read (when the record path counts reads), the offsets of corrupt or
+// lost ranges its batches of no records move the consumer past are counted
+// in skipped_records, and skipOnly remembers the partitions it answers with
+// only a batch of no records. It returns resp.
 func (s *Server) sent(resp *fetchResponse, skipOnly map[topicPartition]int64) *fetchResponse {
 	c, counts := s.records.(ReadCounter)
 	for ti := range resp.Topics {
@@ -78,6 +84,11 @@ func (s *Server) sent(resp *fetchResponse, skipOnly map[topicPartition]int64) *f
 			recs := resp.recordsOf(ti, pi)
 			if counts && len(recs) > 0 {
 				c.CountRead(t.Topic, recs)
+			}
+			if n := resp.skipped[ti][pi]; n > 0 {
+				// An error is the partition deleted since the read:
+				// there is no counter left to count in.
+				_ = s.eng.CountSkipped(t.Topic, int(p.Partition), n)
 			}
 			tp := topicPartition{t.Topic, p.Partition}
 			if recs == nil && p.ErrorCode == 0 && len(p.RecordBatches) > 0 {
@@ -93,13 +104,14 @@ func (s *Server) sent(resp *fetchResponse, skipOnly map[topicPartition]int64) *f
 // fetchOnce reads every requested partition once. It returns the response,
 // the bytes of records in it, and whether a partition failed.
 func (s *Server) fetchOnce(r *kmsg.FetchRequest, maxBytes int, skipOnly map[topicPartition]int64) (*fetchResponse, int, bool) {
-	resp := &fetchResponse{FetchResponse: r.ResponseKind().(*kmsg.FetchResponse), records: make([][][]engine.Record, len(r.Topics)), fetchOffsets: make([][]int64, len(r.Topics))}
+	resp := &fetchResponse{FetchResponse: r.ResponseKind().(*kmsg.FetchResponse), records: make([][][]engine.Record, len(r.Topics)), fetchOffsets: make([][]int64, len(r.Topics)), skipped: make([][]int64, len(r.Topics))}
 	total, failed := 0, false
 	for ti, t := range r.Topics {
 		rt := kmsg.NewFetchResponseTopic()
 		rt.Topic = t.Topic
 		resp.records[ti] = make([][]engine.Record, len(t.Partitions))
 		resp.fetchOffsets[ti] = make([]int64, len(t.Partitions))
+		resp.skipped[ti] = make([]int64, len(t.Partitions))
 		for pi, p := range t.Partitions {
 			resp.fetchOffsets[ti][pi] = p.FetchOffset
 			rp := kmsg.NewFetchResponseTopicPartition()
@@ -112,8 +124,8 @@ func (s *Server) fetchOnce(r *kmsg.FetchRequest, maxBytes int, skipOnly map[topi
 				// with its watermarks.
 				budget = 0
 			}
-			recs, code := s.fetchPartition(t.Topic, p.Partition, p.FetchOffset, budget, total == 0, &rp)
-			resp.records[ti][pi] = recs
+			recs, skipped, code := s.fetchPartition(t.Topic, p.Partition, p.FetchOffset, budget, total == 0, &rp)
+			resp.records[ti][pi], resp.skipped[ti][pi] = recs, skipped
 			n := len(rp.RecordBatches)
 			if recs != nil {
 				n += batchesLen(recs)
@@ -137,8 +149,13 @@ func (s *Server) fetchOnce(r *kmsg.FetchRequest, maxBytes int, skipOnly map[topi
 // so a record larger than the limit is not stuck forever), to be encoded
 // into the response by fetchResponse.AppendTo, followed there by
 // rp.RecordBatches (a batch of no records past what the read skipped after
-// them, or nothing); nil when there are none.
-func (s *Server) fetchPartition(topic string, partition int32, from int64, budget int, first bool, rp *kmsg.FetchResponseTopicPartition) ([]engine.Record, int16) {
+// them, or nothing); nil when there are none, rp.RecordBatches then being
+// a batch of no records over what the read skipped (led as leadBelow
+// says), or nothing. It also returns the offsets
+// of corrupt or lost ranges that the answer moves the consumer past: those
+// below the offset its next fetch asks at, not those the read passed over
+// beyond it.
+func (s *Server) fetchPartition(topic string, partition int32, from int64, budget int, first bool, rp *kmsg.FetchResponseTopicPartition) ([]engine.Record, int64, int16) {
 	// Records take at least 16 bytes (approxSize), so budget/16 records is
 	// never the bound that stops the read before budget bytes.
 	res, err := s.read(topic, int(partition), from, max(budget/16, 1), max(budget, 1))
@@ -150,15 +167,15 @@ func (s *Server) fetchPartition(topic string, partition int32, from int64, budge
 				rp.HighWatermark, rp.LastStableOffset, rp.LogStartOffset = pi.HWM, pi.HWM, pi.LogStart
 			}
 		}
-		return nil, code
+		return nil, 0, code
 	}
 	rp.HighWatermark, rp.LastStableOffset, rp.LogStartOffset = res.HWM, res.HWM, res.LogStart
 	if from > res.HWM || from < res.LogStart {
-		return nil, errOffsetOutOfRange
+		return nil, 0, errOffsetOutOfRange
 	}
 	recs := res.Records
 	if budget <= 0 && !first {
-		return nil, 0
+		return nil, 0, 0
 	}
 	// Trim to the budget (Read's bound is approximate), keeping one.
 	next := res.Next // where the consumer's next fetch should ask
@@ -172,23 +189,58 @@ func (s *Server) fetchPartition(topic string, partition int32, from int64, budge
 		}
 	}
 	if len(recs) == 0 {
+		end := from // where the consumer's next fetch asks
 		if next > from {
 			// Nothing readable up to Next (a corrupt range, or a gap
 			// recovery recorded): as for a batch compaction emptied,
 			// a batch of no records ending there moves the consumer
 			// on (KAFKA-5443).
-			rp.RecordBatches = appendEmptyBatch(nil, from, next-1)
+			rp.RecordBatches, end = emptyBatch(from, next)
+			rp.RecordBatches = s.leadBelow(topic, partition, res.LogStart, from, budget, rp.RecordBatches)
 		}
-		return nil, 0
+		return nil, res.SkippedBelow(end), 0
 	}
-	if last := recs[len(recs)-1].Offset; next > last+1 {
-		// The read skipped offsets after its last record (and counted
-		// them): a batch of no records after the records' batches
-		// moves the consumer past them too, so that its next fetch
-		// does not read, and count, the same range again.
-		rp.RecordBatches = appendEmptyBatch(nil, last+1, next-1)
+	end := recs[len(recs)-1].Offset + 1
+	if next > end {
+		// The read skipped offsets after its last record: a batch of
+		// no records after the records' batches moves the consumer
+		// past them too, so that its next fetch does not read, and
+		// count, the same range again.
+		rp.RecordBatches, end = emptyBatch(end, next)
 	}
-	return recs, 0
+	return recs, res.SkippedBelow(end), 0
+}
+
+// leadBelow returns skip, the batch of no records an answer at from is
+// made of, led by a batch of the partition's first readable record when
+// that record is below from and both fit in budget. The consumers
+// docs/kafka.md names drop a record below their fetch offset, as one from a
+// compressed batch that started before it, but with it two of them move on
+// where a batch of no records alone leaves them: kafka-python 2.0.2 fails on a response of only
+// batches of no records (IndexError) and, given a record, moves its
+// position to the last batch's end; kafkajs 2.2.4 ignores a batch of no
+// records and, given only records below its fetch offset, moves on by one
+// offset (as past records compaction removed). The lead is never counted
+// as read: it is not handed to the consumer.
+func (s *Server) leadBelow(topic string, partition int32, logStart, from int64, budget int, skip []byte) []byte {
+	res, err := s.read(topic, int(partition), logStart, 1, 1)
+	if err != nil || len(res.Records) == 0 || res.Records[0].Offset >= from {
+		return skip
+	}
+	lead := res.Records[:1]
+	n := batchesLen(lead)
+	if n+len(skip) > budget {
+		return skip
+	}
+	return append(appendBatches(make([]byte, 0, n+len(skip)), lead), skip...)
+}
+
+// emptyBatch returns a batch of no records from first on toward next-1
+// (appendEmptyBatch ends a range too long for one batch sooner) and the
+// offset after its last, where it moves the consumer.
+func emptyBatch(first, next int64) ([]byte, int64) {
+	b := appendEmptyBatch(nil, first, next-1)
+	return b, first + int64(binary.BigEndian.Uint32(b[offLastDelta:])) + 1
 }
 
 // appendBatches encodes recs as batches v2, one per run of records with the
@@ -224,7 +276,9 @@ const (
 
 // listOffsets answers ListOffsets: earliest is the log start, latest the
 // HWM, a timestamp the first record committed at or after it (offset -1
-// when there is none), -3 the last record.
+// when there is none), -3 the last record. Its reads of a record hand none
+// to the client, so the offsets they skip are not counted
+// (engine.ReadUncounted).
 func (s *Server) listOffsets(r *kmsg.ListOffsetsRequest) *kmsg.ListOffsetsResponse {
 	resp := r.ResponseKind().(*kmsg.ListOffsetsResponse)
 	for _, t := range r.Topics {
@@ -250,7 +304,7 @@ func (s *Server) listOffsets(r *kmsg.ListOffsetsRequest) *kmsg.ListOffsetsRespon
 					rp.Offset = pi.LogStart
 				case tsMax:
 					if pi.HWM > pi.LogStart {
-						if res, err := s.eng.Read(t.Topic, int(p.Partition), pi.HWM-1, 1, 1); err == nil && len(res.Records) == 1 {
+						if res, err := s.eng.ReadUncounted(t.Topic, int(p.Partition), pi.HWM-1, 1, 1); err == nil && len(res.Records) == 1 {
 							rp.Offset, rp.Timestamp = res.Records[0].Offset, res.Records[0].Timestamp
 						}
 					}
@@ -260,7 +314,7 @@ func (s *Server) listOffsets(r *kmsg.ListOffsetsRequest) *kmsg.ListOffsetsRespon
 						rp.ErrorCode = engineErrorCode(err)
 						break
 					}
-					if res, err := s.eng.Read(t.Topic, int(p.Partition), off, 1, 1); err == nil && len(res.Records) == 1 {
+					if res, err := s.eng.ReadUncounted(t.Topic, int(p.Partition), off, 1, 1); err == nil && len(res.Records) == 1 {
 						rp.Offset, rp.Timestamp = res.Records[0].Offset, res.Records[0].Timestamp
 					}
 				}

@@ -19,6 +19,7 @@ type fetchResponse struct {
 	*kmsg.FetchResponse
 	records      [][][]engine.Record
 	fetchOffsets [][]int64 // the request's fetch offset of each partition
+	skipped      [][]int64 // offsets each partition's answer moves the consumer past as skipped (fetchPartition)
 }
 
 // AppendTo encodes the response as kmsg.FetchResponse.AppendTo would with

@@ -23,6 +23,13 @@ import (
 // corrupt range reaching the HWM, 5.
 func startWithCorruptTail(t *testing.T) *pulse {
 	t.Helper()
+	return startPulse(t, corruptTailDir(t), DefaultOptions())
+}
+
+// corruptTailDir returns a data dir holding the partition of
+// startWithCorruptTail, Pulse stopped.
+func corruptTailDir(t *testing.T) string {
+	t.Helper()
 	dir := t.TempDir()
 	p := startPulse(t, dir, DefaultOptions())
 	if err := p.eng.CreateTopic("hurt", engine.TopicConfig{Codec: "none"}); err != nil {
@@ -45,46 +52,42 @@ func startWithCorruptTail(t *testing.T) *pulse {
 		t.Fatal(err)
 	}
 	damage.FlipByte(t, seg, fi.Size()-2) // in the last batch's last record: offsets 3..4
-	return startPulse(t, dir, DefaultOptions())
+	return dir
 }
 
 // TestFetchPassesACorruptRangeAtTheEnd: a corrupt batch that reaches the
 // HWM, with nothing readable after it, is answered as Kafka answers a batch
 // compaction emptied: a batch of no records whose last offset is the
 // range's end, so that a consumer moves past it to the HWM (kcat -e ends)
-// instead of asking for the same offset until more is produced.
+// instead of asking for the same offset until more is produced; it is led
+// by a batch of the partition's first record, below the fetch offset
+// (TestClientsPassACorruptRangeAtTheEnd shows what that is for).
 func TestFetchPassesACorruptRangeAtTheEnd(t *testing.T) {
 	p := startWithCorruptTail(t)
 	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
 	defer cancel()
-	// The protocol: a fetch at the range is answered at once with an
-	// empty batch ending at its last offset.
+	// The protocol: a fetch at the range, and one inside it, are answered
+	// at once, with an empty batch ending at its last offset.
 	cl := kgoClient(t, p.addr)
-	req := kmsg.NewPtrFetchRequest()
-	req.MaxWaitMillis, req.MinBytes, req.MaxBytes = 10000, 1, 1<<20
-	rt := kmsg.NewFetchRequestTopic()
-	rt.Topic = "hurt"
-	rp := kmsg.NewFetchRequestTopicPartition()
-	rp.FetchOffset, rp.PartitionMaxBytes = 3, 1<<20
-	rt.Partitions = append(rt.Partitions, rp)
-	req.Topics = append(req.Topics, rt)
-	resp, err := req.RequestWith(ctx, cl)
-	if err != nil {
-		t.Fatal(err)
+	if b := fetchBatches(ctx, t, cl, 3); !isRangeAnswer(b, 3) {
+		t.Fatalf("fetch at the corrupt range: %+v, want a batch of a0 and one of no records over 3..4", b)
 	}
-	part := resp.Topics[0].Partitions[0]
-	var b kmsg.RecordBatch
-	if err := b.ReadFrom(part.RecordBatches); err != nil || part.ErrorCode != 0 || part.HighWatermark != 5 {
-		t.Fatalf("fetch at the corrupt range: code %d, HWM %d, batches %x: %v", part.ErrorCode, part.HighWatermark, part.RecordBatches, err)
-	}
-	if b.FirstOffset != 3 || b.LastOffsetDelta != 1 || b.NumRecords != 0 {
-		t.Fatalf("fetch at the corrupt range: batch at %d, last offset delta %d, %d records; want 3, 1, 0", b.FirstOffset, b.LastOffsetDelta, b.NumRecords)
+	if b := fetchBatches(ctx, t, cl, 4); !isRangeAnswer(b, 4) {
+		t.Fatalf("fetch inside the corrupt range: %+v, want a batch of a0 and one of no records over 4..4", b)
 	}
 
 	// A client nobody here wrote: kcat -e reads to the end and exits.
 	if got := kcatToEnd(ctx, t, p.addr, "the corrupt range"); got != "0 a0\n1 a1\n2 a2\n" {
 		t.Fatalf("kcat read %q", got)
 	}
+}
+
+// isRangeAnswer reports whether b is the answer to a fetch at from in the
+// corrupt range 3..4 of startWithCorruptTail: a batch of a0 alone, the
+// partition's first record, then a batch of no records over from..4.
+func isRangeAnswer(b []kmsg.RecordBatch, from int64) bool {
+	return len(b) == 2 && b[0].FirstOffset == 0 && b[0].NumRecords == 1 && b[0].LastOffsetDelta == 0 &&
+		b[1].FirstOffset == from && int64(b[1].LastOffsetDelta) == 4-from && b[1].NumRecords == 0
 }
 
 // fetchBatches sends one Fetch of hurt/0 at offset from and returns the
@@ -99,32 +102,48 @@ func fetchBatches(ctx context.Context, t *testing.T, cl *kgo.Client, from int64)
 }
 
 func fetchBatchesErr(ctx context.Context, cl *kgo.Client, from int64) ([]kmsg.RecordBatch, error) {
+	b, err := fetchHurtErr(ctx, cl, 10000, 1, 1<<20, [2]int64{0, from})
+	if err != nil {
+		return nil, err
+	}
+	return b[0], nil
+}
+
+// fetchHurtErr sends one Fetch of hurt at the offsets of at (partition,
+// offset; each partition's max_bytes 1 MiB) and returns the batches of
+// each partition's answer, in that order.
+func fetchHurtErr(ctx context.Context, cl *kgo.Client, maxWaitMs, minBytes, maxBytes int32, at ...[2]int64) ([][]kmsg.RecordBatch, error) {
 	req := kmsg.NewPtrFetchRequest()
-	req.MaxWaitMillis, req.MinBytes, req.MaxBytes = 10000, 1, 1<<20
+	req.MaxWaitMillis, req.MinBytes, req.MaxBytes = maxWaitMs, minBytes, maxBytes
 	rt := kmsg.NewFetchRequestTopic()
 	rt.Topic = "hurt"
-	rp := kmsg.NewFetchRequestTopicPartition()
-	rp.FetchOffset, rp.PartitionMaxBytes = from, 1<<20
-	rt.Partitions = append(rt.Partitions, rp)
+	for _, pa := range at {
+		rp := kmsg.NewFetchRequestTopicPartition()
+		rp.Partition, rp.FetchOffset, rp.PartitionMaxBytes = int32(pa[0]), pa[1], 1<<20
+		rt.Partitions = append(rt.Partitions, rp)
+	}
 	req.Topics = append(req.Topics, rt)
 	resp, err := req.RequestWith(ctx, cl)
 	if err != nil {
 		return nil, err
 	}
-	part := resp.Topics[0].Partitions[0]
-	if part.ErrorCode != 0 {
-		return nil, fmt.Errorf("fetch at %d: error code %d", from, part.ErrorCode)
-	}
-	var batches []kmsg.RecordBatch
-	for b := part.RecordBatches; len(b) > 0; {
-		var rb kmsg.RecordBatch
-		if err := rb.ReadFrom(b); err != nil {
-			return nil, fmt.Errorf("fetch at %d: batches %x: %w", from, part.RecordBatches, err)
+	var out [][]kmsg.RecordBatch
+	for _, part := range resp.Topics[0].Partitions {
+		if part.ErrorCode != 0 {
+			return nil, fmt.Errorf("fetch of partition %d at %d: error code %d", part.Partition, at[len(out)][1], part.ErrorCode)
 		}
-		batches = append(batches, rb)
-		b = b[12+int(rb.Length):]
+		var batches []kmsg.RecordBatch
+		for b := part.RecordBatches; len(b) > 0; {
+			var rb kmsg.RecordBatch
+			if err := rb.ReadFrom(b); err != nil {
+				return nil, fmt.Errorf("fetch of partition %d at %d: batches %x: %w", part.Partition, at[len(out)][1], part.RecordBatches, err)
+			}
+			batches = append(batches, rb)
+			b = b[12+int(rb.Length):]
+		}
+		out = append(out, batches)
 	}
-	return batches, nil
+	return out, nil
 }
 
 // A fetch whose read returns records and then skips a corrupt range up to
@@ -203,22 +222,28 @@ func TestFetchEndsWithTheCorruptRangeItSkippedAfterItsRecords(t *testing.T) {
 // HWM, for a record produced (or its max_wait), instead of a loop of
 // fetches each answered at once, each reading and counting the range.
 func TestFetchAtACorruptRangeAgainWaits(t *testing.T) {
-	p := startWithCorruptTail(t)
+	eng, err := engine.Open(engine.DefaultOptions(corruptTailDir(t)))
+	if err != nil {
+		t.Fatal(err)
+	}
+	reads := make(chan struct{}, 1)
+	opts := DefaultOptions()
+	opts.Records = &readSignal{Engine: eng, onRead: func(from int64) {
+		if from == 3 {
+			select {
+			case reads <- struct{}{}:
+			default:
+			}
+		}
+	}}
+	p := startPulseOnEngine(t, eng, opts)
 	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
 	defer cancel()
 	cl := kgoClient(t, p.addr)
-	if b := fetchBatches(ctx, t, cl, 3); len(b) != 1 || b[0].NumRecords != 0 || b[0].LastOffsetDelta != 1 {
-		t.Fatalf("first fetch at the range: %+v, want one batch of no records over 3..4", b)
+	if b := fetchBatches(ctx, t, cl, 3); !isRangeAnswer(b, 3) {
+		t.Fatalf("first fetch at the range: %+v, want a batch of a0 and one of no records over 3..4", b)
 	}
-	skipped := func() int64 {
-		t.Helper()
-		info, err := p.eng.Describe("hurt")
-		if err != nil {
-			t.Fatal(err)
-		}
-		return info.Partitions[0].SkippedRecords
-	}
-	before := skipped()
+	<-reads // the first fetch's read
 	type answer struct {
 		b   []kmsg.RecordBatch
 		err error
@@ -230,14 +255,12 @@ func TestFetchAtACorruptRangeAgainWaits(t *testing.T) {
 	}()
 	// Once the second fetch has read the range, a record is produced:
 	// a fetch that waits gets it; one answered at once did not.
-	for skipped() == before {
-		select {
-		case a := <-got:
-			t.Fatalf("second fetch at the range answered before anything was produced: %+v %v", a.b, a.err)
-		case <-ctx.Done():
-			t.Fatal("the second fetch never read")
-		case <-time.After(time.Millisecond):
-		}
+	select {
+	case a := <-got:
+		t.Fatalf("second fetch at the range answered before anything was produced: %+v %v", a.b, a.err)
+	case <-ctx.Done():
+		t.Fatal("the second fetch never read")
+	case <-reads:
 	}
 	if _, err := p.eng.Produce(ctx, "hurt", 0, []engine.Record{{Value: []byte("c5")}}); err != nil {
 		t.Fatal(err)
@@ -253,7 +276,33 @@ func TestFetchAtACorruptRangeAgainWaits(t *testing.T) {
 	if n != 1 {
 		t.Fatalf("second fetch at the range: %+v, want the record produced meanwhile", a.b)
 	}
+	// Two answers passed the range on (the second with the record after
+	// it); the second fetch's read when it came, before its wait, counts
+	// nothing of its own.
+	info, err := p.eng.Describe("hurt")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if k := info.Partitions[0].SkippedRecords; k != 4 {
+		t.Fatalf("after two answers over the range: skipped_records %d, want 4", k)
+	}
 }
+
+// readSignal is the engine as the record path of the Kafka listener,
+// calling onRead with the offset each read of a fetch started at, after
+// the read.
+type readSignal struct {
+	*engine.Engine
+	onRead func(from int64)
+}
+
+func (r *readSignal) ReadUncounted(topic string, partition int, from int64, maxRecords, maxBytes int) (engine.ReadResult, error) {
+	res, err := r.Engine.ReadUncounted(topic, partition, from, maxRecords, maxBytes)
+	r.onRead(from)
+	return res, err
+}
+
+func (r *readSignal) CountRead(string, []engine.Record) {}
 
 // TestFetchPassesALostRangeLongerThanABatch: a lost range of more offsets
 // than a batch's 32-bit last offset delta can span (a partition directory
@@ -299,6 +348,15 @@ func TestFetchPassesALostRangeLongerThanABatch(t *testing.T) {
 		if from > hwm {
 			t.Fatalf("the batches of no records end at %d, past the HWM %d", from-1, hwm)
 		}
+	}
+	// Each answer counts the part of the range its batch passes on, not
+	// the rest of the range its read passed over too.
+	info, err := p.eng.Describe("hurt")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if n := info.Partitions[0].SkippedRecords; n != hwm {
+		t.Fatalf("after the fetches through the lost range: skipped_records %d, want %d", n, int64(hwm))
 	}
 	acks, err := p.eng.Produce(ctx, "hurt", 0, []engine.Record{{Value: []byte("after")}})
 	if err != nil {

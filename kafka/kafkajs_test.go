@@ -10,12 +10,20 @@ import (
 	"github.com/twmb/franz-go/pkg/kgo"
 )
 
-// kafkajs runs testdata/node/kafkajs.js, installing kafkajs with npm first
-// when testdata/node/node_modules is missing.
+// kafkajs runs testdata/node/kafkajs.js.
 func kafkajs(t testing.TB, args ...string) []rec {
 	t.Helper()
-	node := need(t, "node", "--version")
-	dir := filepath.Join("testdata", "node")
+	node, dir := nodeWithKafkajs(t)
+	return clientRecords(t, dir, node, "kafkajs.js", args...)
+}
+
+// nodeWithKafkajs returns node and the folder of the kafkajs scripts,
+// testdata/node, installing kafkajs there with npm first when its
+// node_modules is missing.
+func nodeWithKafkajs(t testing.TB) (node, dir string) {
+	t.Helper()
+	node = need(t, "node", "--version")
+	dir = filepath.Join("testdata", "node")
 	if _, err := os.Stat(filepath.Join(dir, "node_modules", "kafkajs")); err != nil {
 		npm := need(t, "npm", "--version")
 		cmd := exec.Command(npm, "install", "--no-audit", "--no-fund")
@@ -24,7 +32,7 @@ func kafkajs(t testing.TB, args ...string) []rec {
 			t.Fatalf("npm install in %s: %v\n%s", dir, err, out)
 		}
 	}
-	return clientRecords(t, dir, node, "kafkajs.js", args...)
+	return node, dir
 }
 
 // TestKafkajs: the kafkajs admin creates a topic, its idempotent producer

@@ -40,7 +40,8 @@ type Options struct {
 	// Records, when set, is what produces and fetches go through instead
 	// of the engine itself: the engine wrapped by something that counts
 	// them (internal/metrics's Backend), so that /metrics counts Kafka
-	// traffic like the websocket API's.
+	// traffic like the websocket API's. Fetches read through it when it
+	// is a ReadCounter, else through the engine.
 	Records RecordPath
 
 	// MaxFetchWait caps a Fetch request's max_wait_ms.
@@ -102,7 +103,9 @@ type RecordPath interface {
 // waits for min_bytes reads its partitions again each time it wakes, and
 // only its last reads are sent (internal/metrics's Backend has it).
 type ReadCounter interface {
-	// ReadUncounted is Read without counting the records it returns.
+	// ReadUncounted is Read without counting the records it returns, nor
+	// the offsets it skips in skipped_records (engine.ReadUncounted): the
+	// fetch counts those its response passes on with engine.CountSkipped.
 	ReadUncounted(topic string, partition int, from int64, maxRecords, maxBytes int) (engine.ReadResult, error)
 	// CountRead counts recs as read from topic.
 	CountRead(topic string, recs []engine.Record)

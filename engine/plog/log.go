@@ -252,7 +252,9 @@ func (l *Log) LogStart() int64 { return l.logStart.Load() }
 // Degraded reports whether the log holds corrupt ranges that reads skip.
 func (l *Log) Degraded() bool { return l.degraded.Load() }
 
-// SkippedRecords counts the records reads skipped over corrupt ranges.
+// SkippedRecords counts the offsets reads skipped in corrupt or lost
+// ranges: every Read's, and what readers of ReadUncounted handed on as
+// skipped (CountSkipped).
 func (l *Log) SkippedRecords() int64 { return l.skipped.Load() }
 
 // CorruptRanges returns the corrupt ranges known to the log.

@@ -433,33 +433,9 @@ func TestOffsetForTimestamp(t *testing.T) {
 // A degraded log never leaves a snapshot behind, so every later open scans
 // in full and reports the damage again, and reads keep skipping it.
 func TestDegradedLogKeepsReportingCorruption(t *testing.T) {
-	dir := t.TempDir()
-	o := testOptions()
-	o.Codec = codec.CodecNone
-	l := openLog(t, dir, o)
-	for i := range 200 {
-		mustAppend(t, l, codec.Record{Value: bytes.Repeat([]byte{byte(i)}, 900)})
-	}
-	segs, _ := l.Segments()
-	l.Close()
-	if len(segs) < 2 {
-		t.Fatalf("want a sealed segment, have %d segments", len(segs))
-	}
-	// Damage the body of the second batch of the first (sealed) segment.
-	path := segs[0].Path
-	data, err := os.ReadFile(path)
-	if err != nil {
-		t.Fatal(err)
-	}
-	h, _ := codec.ParseHeader(data)
-	data[h.Size()+codec.HeaderLen+100] ^= 0x40
-	if err := os.WriteFile(path, data, 0o644); err != nil {
-		t.Fatal(err)
-	}
-	os.Remove(filepath.Join(dir, "snapshot"))
-
+	dir, o := corruptOffset1(t)
 	for round := range 2 {
-		l = openLog(t, dir, o)
+		l := openLog(t, dir, o)
 		rep := l.Report()
 		if !rep.Degraded || len(rep.Corrupt) != 1 || rep.Corrupt[0].FirstOffset != 1 {
 			l.Close()

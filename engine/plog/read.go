@@ -26,11 +26,10 @@ type ReadResult struct {
 // Skip is one range of offsets a read passed over: [First, End).
 type Skip struct{ First, End int64 }
 
-// skip counts the offsets [from, end) as passed over.
+// skip notes the offsets [from, end) as passed over by res's read.
 func (l *Log) skip(res *ReadResult, from, end int64) {
 	res.Skipped += end - from
 	res.Skips = append(res.Skips, Skip{First: from, End: end})
-	l.skipped.Add(end - from)
 }
 
 // Default read bounds, used when Read is given zero.
@@ -44,8 +43,19 @@ const (
 // is available). Offsets compaction removed are skipped; so are corrupt
 // ranges, whose offsets are counted in Skipped. Reading below the log start
 // begins at the log start; reading past the log end is ErrOffsetOutOfRange,
-// and reading a closed log ErrClosed.
+// and reading a closed log ErrClosed. The offsets skipped are counted in
+// SkippedRecords (also those of a read that fails after them).
 func (l *Log) Read(from int64, maxRecords, maxBytes int) (ReadResult, error) {
+	res, err := l.ReadUncounted(from, maxRecords, maxBytes)
+	l.skipped.Add(res.Skipped)
+	return res, err
+}
+
+// ReadUncounted is Read without counting the offsets it skips in
+// SkippedRecords: for a reader that hands on only some of what it reads
+// (a Kafka fetch that reads again while it waits, or sends less than it
+// read), which counts what it hands on with CountSkipped.
+func (l *Log) ReadUncounted(from int64, maxRecords, maxBytes int) (ReadResult, error) {
 	if maxRecords <= 0 {
 		maxRecords = defaultReadRecords
 	}
@@ -167,7 +177,11 @@ func (l *Log) Read(from int64, maxRecords, maxBytes int) (ReadResult, error) {
 	return res, nil
 }
 
-// skipGap moves from past a lost range recovery reported, counting the
+// CountSkipped counts n offsets a ReadUncounted skipped, and its reader
+// handed on as skipped, in SkippedRecords.
+func (l *Log) CountSkipped(n int64) { l.skipped.Add(n) }
+
+// skipGap moves from past a lost range recovery reported, noting the
 // offsets skipped.
 func (l *Log) skipGap(from int64, res *ReadResult) int64 {
 	for _, g := range *l.gaps.Load() {

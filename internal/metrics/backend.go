@@ -61,7 +61,7 @@ func (b *Backend) produced(topic string, recs []engine.Record, t0 time.Time) {
 
 // Read is engine.Read, timed, and counted when it returns records.
 func (b *Backend) Read(topic string, partition int, from int64, maxRecords, maxBytes int) (engine.ReadResult, error) {
-	res, err := b.ReadUncounted(topic, partition, from, maxRecords, maxBytes)
+	res, err := b.timed(b.Engine.Read, topic, partition, from, maxRecords, maxBytes)
 	if err != nil {
 		return res, err
 	}
@@ -69,11 +69,18 @@ func (b *Backend) Read(topic string, partition int, from int64, maxRecords, maxB
 	return res, nil
 }
 
-// ReadUncounted is engine.Read, timed: the Kafka fetch reads with it and
-// counts only the records of the response it sends (kafka.ReadCounter).
+// ReadUncounted is engine.ReadUncounted, timed: the Kafka fetch reads with
+// it and counts only the records of the response it sends (CountRead) and
+// the skipped offsets that response passes on (engine.CountSkipped), as
+// kafka.ReadCounter asks.
 func (b *Backend) ReadUncounted(topic string, partition int, from int64, maxRecords, maxBytes int) (engine.ReadResult, error) {
+	return b.timed(b.Engine.ReadUncounted, topic, partition, from, maxRecords, maxBytes)
+}
+
+// timed is read, observed in the fetch duration when it succeeds.
+func (b *Backend) timed(read func(string, int, int64, int, int) (engine.ReadResult, error), topic string, partition int, from int64, maxRecords, maxBytes int) (engine.ReadResult, error) {
 	t0 := time.Now()
-	res, err := b.Engine.Read(topic, partition, from, maxRecords, maxBytes)
+	res, err := read(topic, partition, from, maxRecords, maxBytes)
 	if err != nil {
 		return res, err
 	}
