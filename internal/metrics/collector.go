@@ -45,7 +45,7 @@ var (
 	dSegments   = desc("pulse_partition_segments", "Segments of the partition.", tp...)
 	dDegraded   = desc("pulse_partition_degraded", "1 when the partition is degraded (it opened so, or a read found a corrupt batch since): corrupt or lost ranges reads skip; else 0.", tp...)
 	dFailed     = desc("pulse_partition_failed", "1 while the partition's last write failed (an I/O error, a full disk; the next write that succeeds clears it), else 0.", tp...)
-	dSkipped    = desc("pulse_partition_skipped_records", "Offsets reads skipped in corrupt or lost ranges, every read's skip counted.", tp...)
+	dSkipped    = desc("pulse_partition_skipped_records", "Offsets reads skipped in corrupt or lost ranges, every read's skip counted (a Kafka fetch counts what its response moves the consumer past, docs/kafka.md).", tp...)
 	dDirty      = desc("pulse_compaction_dirty_ratio", "Share of the sealed records the last compaction left droppable (compacted topics).", tp...)
 	dLag        = desc("pulse_consumer_lag_records", "Records between a consumer's committed cursor and the partition's HWM.", ctp...)
 	dCursor     = desc("pulse_consumer_offset", "A consumer's committed cursor: the next offset it will read.", ctp...)
