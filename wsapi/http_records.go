@@ -290,7 +290,11 @@ func newHTTPJob(topic string, ins []wire.RecordIn, single bool, maxRecordBytes i
 		p := -1
 		if ins[i].Partition != nil {
 			if p = *ins[i].Partition; p < 0 {
-				return nil, wire.Errorf(wire.CodePartitionOutOfRange, "record %d: partition %d is negative", i, p)
+				e := wire.Errorf(wire.CodePartitionOutOfRange, "partition %d is negative", p)
+				if !single {
+					e = wire.Errorf(e.Code, "record %d: %s", i, e.Message)
+				}
+				return nil, e
 			}
 		}
 		rec, err := toRecord(&ins[i], maxRecordBytes)

@@ -173,6 +173,12 @@ func TestHTTPProduceRefusals(t *testing.T) {
 		{"bad ndjson line", []string{"-H", "Content-Type: application/x-ndjson", "--data-binary", "{\"value\":1}\n{\"value\":\n"}, 400, wire.CodeInvalidJSON, "line 2"},
 		{"ndjson line of the wrong type", []string{"-H", "Content-Type: application/x-ndjson", "--data-binary", "{\"value\":1}\n{\"key\":[1],\"value\":1}\n"}, 400, wire.CodeInvalidRequest, `line 2: field "key": got array, want a string`},
 		{"bad topic name", []string{"-d", `{"value":1}`, "http://" + ts.addr + "/v1/topics/a%20b/records"}, 400, wire.CodeInvalidTopic, ""},
+		// JSON is UTF-8: a body that is not is refused, as a websocket
+		// text frame that is not, rather than stored with U+FFFD in
+		// place of its bytes.
+		{"value not UTF-8", []string{"-d", "{\"value\":\"caf\xe9\"}"}, 400, wire.CodeInvalidJSON, "body: not valid UTF-8 at byte 13"},
+		{"array key not UTF-8", []string{"-d", "[{\"value\":1},{\"key\":\"\xff\",\"value\":2}]"}, 400, wire.CodeInvalidJSON, "record 1: not valid UTF-8 at byte 8"},
+		{"ndjson header not UTF-8", []string{"-H", "Content-Type: application/x-ndjson", "--data-binary", "{\"value\":1}\n\n{\"value\":2,\"headers\":{\"h\":\"\xc3\"}}\n"}, 400, wire.CodeInvalidJSON, "line 3: not valid UTF-8 at byte 27"},
 	} {
 		args := append([]string(nil), c.args...)
 		if !strings.HasPrefix(args[len(args)-1], "http://") {
@@ -184,6 +190,26 @@ func TestHTTPProduceRefusals(t *testing.T) {
 			t.Errorf("%s: %d %s; want %d %s naming %q", c.name, status, body, c.status, c.code, c.names)
 		}
 	}
+	// A request of one record names no record number: there is one, and
+	// "record 0" would suggest a request of several. The same holds over
+	// the websocket API; in a request of several the number is there.
+	status, body := curlRun(t, "-d", `{"partition":-1,"value":1}`, u)
+	if code, msg := bodyErrCode(t, body); status != 400 || code != wire.CodePartitionOutOfRange || msg != "partition -1 is negative" {
+		t.Errorf("one record of a negative partition: %d %s, want 400 %s: partition -1 is negative", status, body, wire.CodePartitionOutOfRange)
+	}
+	ws := dialRaw(t, ts.addr, "/v1/ws", nil)
+	for _, c := range []struct{ req, want string }{
+		{`{"op":"produce","id":1,"topic":"bad","partition":-1,"value":1}`, "partition -1 is negative"},
+		{`{"op":"produce","id":2,"topic":"bad","records":[{"value":1},{"partition":-2,"value":2}]}`, "record 1: partition -2 is negative"},
+	} {
+		ws.sendText(c.req)
+		reply := ws.next()
+		e, _ := reply["error"].(map[string]any)
+		if e == nil || e["code"] != wire.CodePartitionOutOfRange || e["message"] != c.want {
+			t.Errorf("%s: %v, want %s: %s", c.req, reply, wire.CodePartitionOutOfRange, c.want)
+		}
+	}
+
 	if _, err := ts.eng.Describe("bad"); !errors.Is(err, engine.ErrTopicNotFound) {
 		t.Fatalf("a refused produce created the topic: %v", err)
 	}
@@ -193,7 +219,7 @@ func TestHTTPProduceRefusals(t *testing.T) {
 
 	// With auto-create off, a produce to a missing topic is 404.
 	ts2 := startServer(t, Options{AutoCreate: false})
-	status, body := curlRun(t, "-d", `{"value":1}`, "http://"+ts2.addr+"/v1/topics/t/records")
+	status, body = curlRun(t, "-d", `{"value":1}`, "http://"+ts2.addr+"/v1/topics/t/records")
 	if code, _ := bodyErrCode(t, body); status != 404 || code != wire.CodeTopicNotFound {
 		t.Fatalf("produce without auto-create: %d %s", status, body)
 	}

@@ -97,7 +97,12 @@ func (c *conn) opProduce(req *request) {
 			p = *req.Partition
 		}
 		if p < -1 || (p == -1 && (ins[i].Partition != nil || req.Partition != nil)) {
-			c.refuseInOrder(req.ID, wire.Errorf(wire.CodePartitionOutOfRange, "record %d: partition %d is negative", i, p))
+			e := wire.Errorf(wire.CodePartitionOutOfRange, "partition %d is negative", p)
+			if !job.single && ins[i].Partition != nil {
+				// The record's own partition, not the request's.
+				e = wire.Errorf(e.Code, "record %d: %s", i, e.Message)
+			}
+			c.refuseInOrder(req.ID, e)
 			return
 		}
 		rec, err := toRecord(&ins[i], c.srv.opts.MaxRecordBytes)
