@@ -140,8 +140,16 @@ func engineConfig(c *wire.TopicConfig) (engine.TopicConfig, error) {
 	if c == nil {
 		return cfg, nil
 	}
-	if c.Partitions < 0 || c.SegmentBytes < 0 || c.RetentionMs < 0 || c.RetentionBytes < 0 || c.TombstoneRetentionMs < 0 {
-		return cfg, wire.Errorf(wire.CodeInvalidConfig, "partitions, segment_bytes, retention_ms, retention_bytes and tombstone_retention_ms must not be negative")
+	for _, f := range []struct {
+		name string
+		v    int64
+	}{
+		{"partitions", int64(c.Partitions)}, {"segment_bytes", c.SegmentBytes}, {"retention_ms", c.RetentionMs},
+		{"retention_bytes", c.RetentionBytes}, {"tombstone_retention_ms", c.TombstoneRetentionMs},
+	} {
+		if e := notNegative(f.name, f.v); e != nil {
+			return cfg, e
+		}
 	}
 	if c.TombstoneRetentionMs > 0 {
 		d, e := msDuration("tombstone_retention_ms", c.TombstoneRetentionMs)
@@ -186,6 +194,15 @@ func engineConfig(c *wire.TopicConfig) (engine.TopicConfig, error) {
 		cfg.Cleanup = cl
 	}
 	return cfg, nil
+}
+
+// notNegative refuses a negative value of the config field name, naming
+// it: create_topic's and alter_topic's refusal.
+func notNegative(name string, v int64) *wire.Error {
+	if v < 0 {
+		return wire.Errorf(wire.CodeInvalidConfig, "%s %d: must not be negative", name, v)
+	}
+	return nil
 }
 
 // msDuration turns a config field's milliseconds (not negative) into a
