@@ -568,3 +568,47 @@ func TestFromOffsetPastAShorterPartition(t *testing.T) {
 		t.Fatalf("event after a produce to partition 1: %+v, want 0/2,1/1", ev)
 	}
 }
+
+// TestHTTPPostQueryPartition: POST .../records?partition=N sends the
+// records that name no partition of their own to N, as a websocket
+// produce's request-level partition and the produce endpoint's
+// ?partition= do, instead of leaving them to the partitioner; a bad one
+// is refused as GET's is, and ?key= (a key is each record's own) is
+// refused naming it rather than ignored. Refusals store nothing.
+func TestHTTPPostQueryPartition(t *testing.T) {
+	ts := startServer(t, DefaultOptions())
+	if err := ts.eng.CreateTopic("three", engine.TopicConfig{Partitions: 3}); err != nil {
+		t.Fatal(err)
+	}
+	u := "http://" + ts.addr + "/v1/topics/three/records"
+	status, body := curlRun(t, "-d", `[{"value":"a"},{"partition":0,"value":"b"},{"key":"k","value":"c"}]`, u+"?partition=2")
+	var acks struct{ Acks []engine.Ack }
+	decodeJSON(t, body, &acks)
+	if status != 200 || len(acks.Acks) != 3 || acks.Acks[0].Partition != 2 || acks.Acks[1].Partition != 0 || acks.Acks[2].Partition != 2 {
+		t.Fatalf("POST ?partition=2: %d %s, want partitions 2, 0, 2", status, body)
+	}
+	status, body = curlRun(t, "-d", `{"value":"d"}`, u+"?partition=1")
+	var ack engine.Ack
+	decodeJSON(t, body, &ack)
+	if status != 200 || ack.Partition != 1 {
+		t.Fatalf("POST of one record ?partition=1: %d %s, want partition 1", status, body)
+	}
+	for _, c := range []struct{ query, code, names string }{
+		{"?partition=x", wire.CodeInvalidRequest, `partition "x"`},
+		{"?partition=-1", wire.CodePartitionOutOfRange, "partition -1 is negative"},
+		{"?partition=3", wire.CodePartitionOutOfRange, "3"},
+		{"?key=k", wire.CodeInvalidRequest, `"key"`},
+	} {
+		status, body := curlRun(t, "-d", `[{"value":"e"},{"value":"f"}]`, u+c.query)
+		if code, msg := bodyErrCode(t, body); status != 400 || code != c.code || !strings.Contains(msg, c.names) {
+			t.Errorf("POST %s: %d %s, want 400 %s naming %q", c.query, status, body, c.code, c.names)
+		}
+	}
+	ti, err := ts.eng.Describe("three")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if got := fmt.Sprint(ti.Partitions[0].HWM, ti.Partitions[1].HWM, ti.Partitions[2].HWM); got != "1 1 2" {
+		t.Fatalf("high-watermarks %s, want 1 1 2: a refused POST stored records", got)
+	}
+}
