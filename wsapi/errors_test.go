@@ -320,3 +320,18 @@ func manyRecords(n int) []any {
 	}
 	return recs
 }
+
+// A produce whose "records" is an empty array is told so, not asked for
+// a "records" array it sent; it stores nothing and creates no topic.
+func TestProduceOfEmptyRecordsSaysSo(t *testing.T) {
+	ts := startServer(t, DefaultOptions())
+	c := dialRaw(t, ts.addr, "/v1/ws", nil)
+	r := c.call(1, map[string]any{"op": "produce", "topic": "empty", "records": []any{}})
+	msg, _ := r["error"].(map[string]any)["message"].(string)
+	if errCode(r) != wire.CodeInvalidRequest || msg != `"records" is empty: a produce takes 1 to 10000 records` {
+		t.Fatalf("produce of records []: %v", r)
+	}
+	if dirs := topicDirs(t, ts.dir); len(dirs) != 0 {
+		t.Fatalf("an empty produce made %v", dirs)
+	}
+}

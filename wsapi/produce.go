@@ -73,6 +73,10 @@ func (c *conn) opProduce(req *request) {
 	ins := req.Records
 	var one [1]wire.RecordIn
 	if len(ins) == 0 {
+		if req.Records != nil && !req.RecordIn.HasRecordFields() {
+			c.refuseInOrder(req.ID, wire.Errorf(wire.CodeInvalidRequest, `"records" is empty: a produce takes 1 to %d records`, maxRequestRecords))
+			return
+		}
 		if !req.RecordIn.HasValue() {
 			c.refuseInOrder(req.ID, wire.Errorf(wire.CodeInvalidRequest, `produce needs a record ("value", "value_b64" or "tombstone") or "records": [...]`))
 			return
