@@ -233,7 +233,12 @@ func (s *Server) postRecords(w http.ResponseWriter, r *http.Request) {
 		writeError(w, 0, e)
 		return
 	}
-	partition, e := postQuery(r.URL.Query())
+	q, e := parseQuery(r)
+	if e != nil {
+		writeError(w, 0, e)
+		return
+	}
+	partition, e := postQuery(q)
 	if e != nil {
 		writeError(w, 0, e)
 		return
@@ -332,6 +337,18 @@ type readQuery struct {
 	limit     int
 }
 
+// parseQuery is r's query string. One that does not parse (a bad percent
+// escape) is invalid_request naming it: url.Values from r.URL.Query would
+// lack the parameter it spoilt, read as if never given (no key, the
+// default from).
+func parseQuery(r *http.Request) (url.Values, *wire.Error) {
+	q, err := url.ParseQuery(r.URL.RawQuery)
+	if err != nil {
+		return nil, wire.Errorf(wire.CodeInvalidRequest, "query %q: %v", r.URL.RawQuery, err)
+	}
+	return q, nil
+}
+
 // queryPartition is the partition= of a records or events URL, nil
 // without one.
 func queryPartition(q url.Values) (*int, *wire.Error) {
@@ -362,8 +379,11 @@ func postQuery(q url.Values) (*int, *wire.Error) {
 
 // parseReadQuery reads from (default def), partition and limit.
 func parseReadQuery(r *http.Request, def wire.FromKind) (readQuery, *wire.Error) {
-	q := r.URL.Query()
 	rq := readQuery{from: wire.From{Kind: def}, limit: defaultReadLimit}
+	q, e := parseQuery(r)
+	if e != nil {
+		return rq, e
+	}
 	if s := q.Get("from"); s != "" {
 		f, err := wire.ParseFromText(s)
 		if err != nil {

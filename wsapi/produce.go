@@ -597,7 +597,11 @@ func (c *conn) startPlainProduce(r *http.Request, topic string) {
 		return
 	}
 	pp := &plainProduce{topic: topic, partition: -1}
-	q := r.URL.Query()
+	q, e := parseQuery(r)
+	if e != nil {
+		c.refuse(e)
+		return
+	}
 	if q.Has("key") {
 		pp.key = []byte(q.Get("key"))
 	}

@@ -258,6 +258,41 @@ func TestQueryPartitionNotANumber(t *testing.T) {
 	}
 }
 
+// A query string that does not parse (a bad percent escape) is refused
+// naming it, on the zero-ceremony endpoints and the HTTP ones, instead of
+// read without the parameter it spoilt: ?key=%zz would store records with
+// no key, ?from=%zz read from the default. Nothing is stored or created.
+func TestMalformedQueryRefused(t *testing.T) {
+	ts := startServer(t, DefaultOptions())
+	for _, path := range []string{"/v1/topics/q/tail?from=%zz", "/v1/topics/q/produce?key=%zz"} {
+		c := dialRaw(t, ts.addr, path, nil)
+		m := c.next()
+		msg, _ := m["error"].(map[string]any)["message"].(string)
+		if errCode(m) != wire.CodeInvalidRequest || !strings.Contains(msg, `query "`) || !strings.Contains(msg, "%zz") {
+			t.Errorf("%s: %v, want invalid_request naming the query", path, m)
+		}
+		c.ws.SetReadDeadline(time.Now().Add(hangGuard))
+		_, _, err := c.ws.ReadMessage()
+		if ce, ok := err.(*websocket.CloseError); !ok || ce.Code != websocket.ClosePolicyViolation {
+			t.Errorf("%s: close %v, want 1008", path, err)
+		}
+	}
+	for _, c := range []struct{ args []string }{
+		{[]string{"http://" + ts.addr + "/v1/topics/q/records?from=%zz"}},
+		{[]string{"-d", `{"value":1}`, "http://" + ts.addr + "/v1/topics/q/records?partition=%zz"}},
+		{[]string{"--max-time", "5", "http://" + ts.addr + "/v1/topics/q/events?from=%zz"}},
+	} {
+		status, body := curlRun(t, c.args...)
+		code, msg := bodyErrCode(t, body)
+		if status != 400 || code != wire.CodeInvalidRequest || !strings.Contains(msg, "%zz") {
+			t.Errorf("curl %q: %d %s, want 400 invalid_request naming the query", c.args, status, body)
+		}
+	}
+	if dirs := topicDirs(t, ts.dir); len(dirs) != 0 {
+		t.Errorf("topic directories: %v", dirs)
+	}
+}
+
 // Values read back with the type they were produced with: a JSON value as
 // the same JSON, a JSON string as the same string ("42" stays the string
 // "42", "null" is not a tombstone), a text frame of the produce endpoint as
