@@ -39,7 +39,7 @@ func TestBadFieldTypesGetInvalidRequestWithID(t *testing.T) {
 		{`"op":"create_topic","topic":"two","config":{"partitions":"three"}`, "config.partitions"},
 		{`"op":"create_topic","topic":"two","config":{"retention_ms":"1h"}`, "config.retention_ms"},
 		{`"op":"produce","topic":"one","records":{"value":1}`, "records"},
-		{`"op":"produce","topic":"one","records":[{"value":1,"key_b64":7}]`, "records.key_b64"},
+		{`"op":"produce","topic":"one","records":[{"value":1,"key_b64":7}]`, "key_b64"},
 		{`"op":"produce","topic":"one","value":1,"headers":{"trace":1}`, "headers"},
 		{`"op":"produce","topic":"one","value":1,"tombstone":"yes"`, "tombstone"},
 		{`"op":"unsubscribe","sub":"1"`, "sub"},
@@ -73,6 +73,29 @@ func TestBadFieldTypesGetInvalidRequestWithID(t *testing.T) {
 	}
 	if dirs := topicDirs(t, ts.dir); strings.Join(dirs, ",") != "one" {
 		t.Errorf("topic directories after rejected requests: %v", dirs)
+	}
+}
+
+// A field of the wrong type in one of a produce's "records" names that
+// record by its place, as a POST body's array does, so that the one bad
+// record of thousands can be found; nothing is stored.
+func TestBadFieldTypeInRecordsNamesTheRecord(t *testing.T) {
+	ts := startServer(t, DefaultOptions())
+	c := dialRaw(t, ts.addr, "/v1/ws", nil)
+	for i, tc := range []struct{ records, want string }{
+		{`[{"value":1},{"value":2},{"value":3,"key":5}]`, `record 2: field "key": got number, want a string`},
+		{`[{"value":1,"key_b64":7}]`, `record 0: field "key_b64": got number, want a string`},
+		{`[{"value":1},{"value":2,"headers":{"h":1}}]`, `record 1: field "headers": got number, want a string`},
+	} {
+		c.sendText(fmt.Sprintf(`{"op":"produce","id":%d,"topic":"one","records":%s}`, i+1, tc.records))
+		r := c.next()
+		msg, _ := r["error"].(map[string]any)["message"].(string)
+		if r["id"] != float64(i+1) || errCode(r) != wire.CodeInvalidRequest || msg != tc.want {
+			t.Errorf("records %s: %v, want invalid_request %q", tc.records, r, tc.want)
+		}
+	}
+	if dirs := topicDirs(t, ts.dir); len(dirs) != 0 {
+		t.Errorf("refused produces made %v", dirs)
 	}
 }
 

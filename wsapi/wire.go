@@ -4,6 +4,7 @@ import (
 	"encoding/base64"
 	"encoding/json"
 	"errors"
+	"fmt"
 	"slices"
 	"strings"
 	"time"
@@ -276,9 +277,33 @@ func decodeRequestInto(msg []byte, what string, req *request) (*request, *wire.E
 	if errors.As(err, &te) && te.Field != "" {
 		// encoding/json decodes every other field before it reports the
 		// first mistyped one, so req.ID is the request's id.
+		if strings.HasPrefix(te.Field, "records.") {
+			if e := recordsTypeError(msg); e != nil {
+				return req, e
+			}
+		}
 		return req, wire.JSONError("", err)
 	}
 	return nil, wire.JSONError(what, err)
+}
+
+// recordsTypeError is the error of the first of msg's "records" that does
+// not decode, named by its place ("record 2: field \"key\": ..."), as a
+// POST body's records are: encoding/json names the field, not the record.
+func recordsTypeError(msg []byte) *wire.Error {
+	var body struct {
+		Records []json.RawMessage `json:"records"`
+	}
+	if json.Unmarshal(msg, &body) != nil {
+		return nil
+	}
+	for i, raw := range body.Records {
+		var r wire.RecordIn
+		if e := wire.DecodeRecord(raw, &r, fmt.Sprintf("record %d", i), false, ""); e != nil {
+			return e
+		}
+	}
+	return nil
 }
 
 // decodeOpFields parses msg (JSON) into v, the fields that one op reads
