@@ -165,7 +165,7 @@ func TestHTTPProduceRefusals(t *testing.T) {
 		{"empty array", []string{"-d", `[]`}, 400, wire.CodeInvalidRequest, "empty"},
 		{"empty body", []string{"-X", "POST"}, 400, wire.CodeInvalidRequest, "empty body"},
 		{"negative partition", []string{"-d", `{"partition":-1,"value":1}`}, 400, wire.CodePartitionOutOfRange, "negative"},
-		{"partition past the default", []string{"-d", `[{"value":1},{"partition":5,"value":2}]`}, 400, wire.CodePartitionOutOfRange, "partition 5"},
+		{"partition past the default", []string{"-d", `[{"value":1},{"partition":5,"value":2}]`}, 400, wire.CodePartitionOutOfRange, "record 1: partition 5"},
 		{"bad base64", []string{"-d", `{"value_b64":"%%%"}`}, 400, wire.CodeInvalidRequest, "value_b64"},
 		{"record too large", []string{"-d", `{"value":"` + big + `"}`}, 413, wire.CodeRecordTooLarge, "limit"},
 		{"body too large", []string{"-d", `[{"value":"` + big + `"},{"value":"` + big + `"}]`}, 413, wire.CodeRecordTooLarge, "body"},
@@ -201,6 +201,9 @@ func TestHTTPProduceRefusals(t *testing.T) {
 	for _, c := range []struct{ req, want string }{
 		{`{"op":"produce","id":1,"topic":"bad","partition":-1,"value":1}`, "partition -1 is negative"},
 		{`{"op":"produce","id":2,"topic":"bad","records":[{"value":1},{"partition":-2,"value":2}]}`, "record 1: partition -2 is negative"},
+		// A partition the topic does not have, in a request of several
+		// partitions: the first record that names it.
+		{`{"op":"produce","id":3,"topic":"bad","records":[{"value":1},{"partition":0,"value":2},{"partition":5,"value":3}]}`, `record 2: partition 5 of topic "bad": the topic has 1`},
 	} {
 		ws.sendText(c.req)
 		reply := ws.next()

@@ -411,10 +411,12 @@ func (s *Server) runJob(j *produceJob) (acks []engine.Ack, stored []bool, err er
 		if err != nil {
 			return nil, make([]bool, n), err
 		}
+		at := 0 // the request's index of u's first record
 		for _, u := range j.units {
 			if u.partition >= parts {
-				return nil, make([]bool, n), wire.Errorf(wire.CodePartitionOutOfRange, "partition %d of topic %q: the topic has %d", u.partition, j.topic, parts)
+				return nil, make([]bool, n), wire.Errorf(wire.CodePartitionOutOfRange, "record %d: partition %d of topic %q: the topic has %d", at, u.partition, j.topic, parts)
 			}
+			at += len(u.recs)
 		}
 	}
 	if len(j.units) == 1 {
