@@ -60,9 +60,9 @@ func toRecord(r *wire.RecordIn, maxBytes int) (engine.Record, error) {
 	case r.Key != nil:
 		rec.Key = []byte(*r.Key)
 	case r.KeyB64 != nil:
-		k, err := base64.StdEncoding.DecodeString(*r.KeyB64)
+		k, err := decodeB64("key_b64", *r.KeyB64)
 		if err != nil {
-			return rec, wire.Errorf(wire.CodeInvalidRequest, "key_b64: %v", err)
+			return rec, err
 		}
 		rec.Key = k
 	}
@@ -84,9 +84,9 @@ func toRecord(r *wire.RecordIn, maxBytes int) (engine.Record, error) {
 	case r.Tombstone:
 		// rec.Value stays nil.
 	case r.ValueB64 != nil:
-		v, err := base64.StdEncoding.DecodeString(*r.ValueB64)
+		v, err := decodeB64("value_b64", *r.ValueB64)
 		if err != nil {
-			return rec, wire.Errorf(wire.CodeInvalidRequest, "value_b64: %v", err)
+			return rec, err
 		}
 		rec.Value = v
 	case string(r.Value) == "null":
@@ -113,9 +113,9 @@ func toRecord(r *wire.RecordIn, maxBytes int) (engine.Record, error) {
 		if _, twice := r.Headers[k]; twice {
 			return rec, wire.Errorf(wire.CodeInvalidRequest, "header %q is in both headers and headers_b64: give each name once", k)
 		}
-		b, err := base64.StdEncoding.DecodeString(v)
+		b, err := decodeB64(fmt.Sprintf("headers_b64[%q]", k), v)
 		if err != nil {
-			return rec, wire.Errorf(wire.CodeInvalidRequest, "headers_b64[%q]: %v", k, err)
+			return rec, err
 		}
 		rec.Headers = append(rec.Headers, engine.Header{Key: k, Value: b})
 		size += len(k) + len(b)
@@ -133,6 +133,25 @@ func toRecord(r *wire.RecordIn, maxBytes int) (engine.Record, error) {
 		return rec, wire.Errorf(wire.CodeRecordTooLarge, "record of %d bytes exceeds the limit of %d bytes", size, maxBytes)
 	}
 	return rec, nil
+}
+
+// decodeB64 decodes s, the standard padded base64 of field. Base64 that
+// is not that form is refused saying what it is (unpadded, or of the
+// URL-safe alphabet) rather than with the decoder's "illegal base64 data
+// at input byte 0", where byte 0 is fine.
+func decodeB64(field, s string) ([]byte, *wire.Error) {
+	b, err := base64.StdEncoding.DecodeString(s)
+	if err == nil {
+		return b, nil
+	}
+	if _, e := base64.RawStdEncoding.DecodeString(s); e == nil {
+		return nil, wire.Errorf(wire.CodeInvalidRequest, `%s: base64 without its "=" padding: send %q`, field, s+strings.Repeat("=", (4-len(s)%4)%4))
+	}
+	raw := strings.TrimRight(s, "=")
+	if _, e := base64.RawURLEncoding.DecodeString(raw); e == nil {
+		return nil, wire.Errorf(wire.CodeInvalidRequest, `%s: URL-safe base64 ("-" and "_"): send standard base64 ("+" and "/"), padded`, field)
+	}
+	return nil, wire.Errorf(wire.CodeInvalidRequest, "%s: %v (want standard base64, padded)", field, err)
 }
 
 // engineConfig turns c into an engine configuration, defaults filled in.
