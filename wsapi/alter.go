@@ -92,8 +92,8 @@ type topicAlterer interface {
 // applyAlter changes cfg by a.
 func applyAlter(a *wire.TopicAlter, cfg engine.TopicConfig) (engine.TopicConfig, *wire.Error) {
 	if a.RetentionMs != nil {
-		if *a.RetentionMs < 0 {
-			return cfg, wire.Errorf(wire.CodeInvalidConfig, "retention_ms %d: must not be negative", *a.RetentionMs)
+		if e := notNegative("retention_ms", *a.RetentionMs); e != nil {
+			return cfg, e
 		}
 		d, e := msDuration("retention_ms", *a.RetentionMs)
 		if e != nil {
@@ -102,8 +102,8 @@ func applyAlter(a *wire.TopicAlter, cfg engine.TopicConfig) (engine.TopicConfig,
 		cfg.RetentionMaxAge = d
 	}
 	if a.RetentionBytes != nil {
-		if *a.RetentionBytes < 0 {
-			return cfg, wire.Errorf(wire.CodeInvalidConfig, "retention_bytes %d: must not be negative", *a.RetentionBytes)
+		if e := notNegative("retention_bytes", *a.RetentionBytes); e != nil {
+			return cfg, e
 		}
 		cfg.RetentionMaxBytes = *a.RetentionBytes
 	}

@@ -305,3 +305,22 @@ func TestCreateTopicRefusesUnknownConfigFields(t *testing.T) {
 		t.Fatalf("create_topic with every field: %v", r)
 	}
 }
+
+// create_topic with a negative config value names the field that is
+// negative, as alter_topic does, and creates nothing.
+func TestCreateTopicNamesTheNegativeField(t *testing.T) {
+	s := startServer(t, Options{})
+	c := dialRaw(t, s.addr, "/v1/ws", nil)
+	for i, f := range []string{"partitions", "segment_bytes", "retention_ms", "retention_bytes", "tombstone_retention_ms"} {
+		r := c.call(1+i, map[string]any{"op": "create_topic", "topic": "t" + strconv.Itoa(i),
+			"config": map[string]any{"partitions": 2, f: -5}})
+		e, _ := r["error"].(map[string]any)
+		msg, _ := e["message"].(string)
+		if want := f + " -5: must not be negative"; errCode(r) != wire.CodeInvalidConfig || msg != want {
+			t.Errorf("create_topic with %s -5: %v, want invalid_config %q", f, r, want)
+		}
+	}
+	if dirs := topicDirs(t, s.dir); len(dirs) != 0 {
+		t.Errorf("refused creates made %v", dirs)
+	}
+}

@@ -320,3 +320,48 @@ func manyRecords(n int) []any {
 	}
 	return recs
 }
+
+// A produce whose "records" is an empty array is told so, not asked for
+// a "records" array it sent; it stores nothing and creates no topic.
+func TestProduceOfEmptyRecordsSaysSo(t *testing.T) {
+	ts := startServer(t, DefaultOptions())
+	c := dialRaw(t, ts.addr, "/v1/ws", nil)
+	r := c.call(1, map[string]any{"op": "produce", "topic": "empty", "records": []any{}})
+	msg, _ := r["error"].(map[string]any)["message"].(string)
+	if errCode(r) != wire.CodeInvalidRequest || msg != `"records" is empty: a produce takes 1 to 10000 records` {
+		t.Fatalf("produce of records []: %v", r)
+	}
+	if dirs := topicDirs(t, ts.dir); len(dirs) != 0 {
+		t.Fatalf("an empty produce made %v", dirs)
+	}
+}
+
+// Base64 that is not the standard padded form says what it is instead of
+// "illegal base64 data at input byte 0" (the padding or the alphabet is
+// what is wrong, not byte 0), naming the field; nothing is stored.
+func TestBase64RefusalsSayWhatIsWrong(t *testing.T) {
+	ts := startServer(t, DefaultOptions())
+	c := dialRaw(t, ts.addr, "/v1/ws", nil)
+	for i, tc := range []struct {
+		rec  map[string]any
+		want string
+	}{
+		{map[string]any{"value_b64": "aGk"}, `value_b64: base64 without its "=" padding: send "aGk="`},
+		{map[string]any{"key_b64": "_w==", "value": 1}, `key_b64: URL-safe base64 ("-" and "_"): send standard base64 ("+" and "/"), padded`},
+		{map[string]any{"value": 1, "headers_b64": map[string]any{"h": "a-b"}}, `headers_b64["h"]: URL-safe base64 ("-" and "_"): send standard base64 ("+" and "/"), padded`},
+		{map[string]any{"value_b64": "aGk=x"}, `value_b64: illegal base64 data at input byte 4 (want standard base64, padded)`},
+	} {
+		req := map[string]any{"op": "produce", "topic": "b64"}
+		for k, v := range tc.rec {
+			req[k] = v
+		}
+		r := c.call(i+1, req)
+		msg, _ := r["error"].(map[string]any)["message"].(string)
+		if errCode(r) != wire.CodeInvalidRequest || msg != tc.want {
+			t.Errorf("%v: %v, want invalid_request %q", tc.rec, r, tc.want)
+		}
+	}
+	if dirs := topicDirs(t, ts.dir); len(dirs) != 0 {
+		t.Errorf("refused produces made %v", dirs)
+	}
+}

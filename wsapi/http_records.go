@@ -8,6 +8,7 @@ import (
 	"io"
 	"mime"
 	"net/http"
+	"net/url"
 	"strconv"
 	"strings"
 
@@ -232,6 +233,16 @@ func (s *Server) postRecords(w http.ResponseWriter, r *http.Request) {
 		writeError(w, 0, e)
 		return
 	}
+	q, e := parseQuery(r)
+	if e != nil {
+		writeError(w, 0, e)
+		return
+	}
+	partition, e := postQuery(q)
+	if e != nil {
+		writeError(w, 0, e)
+		return
+	}
 	format, e := postBodyFormat(r.Header.Get("Content-Type"))
 	if e != nil {
 		writeError(w, http.StatusUnsupportedMediaType, e)
@@ -252,7 +263,7 @@ func (s *Server) postRecords(w http.ResponseWriter, r *http.Request) {
 		writeError(w, 0, e)
 		return
 	}
-	job, e := newHTTPJob(topic, ins, single, s.opts.MaxRecordBytes)
+	job, e := newHTTPJob(topic, ins, partition, single, s.opts.MaxRecordBytes)
 	if e != nil {
 		writeError(w, 0, e)
 		return
@@ -282,15 +293,23 @@ func (s *Server) postRecords(w http.ResponseWriter, r *http.Request) {
 
 // newHTTPJob validates the records of a POST as opProduce validates a
 // websocket produce (a record's own partition, then toRecord) and groups
-// them into runs of one partition. Nothing reaches the engine when one is
-// bad.
-func newHTTPJob(topic string, ins []wire.RecordIn, single bool, maxRecordBytes int) (*produceJob, *wire.Error) {
+// them into runs of one partition; partition (the query's, not negative)
+// is that of the records that name none. Nothing reaches the engine when
+// one is bad.
+func newHTTPJob(topic string, ins []wire.RecordIn, partition *int, single bool, maxRecordBytes int) (*produceJob, *wire.Error) {
 	job := &produceJob{topic: topic, single: single}
 	for i := range ins {
 		p := -1
+		if partition != nil {
+			p = *partition
+		}
 		if ins[i].Partition != nil {
 			if p = *ins[i].Partition; p < 0 {
-				return nil, wire.Errorf(wire.CodePartitionOutOfRange, "record %d: partition %d is negative", i, p)
+				e := wire.Errorf(wire.CodePartitionOutOfRange, "partition %d is negative", p)
+				if !single {
+					e = wire.Errorf(e.Code, "record %d: %s", i, e.Message)
+				}
+				return nil, e
 			}
 		}
 		rec, err := toRecord(&ins[i], maxRecordBytes)
@@ -318,10 +337,53 @@ type readQuery struct {
 	limit     int
 }
 
+// parseQuery is r's query string. One that does not parse (a bad percent
+// escape) is invalid_request naming it: url.Values from r.URL.Query would
+// lack the parameter it spoilt, read as if never given (no key, the
+// default from).
+func parseQuery(r *http.Request) (url.Values, *wire.Error) {
+	q, err := url.ParseQuery(r.URL.RawQuery)
+	if err != nil {
+		return nil, wire.Errorf(wire.CodeInvalidRequest, "query %q: %v", r.URL.RawQuery, err)
+	}
+	return q, nil
+}
+
+// queryPartition is the partition= of a records or events URL, nil
+// without one.
+func queryPartition(q url.Values) (*int, *wire.Error) {
+	s := q.Get("partition")
+	if s == "" {
+		return nil, nil
+	}
+	p, err := strconv.Atoi(s)
+	if err != nil {
+		return nil, wire.Errorf(wire.CodeInvalidRequest, "partition %q: want a partition number", s)
+	}
+	return &p, nil
+}
+
+// postQuery is the query of a POST: partition= for every record that
+// names none of its own (the request-level partition of a websocket
+// produce). A key is each record's own: key= is refused, not ignored.
+func postQuery(q url.Values) (*int, *wire.Error) {
+	if q.Has("key") {
+		return nil, wire.Errorf(wire.CodeInvalidRequest, `query key=%q: POST takes each record's key in its JSON ({"key":...,"value":...})`, q.Get("key"))
+	}
+	p, e := queryPartition(q)
+	if e == nil && p != nil && *p < 0 {
+		e = wire.Errorf(wire.CodePartitionOutOfRange, "query partition=%d: partition %d is negative", *p, *p)
+	}
+	return p, e
+}
+
 // parseReadQuery reads from (default def), partition and limit.
 func parseReadQuery(r *http.Request, def wire.FromKind) (readQuery, *wire.Error) {
-	q := r.URL.Query()
 	rq := readQuery{from: wire.From{Kind: def}, limit: defaultReadLimit}
+	q, e := parseQuery(r)
+	if e != nil {
+		return rq, e
+	}
 	if s := q.Get("from"); s != "" {
 		f, err := wire.ParseFromText(s)
 		if err != nil {
@@ -329,13 +391,11 @@ func parseReadQuery(r *http.Request, def wire.FromKind) (readQuery, *wire.Error)
 		}
 		rq.from = f
 	}
-	if s := q.Get("partition"); s != "" {
-		p, err := strconv.Atoi(s)
-		if err != nil {
-			return rq, wire.Errorf(wire.CodeInvalidRequest, "partition %q: want a partition number", s)
-		}
-		rq.partition = &p
+	p, e := queryPartition(q)
+	if e != nil {
+		return rq, e
 	}
+	rq.partition = p
 	if s := q.Get("limit"); s != "" {
 		n, err := strconv.Atoi(s)
 		if err != nil || n < 1 || n > maxReadLimit {

@@ -165,7 +165,7 @@ func TestHTTPProduceRefusals(t *testing.T) {
 		{"empty array", []string{"-d", `[]`}, 400, wire.CodeInvalidRequest, "empty"},
 		{"empty body", []string{"-X", "POST"}, 400, wire.CodeInvalidRequest, "empty body"},
 		{"negative partition", []string{"-d", `{"partition":-1,"value":1}`}, 400, wire.CodePartitionOutOfRange, "negative"},
-		{"partition past the default", []string{"-d", `[{"value":1},{"partition":5,"value":2}]`}, 400, wire.CodePartitionOutOfRange, "partition 5"},
+		{"partition past the default", []string{"-d", `[{"value":1},{"partition":5,"value":2}]`}, 400, wire.CodePartitionOutOfRange, "record 1: partition 5"},
 		{"bad base64", []string{"-d", `{"value_b64":"%%%"}`}, 400, wire.CodeInvalidRequest, "value_b64"},
 		{"record too large", []string{"-d", `{"value":"` + big + `"}`}, 413, wire.CodeRecordTooLarge, "limit"},
 		{"body too large", []string{"-d", `[{"value":"` + big + `"},{"value":"` + big + `"}]`}, 413, wire.CodeRecordTooLarge, "body"},
@@ -173,6 +173,12 @@ func TestHTTPProduceRefusals(t *testing.T) {
 		{"bad ndjson line", []string{"-H", "Content-Type: application/x-ndjson", "--data-binary", "{\"value\":1}\n{\"value\":\n"}, 400, wire.CodeInvalidJSON, "line 2"},
 		{"ndjson line of the wrong type", []string{"-H", "Content-Type: application/x-ndjson", "--data-binary", "{\"value\":1}\n{\"key\":[1],\"value\":1}\n"}, 400, wire.CodeInvalidRequest, `line 2: field "key": got array, want a string`},
 		{"bad topic name", []string{"-d", `{"value":1}`, "http://" + ts.addr + "/v1/topics/a%20b/records"}, 400, wire.CodeInvalidTopic, ""},
+		// JSON is UTF-8: a body that is not is refused, as a websocket
+		// text frame that is not, rather than stored with U+FFFD in
+		// place of its bytes.
+		{"value not UTF-8", []string{"-d", "{\"value\":\"caf\xe9\"}"}, 400, wire.CodeInvalidJSON, "body: not valid UTF-8 at byte 13"},
+		{"array key not UTF-8", []string{"-d", "[{\"value\":1},{\"key\":\"\xff\",\"value\":2}]"}, 400, wire.CodeInvalidJSON, "record 1: not valid UTF-8 at byte 8"},
+		{"ndjson header not UTF-8", []string{"-H", "Content-Type: application/x-ndjson", "--data-binary", "{\"value\":1}\n\n{\"value\":2,\"headers\":{\"h\":\"\xc3\"}}\n"}, 400, wire.CodeInvalidJSON, "line 3: not valid UTF-8 at byte 27"},
 	} {
 		args := append([]string(nil), c.args...)
 		if !strings.HasPrefix(args[len(args)-1], "http://") {
@@ -184,6 +190,29 @@ func TestHTTPProduceRefusals(t *testing.T) {
 			t.Errorf("%s: %d %s; want %d %s naming %q", c.name, status, body, c.status, c.code, c.names)
 		}
 	}
+	// A request of one record names no record number: there is one, and
+	// "record 0" would suggest a request of several. The same holds over
+	// the websocket API; in a request of several the number is there.
+	status, body := curlRun(t, "-d", `{"partition":-1,"value":1}`, u)
+	if code, msg := bodyErrCode(t, body); status != 400 || code != wire.CodePartitionOutOfRange || msg != "partition -1 is negative" {
+		t.Errorf("one record of a negative partition: %d %s, want 400 %s: partition -1 is negative", status, body, wire.CodePartitionOutOfRange)
+	}
+	ws := dialRaw(t, ts.addr, "/v1/ws", nil)
+	for _, c := range []struct{ req, want string }{
+		{`{"op":"produce","id":1,"topic":"bad","partition":-1,"value":1}`, "partition -1 is negative"},
+		{`{"op":"produce","id":2,"topic":"bad","records":[{"value":1},{"partition":-2,"value":2}]}`, "record 1: partition -2 is negative"},
+		// A partition the topic does not have, in a request of several
+		// partitions: the first record that names it.
+		{`{"op":"produce","id":3,"topic":"bad","records":[{"value":1},{"partition":0,"value":2},{"partition":5,"value":3}]}`, `record 2: partition 5 of topic "bad": the topic has 1`},
+	} {
+		ws.sendText(c.req)
+		reply := ws.next()
+		e, _ := reply["error"].(map[string]any)
+		if e == nil || e["code"] != wire.CodePartitionOutOfRange || e["message"] != c.want {
+			t.Errorf("%s: %v, want %s: %s", c.req, reply, wire.CodePartitionOutOfRange, c.want)
+		}
+	}
+
 	if _, err := ts.eng.Describe("bad"); !errors.Is(err, engine.ErrTopicNotFound) {
 		t.Fatalf("a refused produce created the topic: %v", err)
 	}
@@ -193,7 +222,7 @@ func TestHTTPProduceRefusals(t *testing.T) {
 
 	// With auto-create off, a produce to a missing topic is 404.
 	ts2 := startServer(t, Options{AutoCreate: false})
-	status, body := curlRun(t, "-d", `{"value":1}`, "http://"+ts2.addr+"/v1/topics/t/records")
+	status, body = curlRun(t, "-d", `{"value":1}`, "http://"+ts2.addr+"/v1/topics/t/records")
 	if code, _ := bodyErrCode(t, body); status != 404 || code != wire.CodeTopicNotFound {
 		t.Fatalf("produce without auto-create: %d %s", status, body)
 	}
@@ -540,5 +569,49 @@ func TestFromOffsetPastAShorterPartition(t *testing.T) {
 	curlRun(t, "-d", `{"partition":1,"value":"y"}`, u+"records")
 	if ev := nextEvent(t, ch); ev.id != "0/2,1/1" || !strings.Contains(ev.data, `"value":"y"`) {
 		t.Fatalf("event after a produce to partition 1: %+v, want 0/2,1/1", ev)
+	}
+}
+
+// TestHTTPPostQueryPartition: POST .../records?partition=N sends the
+// records that name no partition of their own to N, as a websocket
+// produce's request-level partition and the produce endpoint's
+// ?partition= do, instead of leaving them to the partitioner; a bad one
+// is refused as GET's is, and ?key= (a key is each record's own) is
+// refused naming it rather than ignored. Refusals store nothing.
+func TestHTTPPostQueryPartition(t *testing.T) {
+	ts := startServer(t, DefaultOptions())
+	if err := ts.eng.CreateTopic("three", engine.TopicConfig{Partitions: 3}); err != nil {
+		t.Fatal(err)
+	}
+	u := "http://" + ts.addr + "/v1/topics/three/records"
+	status, body := curlRun(t, "-d", `[{"value":"a"},{"partition":0,"value":"b"},{"key":"k","value":"c"}]`, u+"?partition=2")
+	var acks struct{ Acks []engine.Ack }
+	decodeJSON(t, body, &acks)
+	if status != 200 || len(acks.Acks) != 3 || acks.Acks[0].Partition != 2 || acks.Acks[1].Partition != 0 || acks.Acks[2].Partition != 2 {
+		t.Fatalf("POST ?partition=2: %d %s, want partitions 2, 0, 2", status, body)
+	}
+	status, body = curlRun(t, "-d", `{"value":"d"}`, u+"?partition=1")
+	var ack engine.Ack
+	decodeJSON(t, body, &ack)
+	if status != 200 || ack.Partition != 1 {
+		t.Fatalf("POST of one record ?partition=1: %d %s, want partition 1", status, body)
+	}
+	for _, c := range []struct{ query, code, names string }{
+		{"?partition=x", wire.CodeInvalidRequest, `partition "x"`},
+		{"?partition=-1", wire.CodePartitionOutOfRange, "partition -1 is negative"},
+		{"?partition=3", wire.CodePartitionOutOfRange, "3"},
+		{"?key=k", wire.CodeInvalidRequest, `"key"`},
+	} {
+		status, body := curlRun(t, "-d", `[{"value":"e"},{"value":"f"}]`, u+c.query)
+		if code, msg := bodyErrCode(t, body); status != 400 || code != c.code || !strings.Contains(msg, c.names) {
+			t.Errorf("POST %s: %d %s, want 400 %s naming %q", c.query, status, body, c.code, c.names)
+		}
+	}
+	ti, err := ts.eng.Describe("three")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if got := fmt.Sprint(ti.Partitions[0].HWM, ti.Partitions[1].HWM, ti.Partitions[2].HWM); got != "1 1 2" {
+		t.Fatalf("high-watermarks %s, want 1 1 2: a refused POST stored records", got)
 	}
 }

@@ -73,6 +73,10 @@ func (c *conn) opProduce(req *request) {
 	ins := req.Records
 	var one [1]wire.RecordIn
 	if len(ins) == 0 {
+		if req.Records != nil && !req.RecordIn.HasRecordFields() {
+			c.refuseInOrder(req.ID, wire.Errorf(wire.CodeInvalidRequest, `"records" is empty: a produce takes 1 to %d records`, maxRequestRecords))
+			return
+		}
 		if !req.RecordIn.HasValue() {
 			c.refuseInOrder(req.ID, wire.Errorf(wire.CodeInvalidRequest, `produce needs a record ("value", "value_b64" or "tombstone") or "records": [...]`))
 			return
@@ -97,7 +101,12 @@ func (c *conn) opProduce(req *request) {
 			p = *req.Partition
 		}
 		if p < -1 || (p == -1 && (ins[i].Partition != nil || req.Partition != nil)) {
-			c.refuseInOrder(req.ID, wire.Errorf(wire.CodePartitionOutOfRange, "record %d: partition %d is negative", i, p))
+			e := wire.Errorf(wire.CodePartitionOutOfRange, "partition %d is negative", p)
+			if !job.single && ins[i].Partition != nil {
+				// The record's own partition, not the request's.
+				e = wire.Errorf(e.Code, "record %d: %s", i, e.Message)
+			}
+			c.refuseInOrder(req.ID, e)
 			return
 		}
 		rec, err := toRecord(&ins[i], c.srv.opts.MaxRecordBytes)
@@ -402,10 +411,12 @@ func (s *Server) runJob(j *produceJob) (acks []engine.Ack, stored []bool, err er
 		if err != nil {
 			return nil, make([]bool, n), err
 		}
+		at := 0 // the request's index of u's first record
 		for _, u := range j.units {
 			if u.partition >= parts {
-				return nil, make([]bool, n), wire.Errorf(wire.CodePartitionOutOfRange, "partition %d of topic %q: the topic has %d", u.partition, j.topic, parts)
+				return nil, make([]bool, n), wire.Errorf(wire.CodePartitionOutOfRange, "record %d: partition %d of topic %q: the topic has %d", at, u.partition, j.topic, parts)
 			}
+			at += len(u.recs)
 		}
 	}
 	if len(j.units) == 1 {
@@ -588,7 +599,11 @@ func (c *conn) startPlainProduce(r *http.Request, topic string) {
 		return
 	}
 	pp := &plainProduce{topic: topic, partition: -1}
-	q := r.URL.Query()
+	q, e := parseQuery(r)
+	if e != nil {
+		c.refuse(e)
+		return
+	}
 	if q.Has("key") {
 		pp.key = []byte(q.Get("key"))
 	}

@@ -39,7 +39,7 @@ func TestBadFieldTypesGetInvalidRequestWithID(t *testing.T) {
 		{`"op":"create_topic","topic":"two","config":{"partitions":"three"}`, "config.partitions"},
 		{`"op":"create_topic","topic":"two","config":{"retention_ms":"1h"}`, "config.retention_ms"},
 		{`"op":"produce","topic":"one","records":{"value":1}`, "records"},
-		{`"op":"produce","topic":"one","records":[{"value":1,"key_b64":7}]`, "records.key_b64"},
+		{`"op":"produce","topic":"one","records":[{"value":1,"key_b64":7}]`, "key_b64"},
 		{`"op":"produce","topic":"one","value":1,"headers":{"trace":1}`, "headers"},
 		{`"op":"produce","topic":"one","value":1,"tombstone":"yes"`, "tombstone"},
 		{`"op":"unsubscribe","sub":"1"`, "sub"},
@@ -73,6 +73,29 @@ func TestBadFieldTypesGetInvalidRequestWithID(t *testing.T) {
 	}
 	if dirs := topicDirs(t, ts.dir); strings.Join(dirs, ",") != "one" {
 		t.Errorf("topic directories after rejected requests: %v", dirs)
+	}
+}
+
+// A field of the wrong type in one of a produce's "records" names that
+// record by its place, as a POST body's array does, so that the one bad
+// record of thousands can be found; nothing is stored.
+func TestBadFieldTypeInRecordsNamesTheRecord(t *testing.T) {
+	ts := startServer(t, DefaultOptions())
+	c := dialRaw(t, ts.addr, "/v1/ws", nil)
+	for i, tc := range []struct{ records, want string }{
+		{`[{"value":1},{"value":2},{"value":3,"key":5}]`, `record 2: field "key": got number, want a string`},
+		{`[{"value":1,"key_b64":7}]`, `record 0: field "key_b64": got number, want a string`},
+		{`[{"value":1},{"value":2,"headers":{"h":1}}]`, `record 1: field "headers": got number, want a string`},
+	} {
+		c.sendText(fmt.Sprintf(`{"op":"produce","id":%d,"topic":"one","records":%s}`, i+1, tc.records))
+		r := c.next()
+		msg, _ := r["error"].(map[string]any)["message"].(string)
+		if r["id"] != float64(i+1) || errCode(r) != wire.CodeInvalidRequest || msg != tc.want {
+			t.Errorf("records %s: %v, want invalid_request %q", tc.records, r, tc.want)
+		}
+	}
+	if dirs := topicDirs(t, ts.dir); len(dirs) != 0 {
+		t.Errorf("refused produces made %v", dirs)
 	}
 }
 
@@ -251,6 +274,41 @@ func TestQueryPartitionNotANumber(t *testing.T) {
 		want := wire.CodeInvalidRequest + ": " + m["error"].(map[string]any)["message"].(string)
 		if ce, ok := err.(*websocket.CloseError); !ok || ce.Code != websocket.ClosePolicyViolation || ce.Text != want {
 			t.Errorf("%s: close %v, want 1008 %q", path, err, want)
+		}
+	}
+	if dirs := topicDirs(t, ts.dir); len(dirs) != 0 {
+		t.Errorf("topic directories: %v", dirs)
+	}
+}
+
+// A query string that does not parse (a bad percent escape) is refused
+// naming it, on the zero-ceremony endpoints and the HTTP ones, instead of
+// read without the parameter it spoilt: ?key=%zz would store records with
+// no key, ?from=%zz read from the default. Nothing is stored or created.
+func TestMalformedQueryRefused(t *testing.T) {
+	ts := startServer(t, DefaultOptions())
+	for _, path := range []string{"/v1/topics/q/tail?from=%zz", "/v1/topics/q/produce?key=%zz"} {
+		c := dialRaw(t, ts.addr, path, nil)
+		m := c.next()
+		msg, _ := m["error"].(map[string]any)["message"].(string)
+		if errCode(m) != wire.CodeInvalidRequest || !strings.Contains(msg, `query "`) || !strings.Contains(msg, "%zz") {
+			t.Errorf("%s: %v, want invalid_request naming the query", path, m)
+		}
+		c.ws.SetReadDeadline(time.Now().Add(hangGuard))
+		_, _, err := c.ws.ReadMessage()
+		if ce, ok := err.(*websocket.CloseError); !ok || ce.Code != websocket.ClosePolicyViolation {
+			t.Errorf("%s: close %v, want 1008", path, err)
+		}
+	}
+	for _, c := range []struct{ args []string }{
+		{[]string{"http://" + ts.addr + "/v1/topics/q/records?from=%zz"}},
+		{[]string{"-d", `{"value":1}`, "http://" + ts.addr + "/v1/topics/q/records?partition=%zz"}},
+		{[]string{"--max-time", "5", "http://" + ts.addr + "/v1/topics/q/events?from=%zz"}},
+	} {
+		status, body := curlRun(t, c.args...)
+		code, msg := bodyErrCode(t, body)
+		if status != 400 || code != wire.CodeInvalidRequest || !strings.Contains(msg, "%zz") {
+			t.Errorf("curl %q: %d %s, want 400 invalid_request naming the query", c.args, status, body)
 		}
 	}
 	if dirs := topicDirs(t, ts.dir); len(dirs) != 0 {

@@ -107,7 +107,11 @@ func (c *conn) startPlainTail(r *http.Request, topic string) {
 		c.refuse(e)
 		return
 	}
-	q := r.URL.Query()
+	q, e := parseQuery(r)
+	if e != nil {
+		c.refuse(e)
+		return
+	}
 	from, err := wire.ParseFromText(q.Get("from"))
 	if err != nil {
 		c.refuse(toError(err))

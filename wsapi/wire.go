@@ -4,6 +4,7 @@ import (
 	"encoding/base64"
 	"encoding/json"
 	"errors"
+	"fmt"
 	"slices"
 	"strings"
 	"time"
@@ -59,9 +60,9 @@ func toRecord(r *wire.RecordIn, maxBytes int) (engine.Record, error) {
 	case r.Key != nil:
 		rec.Key = []byte(*r.Key)
 	case r.KeyB64 != nil:
-		k, err := base64.StdEncoding.DecodeString(*r.KeyB64)
+		k, err := decodeB64("key_b64", *r.KeyB64)
 		if err != nil {
-			return rec, wire.Errorf(wire.CodeInvalidRequest, "key_b64: %v", err)
+			return rec, err
 		}
 		rec.Key = k
 	}
@@ -83,9 +84,9 @@ func toRecord(r *wire.RecordIn, maxBytes int) (engine.Record, error) {
 	case r.Tombstone:
 		// rec.Value stays nil.
 	case r.ValueB64 != nil:
-		v, err := base64.StdEncoding.DecodeString(*r.ValueB64)
+		v, err := decodeB64("value_b64", *r.ValueB64)
 		if err != nil {
-			return rec, wire.Errorf(wire.CodeInvalidRequest, "value_b64: %v", err)
+			return rec, err
 		}
 		rec.Value = v
 	case string(r.Value) == "null":
@@ -112,9 +113,9 @@ func toRecord(r *wire.RecordIn, maxBytes int) (engine.Record, error) {
 		if _, twice := r.Headers[k]; twice {
 			return rec, wire.Errorf(wire.CodeInvalidRequest, "header %q is in both headers and headers_b64: give each name once", k)
 		}
-		b, err := base64.StdEncoding.DecodeString(v)
+		b, err := decodeB64(fmt.Sprintf("headers_b64[%q]", k), v)
 		if err != nil {
-			return rec, wire.Errorf(wire.CodeInvalidRequest, "headers_b64[%q]: %v", k, err)
+			return rec, err
 		}
 		rec.Headers = append(rec.Headers, engine.Header{Key: k, Value: b})
 		size += len(k) + len(b)
@@ -134,14 +135,41 @@ func toRecord(r *wire.RecordIn, maxBytes int) (engine.Record, error) {
 	return rec, nil
 }
 
+// decodeB64 decodes s, the standard padded base64 of field. Base64 that
+// is not that form is refused saying what it is (unpadded, or of the
+// URL-safe alphabet) rather than with the decoder's "illegal base64 data
+// at input byte 0", where byte 0 is fine.
+func decodeB64(field, s string) ([]byte, *wire.Error) {
+	b, err := base64.StdEncoding.DecodeString(s)
+	if err == nil {
+		return b, nil
+	}
+	if _, e := base64.RawStdEncoding.DecodeString(s); e == nil {
+		return nil, wire.Errorf(wire.CodeInvalidRequest, `%s: base64 without its "=" padding: send %q`, field, s+strings.Repeat("=", (4-len(s)%4)%4))
+	}
+	raw := strings.TrimRight(s, "=")
+	if _, e := base64.RawURLEncoding.DecodeString(raw); e == nil {
+		return nil, wire.Errorf(wire.CodeInvalidRequest, `%s: URL-safe base64 ("-" and "_"): send standard base64 ("+" and "/"), padded`, field)
+	}
+	return nil, wire.Errorf(wire.CodeInvalidRequest, "%s: %v (want standard base64, padded)", field, err)
+}
+
 // engineConfig turns c into an engine configuration, defaults filled in.
 func engineConfig(c *wire.TopicConfig) (engine.TopicConfig, error) {
 	cfg := engine.DefaultTopicConfig()
 	if c == nil {
 		return cfg, nil
 	}
-	if c.Partitions < 0 || c.SegmentBytes < 0 || c.RetentionMs < 0 || c.RetentionBytes < 0 || c.TombstoneRetentionMs < 0 {
-		return cfg, wire.Errorf(wire.CodeInvalidConfig, "partitions, segment_bytes, retention_ms, retention_bytes and tombstone_retention_ms must not be negative")
+	for _, f := range []struct {
+		name string
+		v    int64
+	}{
+		{"partitions", int64(c.Partitions)}, {"segment_bytes", c.SegmentBytes}, {"retention_ms", c.RetentionMs},
+		{"retention_bytes", c.RetentionBytes}, {"tombstone_retention_ms", c.TombstoneRetentionMs},
+	} {
+		if e := notNegative(f.name, f.v); e != nil {
+			return cfg, e
+		}
 	}
 	if c.TombstoneRetentionMs > 0 {
 		d, e := msDuration("tombstone_retention_ms", c.TombstoneRetentionMs)
@@ -186,6 +214,15 @@ func engineConfig(c *wire.TopicConfig) (engine.TopicConfig, error) {
 		cfg.Cleanup = cl
 	}
 	return cfg, nil
+}
+
+// notNegative refuses a negative value of the config field name, naming
+// it: create_topic's and alter_topic's refusal.
+func notNegative(name string, v int64) *wire.Error {
+	if v < 0 {
+		return wire.Errorf(wire.CodeInvalidConfig, "%s %d: must not be negative", name, v)
+	}
+	return nil
 }
 
 // msDuration turns a config field's milliseconds (not negative) into a
@@ -259,9 +296,33 @@ func decodeRequestInto(msg []byte, what string, req *request) (*request, *wire.E
 	if errors.As(err, &te) && te.Field != "" {
 		// encoding/json decodes every other field before it reports the
 		// first mistyped one, so req.ID is the request's id.
+		if strings.HasPrefix(te.Field, "records.") {
+			if e := recordsTypeError(msg); e != nil {
+				return req, e
+			}
+		}
 		return req, wire.JSONError("", err)
 	}
 	return nil, wire.JSONError(what, err)
+}
+
+// recordsTypeError is the error of the first of msg's "records" that does
+// not decode, named by its place ("record 2: field \"key\": ..."), as a
+// POST body's records are: encoding/json names the field, not the record.
+func recordsTypeError(msg []byte) *wire.Error {
+	var body struct {
+		Records []json.RawMessage `json:"records"`
+	}
+	if json.Unmarshal(msg, &body) != nil {
+		return nil
+	}
+	for i, raw := range body.Records {
+		var r wire.RecordIn
+		if e := wire.DecodeRecord(raw, &r, fmt.Sprintf("record %d", i), false, ""); e != nil {
+			return e
+		}
+	}
+	return nil
 }
 
 // decodeOpFields parses msg (JSON) into v, the fields that one op reads

@@ -7,12 +7,14 @@ import (
 	"io"
 	"reflect"
 	"strings"
+	"unicode/utf8"
 )
 
 // DecodeRecord parses b, one record object of a produce (an element of a
 // POST body, a line of NDJSON or of `pulse produce --json`), into r; where
 // names the record in errors ("body", "record 3", "line 2"). A value that
-// is not an object, a field of the wrong type, more text after the object
+// is not an object, bytes that are not UTF-8 (invalid_json naming the
+// first bad byte), a field of the wrong type, more text after the object
 // and (with strict) a field RecordIn does not have are each an *Error
 // saying so in those words (hint follows the one of more text: what to
 // send instead); bad JSON is invalid_json with the parser's.
@@ -20,6 +22,11 @@ func DecodeRecord(b []byte, r *RecordIn, where string, strict bool, hint string)
 	b = bytes.TrimSpace(b)
 	if len(b) == 0 || b[0] != '{' {
 		return Errorf(CodeInvalidRequest, "%s: a record is a JSON object", where)
+	}
+	if !utf8.Valid(b) {
+		// encoding/json would store U+FFFD in place of the bytes: JSON
+		// text is UTF-8, as a websocket text frame must be.
+		return Errorf(CodeInvalidJSON, "%s: not valid UTF-8 at byte %d (JSON is UTF-8 text: send bytes as key_b64, value_b64 or headers_b64)", where, invalidUTF8At(b))
 	}
 	dec := json.NewDecoder(bytes.NewReader(b))
 	if strict {
@@ -32,6 +39,19 @@ func DecodeRecord(b []byte, r *RecordIn, where string, strict bool, hint string)
 		return Errorf(CodeInvalidJSON, "%s: more text after the record object (%s)", where, hint)
 	}
 	return nil
+}
+
+// invalidUTF8At is the index of the first byte of b that does not start a
+// valid UTF-8 sequence.
+func invalidUTF8At(b []byte) int {
+	for i := 0; i < len(b); {
+		r, n := utf8.DecodeRune(b[i:])
+		if r == utf8.RuneError && n == 1 {
+			return i
+		}
+		i += n
+	}
+	return len(b)
 }
 
 // JSONError is what encoding/json found wrong decoding where's JSON into a
