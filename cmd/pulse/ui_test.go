@@ -9,6 +9,7 @@ import (
 	"regexp"
 	"strconv"
 	"strings"
+	"syscall"
 	"testing"
 	"time"
 
@@ -242,4 +243,51 @@ func openWithTopic(t *testing.T, data, topic string, partitions int) *engine.Eng
 		t.Fatal(err)
 	}
 	return e
+}
+
+// TestTerminalUISignals: SIGTERM and SIGINT (kill, a service manager, an
+// IDE's stop button) end the terminal UI as q does: status 0, the engine
+// closed, the data dir free for the next pulse.
+func TestTerminalUISignals(t *testing.T) {
+	tmp, bin := tmuxAndBinary(t)
+	data := filepath.Join(tmp, "data")
+	if err := openWithTopic(t, data, "orders", 1).Close(); err != nil {
+		t.Fatal(err)
+	}
+	x := tmux{t: t, sock: filepath.Join(tmp, "tmux.sock")}
+	t.Cleanup(func() { x.run("kill-server") })
+	pidFile := filepath.Join(tmp, "pid")
+	for _, sig := range []syscall.Signal{syscall.SIGTERM, syscall.SIGINT} {
+		os.Remove(pidFile)
+		x.run("kill-session", "-t", "ui")
+		cmd := fmt.Sprintf("sh -c 'echo $$ >%s; exec %s --data %s --listen 127.0.0.1:0 --kafka-listen off'; echo pulse-exited-$?; sleep 600", pidFile, bin, data)
+		x.must("new-session", "-d", "-s", "ui", "-x", "120", "-y", "32", cmd)
+		x.waitScreen("Topics", "orders")
+		b, err := os.ReadFile(pidFile)
+		if err != nil {
+			t.Fatal(err)
+		}
+		pid, err := strconv.Atoi(strings.TrimSpace(string(b)))
+		if err != nil {
+			t.Fatalf("pid file %q: %v", b, err)
+		}
+		proc, err := os.FindProcess(pid)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if err := proc.Signal(sig); err != nil {
+			t.Fatal(err)
+		}
+		x.waitScreen("pulse-exited-")
+		if s := x.screen(); !strings.Contains(s, "pulse-exited-0") {
+			t.Errorf("after %v the UI did not exit with status 0:\n%s", sig, s)
+		}
+		e, err := engine.Open(engine.DefaultOptions(data))
+		if err != nil {
+			t.Fatalf("reopen after %v: %v", sig, err)
+		}
+		if err := e.Close(); err != nil {
+			t.Fatal(err)
+		}
+	}
 }
