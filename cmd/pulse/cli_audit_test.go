@@ -216,6 +216,25 @@ func TestServeRefusesBadCaps(t *testing.T) {
 	}
 }
 
+// pulse serve always serves the websocket API: --listen "" or off is
+// refused naming the flag before the data dir is opened, where "" served on
+// the default address behind a random token and off failed as an address
+// with no port. The data dir lies under a regular file, so that nothing is
+// served should the refusal be missing.
+func TestServeRefusesListenOff(t *testing.T) {
+	file := filepath.Join(t.TempDir(), "file")
+	if err := os.WriteFile(file, nil, 0o644); err != nil {
+		t.Fatal(err)
+	}
+	for _, v := range []string{"", "off"} {
+		_, errOut, err := pulse(t, "", "serve", "--data", filepath.Join(file, "data"), "--listen", v, "--kafka-listen", "off")
+		want := fmt.Sprintf("--listen %q: pulse serve always serves the websocket API", v)
+		if err == nil || !strings.Contains(errOut, want) {
+			t.Errorf("serve --listen %q: %v, stderr %q, want %q", v, err, errOut, want)
+		}
+	}
+}
+
 // The data dir is --data, else $PULSE_DATA, else $XDG_DATA_HOME/pulse,
 // else ~/.local/share/pulse, for every command that takes --data.
 func TestDataDirFromEnvironment(t *testing.T) {

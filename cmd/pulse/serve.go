@@ -188,7 +188,7 @@ random token is made up and printed.`,
 	data := addDataFlag(cmd)
 	kafka := addKafkaFlags(cmd, "kafka", "serve a Kafka cluster (comma-separated bootstrap brokers, env PULSE_KAFKA) instead of the data dir")
 	f := cmd.Flags()
-	f.StringVar(&cfg.Listen, "listen", defaultListen, "address of the websocket API")
+	f.StringVar(&cfg.Listen, "listen", defaultListen, "address of the websocket API (host:port; pulse serve always serves it)")
 	f.StringVar(&cfg.Token, "token", "", "token clients must send (Authorization: Bearer, or ?token=)")
 	f.StringSliceVar(&cfg.AllowOrigins, "allow-origin", nil, `extra browser origin allowed (e.g. http://myapp.test:8080, or "*"), repeatable`)
 	f.StringSliceVar(&cfg.AllowHosts, "allow-host", nil, "extra Host header name allowed (DNS rebinding protection), repeatable")
@@ -199,6 +199,9 @@ random token is made up and printed.`,
 	cmd.RunE = func(cmd *cobra.Command, args []string) error {
 		if cfg.ReadLimit < 1 {
 			return fmt.Errorf("--read-limit %d: want at least 1 byte", cfg.ReadLimit)
+		}
+		if cfg.Listen == "" || cfg.Listen == "off" {
+			return fmt.Errorf("--listen %q: pulse serve always serves the websocket API (want host:port; the terminal UI, pulse, takes off)", cfg.Listen)
 		}
 		if err := limits.check(); err != nil {
 			return err
