@@ -91,7 +91,7 @@ func TestServeListenErrors(t *testing.T) {
 	}
 	s := startServe(t, filepath.Join(dir, "first"))
 	_, errOut, err := pulse(t, "", "serve", "--data", filepath.Join(dir, "second"), "--listen", s.addr, "--kafka-listen", "off")
-	if err == nil || !strings.Contains(errOut, "address already in use (is another pulse running? use --listen ADDR)") {
+	if err == nil || !strings.Contains(errOut, "(is another pulse running? use --listen ADDR)") {
 		t.Errorf("serve --listen on a taken address: %v, stderr %q", err, errOut)
 	}
 }

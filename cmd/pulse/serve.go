@@ -122,7 +122,7 @@ func startAPI(ctx context.Context, eng wsapi.Backend, cfg apiConfig) (addr strin
 		return "", nil, fmt.Errorf("websocket API on %s: %w", cfg.Listen, wsapi.ErrTokenRequired)
 	}
 	l, err := listenTCP(cfg.Listen)
-	if errors.Is(err, syscall.EADDRINUSE) {
+	if addrInUse(err) {
 		return "", nil, fmt.Errorf("websocket API on %s: %w (is another pulse running? use --listen ADDR)", cfg.Listen, err)
 	}
 	if err != nil {
