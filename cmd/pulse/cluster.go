@@ -6,7 +6,6 @@ import (
 	"fmt"
 	"os"
 	"os/signal"
-	"syscall"
 
 	"github.com/spf13/cobra"
 
@@ -117,7 +116,7 @@ func runUICluster(ctx context.Context, k *kafkaFlags, cfg uiConfig) error {
 	if _, err := themes.New(themes.Options{Name: cfg.theme}); err != nil {
 		return fmt.Errorf("--theme: %w", err)
 	}
-	ctx, stop := signal.NotifyContext(ctx, os.Interrupt, syscall.SIGTERM)
+	ctx, stop := signal.NotifyContext(ctx, uiSignals...)
 	defer stop()
 	src, err := k.open()
 	if err != nil {

@@ -97,7 +97,7 @@ func runUI(ctx context.Context, cfg uiConfig) error {
 	if _, err := themes.New(themes.Options{Name: cfg.theme}); err != nil {
 		return fmt.Errorf("--theme: %w", err)
 	}
-	ctx, stop := signal.NotifyContext(ctx, os.Interrupt, syscall.SIGTERM)
+	ctx, stop := signal.NotifyContext(ctx, uiSignals...)
 	defer stop()
 
 	dir := cfg.dir
@@ -170,8 +170,12 @@ func runUI(ctx context.Context, cfg uiConfig) error {
 	return runProgram(ctx, m, cfg.noAlt)
 }
 
+// uiSignals end the terminal UI as q does: SIGINT and SIGTERM as they end
+// pulse serve, and SIGHUP, which the terminal sends when its window closes.
+var uiSignals = []os.Signal{os.Interrupt, syscall.SIGTERM, syscall.SIGHUP}
+
 // runProgram runs the terminal UI m until it quits or ctx is done, which
-// the caller's SIGINT and SIGTERM handler does: a signal ends the UI as q
+// the caller's uiSignals handler does: a signal ends the UI as q
 // does, with no error. Bubble Tea's own signal handler is left out: it
 // would answer SIGINT with an error, and when ctx ends the program first it
 // blocks forever handing a SIGTERM to the event loop that has gone.

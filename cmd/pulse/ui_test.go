@@ -15,6 +15,7 @@ import (
 
 	"github.com/gorilla/websocket"
 	"github.com/pulselog/pulse/engine"
+	"github.com/pulselog/pulse/internal/layout"
 )
 
 // tmuxWait bounds how long the terminal test waits for the screen to show
@@ -246,8 +247,9 @@ func openWithTopic(t *testing.T, data, topic string, partitions int) *engine.Eng
 }
 
 // TestTerminalUISignals: SIGTERM and SIGINT (kill, a service manager, an
-// IDE's stop button) end the terminal UI as q does: status 0, the engine
-// closed, the data dir free for the next pulse.
+// IDE's stop button) and SIGHUP (the terminal window closed) end the
+// terminal UI as q does: status 0, the engine closed, the data dir free for
+// the next pulse.
 func TestTerminalUISignals(t *testing.T) {
 	tmp, bin := tmuxAndBinary(t)
 	data := filepath.Join(tmp, "data")
@@ -257,8 +259,14 @@ func TestTerminalUISignals(t *testing.T) {
 	x := tmux{t: t, sock: filepath.Join(tmp, "tmux.sock")}
 	t.Cleanup(func() { x.run("kill-server") })
 	pidFile := filepath.Join(tmp, "pid")
-	for _, sig := range []syscall.Signal{syscall.SIGTERM, syscall.SIGINT} {
+	// Only a clean close writes the partition's snapshot: a process the
+	// signal killed leaves none.
+	snapshot := filepath.Join(layout.PartitionDir(data, "orders", 0), layout.SnapshotFile)
+	for _, sig := range []syscall.Signal{syscall.SIGTERM, syscall.SIGINT, syscall.SIGHUP} {
 		os.Remove(pidFile)
+		if err := os.Remove(snapshot); err != nil {
+			t.Fatal(err)
+		}
 		x.run("kill-session", "-t", "ui")
 		cmd := fmt.Sprintf("sh -c 'echo $$ >%s; exec %s --data %s --listen 127.0.0.1:0 --kafka-listen off'; echo pulse-exited-$?; sleep 600", pidFile, bin, data)
 		x.must("new-session", "-d", "-s", "ui", "-x", "120", "-y", "32", cmd)
@@ -281,6 +289,9 @@ func TestTerminalUISignals(t *testing.T) {
 		x.waitScreen("pulse-exited-")
 		if s := x.screen(); !strings.Contains(s, "pulse-exited-0") {
 			t.Errorf("after %v the UI did not exit with status 0:\n%s", sig, s)
+		}
+		if _, err := os.Stat(snapshot); err != nil {
+			t.Errorf("after %v the engine was not closed: %v", sig, err)
 		}
 		e, err := engine.Open(engine.DefaultOptions(data))
 		if err != nil {
