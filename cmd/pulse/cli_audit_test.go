@@ -235,6 +235,21 @@ func TestServeRefusesListenOff(t *testing.T) {
 	}
 }
 
+// A --topic no topic can have is refused naming the flag before the data
+// dir is opened, as :topic refuses it, instead of the UI opening on a
+// partitions screen of that name. The data dir lies under a regular file,
+// so that no UI opens should the refusal be missing.
+func TestUIRefusesBadStartTopic(t *testing.T) {
+	file := filepath.Join(t.TempDir(), "file")
+	if err := os.WriteFile(file, nil, 0o644); err != nil {
+		t.Fatal(err)
+	}
+	_, errOut, err := pulse(t, "", "--data", filepath.Join(file, "data"), "--topic", "../x", "--listen", "off", "--kafka-listen", "off")
+	if want := `--topic "../x": invalid topic name: "../x" has character '/'`; err == nil || !strings.Contains(errOut, want) {
+		t.Errorf("pulse --topic ../x: %v, stderr %q, want %q", err, errOut, want)
+	}
+}
+
 // The data dir is --data, else $PULSE_DATA, else $XDG_DATA_HOME/pulse,
 // else ~/.local/share/pulse, for every command that takes --data.
 func TestDataDirFromEnvironment(t *testing.T) {

@@ -64,6 +64,11 @@ func setupRoot(root *cobra.Command) {
 		if err := cfg.limits.check(); err != nil {
 			return err
 		}
+		if cfg.topic != "" {
+			if err := engine.ValidateTopicName(cfg.topic); err != nil {
+				return fmt.Errorf("--topic %q: %w", cfg.topic, err)
+			}
+		}
 		cfg.kafka, cfg.kafkaSet = kafkaListen()
 		cfg.dir, cfg.dirSet = *data, cmd.Flags().Changed("data")
 		cfg.noListen = cfg.listen == "" || cfg.listen == "off"
