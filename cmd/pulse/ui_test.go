@@ -258,6 +258,9 @@ func TestTerminalUISignals(t *testing.T) {
 	}
 	x := tmux{t: t, sock: filepath.Join(tmp, "tmux.sock")}
 	t.Cleanup(func() { x.run("kill-server") })
+	// A session of its own keeps the tmux server up while each run's
+	// session is killed and made again.
+	x.must("new-session", "-d", "-s", "keep", "sleep 600")
 	pidFile := filepath.Join(tmp, "pid")
 	// Only a clean close writes the partition's snapshot: a process the
 	// signal killed leaves none.
