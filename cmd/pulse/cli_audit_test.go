@@ -13,6 +13,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/pulselog/pulse/internal/layout"
 	"github.com/pulselog/pulse/wsapi/wsclient"
 )
 
@@ -277,5 +278,20 @@ func TestDataDirFromEnvironment(t *testing.T) {
 		if want := "not a Pulse data directory: " + c.want + " is neither"; !strings.Contains(string(out), want) {
 			t.Errorf("inspect %v with PULSE_DATA=%q XDG_DATA_HOME=%q: %q, want %q", c.args, c.pulseData, c.xd, out, want)
 		}
+	}
+}
+
+// Closing the terminal pulse serve runs in (SIGHUP) stops it as SIGTERM
+// does: status 0, the engine closed (its snapshot written), instead of the
+// process dying with the snapshot and hwm unwritten.
+func TestServeStopsCleanlyOnSIGHUP(t *testing.T) {
+	dir := filepath.Join(t.TempDir(), "data")
+	s := startServe(t, dir)
+	mustPulse(t, "a\nb\n", "produce", "hup", "--server", s.addr)
+	if err := s.stop(t, syscall.SIGHUP); err != nil {
+		t.Fatalf("pulse serve after SIGHUP: %v; stderr %s", err, s.stderr)
+	}
+	if _, err := os.Stat(filepath.Join(layout.PartitionDir(dir, "hup", 0), layout.SnapshotFile)); err != nil {
+		t.Errorf("the engine was not closed: %v", err)
 	}
 }

@@ -116,7 +116,7 @@ func runUICluster(ctx context.Context, k *kafkaFlags, cfg uiConfig) error {
 	if _, err := themes.New(themes.Options{Name: cfg.theme}); err != nil {
 		return fmt.Errorf("--theme: %w", err)
 	}
-	ctx, stop := signal.NotifyContext(ctx, uiSignals...)
+	ctx, stop := signal.NotifyContext(ctx, stopSignals()...)
 	defer stop()
 	src, err := k.open()
 	if err != nil {

@@ -47,15 +47,27 @@ type apiConfig struct {
 }
 
 // start is what both serving commands (on a data dir and on a cluster) do
-// first: a context that ends on SIGINT or SIGTERM, warnings logged to
+// first: a context that ends on stopSignals, warnings logged to
 // stderr, and the token made up when the API needs one (generated says so).
 func (c *apiConfig) start(cmd *cobra.Command) (ctx context.Context, stop context.CancelFunc, generated bool, err error) {
 	c.Logger = slog.New(slog.NewTextHandler(cmd.ErrOrStderr(), &slog.HandlerOptions{Level: slog.LevelWarn}))
 	if generated, err = c.ensureToken(); err != nil {
 		return nil, nil, false, err
 	}
-	ctx, stop = signal.NotifyContext(cmdContext(cmd), os.Interrupt, syscall.SIGTERM)
+	ctx, stop = signal.NotifyContext(cmdContext(cmd), stopSignals()...)
 	return ctx, stop, generated, nil
+}
+
+// stopSignals end pulse serve and the terminal UI as a clean stop (q in the
+// UI): SIGINT, SIGTERM, and SIGHUP, which a terminal sends to what runs in
+// it when its window closes, unless SIGHUP is ignored (nohup), where
+// handling it would undo that.
+func stopSignals() []os.Signal {
+	sigs := []os.Signal{os.Interrupt, syscall.SIGTERM}
+	if !signal.Ignored(syscall.SIGHUP) {
+		sigs = append(sigs, syscall.SIGHUP)
+	}
+	return sigs
 }
 
 // ensureToken makes up a random token when the API would listen on a
@@ -177,9 +189,10 @@ func newServeCmd() *cobra.Command {
 		Use:   "serve",
 		Short: "Run the engine and the websocket API without the terminal UI",
 		Long: `Opens the data directory and serves the websocket API (docs/websocket.md)
-until SIGINT or SIGTERM. On shutdown it stops accepting connections, lets every
-produce it already accepted be acknowledged, refuses new ones, closes clients
-with 1001 ("going away") and closes the engine.
+until SIGINT, SIGTERM or SIGHUP (its terminal closed; ignored under nohup).
+On shutdown it stops accepting connections, lets every produce it already
+accepted be acknowledged, refuses new ones, closes clients with 1001
+("going away") and closes the engine.
 
 Listening on a non-loopback address needs a token (--token); without one, a
 random token is made up and printed.`,

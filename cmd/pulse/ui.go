@@ -7,7 +7,6 @@ import (
 	"os/signal"
 	"path/filepath"
 	"strings"
-	"syscall"
 
 	tea "github.com/charmbracelet/bubbletea"
 	"github.com/spf13/cobra"
@@ -102,7 +101,7 @@ func runUI(ctx context.Context, cfg uiConfig) error {
 	if _, err := themes.New(themes.Options{Name: cfg.theme}); err != nil {
 		return fmt.Errorf("--theme: %w", err)
 	}
-	ctx, stop := signal.NotifyContext(ctx, uiSignals...)
+	ctx, stop := signal.NotifyContext(ctx, stopSignals()...)
 	defer stop()
 
 	dir := cfg.dir
@@ -175,12 +174,8 @@ func runUI(ctx context.Context, cfg uiConfig) error {
 	return runProgram(ctx, m, cfg.noAlt)
 }
 
-// uiSignals end the terminal UI as q does: SIGINT and SIGTERM as they end
-// pulse serve, and SIGHUP, which the terminal sends when its window closes.
-var uiSignals = []os.Signal{os.Interrupt, syscall.SIGTERM, syscall.SIGHUP}
-
 // runProgram runs the terminal UI m until it quits or ctx is done, which
-// the caller's uiSignals handler does: a signal ends the UI as q
+// the caller's stopSignals handler does: a signal ends the UI as q
 // does, with no error. Bubble Tea's own signal handler is left out: it
 // would answer SIGINT with an error, and when ctx ends the program first it
 // blocks forever handing a SIGTERM to the event loop that has gone.
