@@ -148,8 +148,17 @@ func (m *Model) crumbList() []string {
 
 func (m *Model) Init() tea.Cmd {
 	cmds := []tea.Cmd{m.Top().Init(), m.tick()}
+	var start []tea.Cmd // in order: the problems' status outlives the first screen's opening
 	if m.c.Opts.StartTopic != "" {
-		cmds = append(cmds, func() tea.Msg { return gotoTopicMsg{topic: m.c.Opts.StartTopic} })
+		start = append(start, func() tea.Msg { return gotoTopicMsg{topic: m.c.Opts.StartTopic} })
+	}
+	if p, ok := m.c.Opts.Source.(OpenProblems); ok {
+		if probs := p.Problems(); len(probs) > 0 {
+			start = append(start, errStatus(fmt.Errorf("opening the data dir: %s", strings.Join(probs, "; "))))
+		}
+	}
+	if len(start) > 0 {
+		cmds = append(cmds, tea.Sequence(start...))
 	}
 	return tea.Batch(cmds...)
 }

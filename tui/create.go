@@ -46,7 +46,7 @@ func newCreateTopicScreen(c *Common, topicsID int) *createTopicScreen {
 		{label: "max bytes", line: newLine("unlimited", ""), hint: "e.g. 1GiB; empty: no size limit"},
 		{label: "segment", line: newLine("", humanBytes(d.SegmentMaxBytes)), hint: "segment size, at least 1 MiB"},
 		{label: "codec", line: newLine("", d.Codec), hint: "zstd or none"},
-		{label: "sync mode", line: newLine("", string(d.SyncMode)), hint: "every-write (ack after fsync) or interval (fsync every second)"},
+		{label: "sync mode", line: newLine("", string(d.SyncMode)), hint: "every-write (ack after fsync) or interval (ack after write, fsync a few ms later)"},
 	}}
 	return s
 }

@@ -877,7 +877,7 @@ func TestFormHintsWrapInsteadOfBeingCut(t *testing.T) {
 			s     Screen
 			words string
 		}{
-			{newCreateTopicScreen(m.c, m.stack[0].ID()), "every-write (ack after fsync) or interval (fsync every second)"},
+			{newCreateTopicScreen(m.c, m.stack[0].ID()), "every-write (ack after fsync) or interval (ack after write, fsync a few ms later)"},
 			{newAlterTopicScreen(m.c, info), "enter saves (durable in meta.db); esc cancels"},
 			{newProduceScreen(m.c, "orders", -1), "empty: by key hash, or round-robin"},
 			{newProduceScreen(m.c, "orders", -1), "or enter on a one-line field sends; esc goes back"},

@@ -13,6 +13,7 @@ import (
 	"github.com/pulselog/pulse/engine/recovery"
 	"github.com/pulselog/pulse/engine/segment"
 	"github.com/pulselog/pulse/internal/damage"
+	"github.com/pulselog/pulse/internal/layout"
 	"github.com/pulselog/pulse/meta"
 )
 
@@ -223,4 +224,41 @@ func TestRecoveryListScreen(t *testing.T) {
 	tm.Send(enter)
 	waitFor(t, tm, "Topics / recovery / orders / p0 / recovery", "truncation      00000000000000000000.log truncated at")
 	finish(t, tm)
+}
+
+// What the open of the data dir found wrong beyond a partition's report (a
+// meta.db rebuilt from the topic directories, with the stored configs lost)
+// is on the status line as the UI opens, on the topic list or on the
+// partitions of --topic, as pulse serve prints it on stderr.
+func TestOpenProblemsOnTheStatusLine(t *testing.T) {
+	dir := t.TempDir()
+	e, err := engine.Open(engine.DefaultOptions(dir))
+	if err != nil {
+		t.Fatal(err)
+	}
+	create(t, e, "orders", engine.DefaultTopicConfig())
+	produce(t, e, "orders", 0, orderRecords(0, 3)...)
+	if err := e.Close(); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.Remove(filepath.Join(dir, layout.MetaFile)); err != nil {
+		t.Fatal(err)
+	}
+	e = openEngineWith(t, engine.DefaultOptions(dir))
+	if len(e.Problems()) == 0 {
+		t.Fatal("the open found no problem with meta.db gone")
+	}
+	for _, start := range []string{"", "orders"} { // --topic too
+		opts := testOptions(e)
+		opts.StartTopic = start
+		tm := startUI(t, opts)
+		wants := []string{"topic orders: meta.db was missing"}
+		if start != "" {
+			wants = append(wants, "Topics / orders", "LOG START")
+		}
+		waitFor(t, tm, wants...)
+		if m := finish(t, tm); !strings.Contains(m.status, "topic orders: meta.db was missing") {
+			t.Errorf("start %q: the status line ends as %q", start, m.status)
+		}
+	}
 }

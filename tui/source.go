@@ -58,6 +58,14 @@ type Reachability interface {
 	Unreachable() error
 }
 
+// OpenProblems is a source whose open found problems no partition's
+// recovery report holds (the engine: a meta.db rebuilt from the topic
+// directories, an interrupted delete finished); the UI shows them on the
+// status line as it opens.
+type OpenProblems interface {
+	Problems() []string
+}
+
 // Namer names a source without a data dir for the header ("kafka
 // host:port").
 type Namer interface {

@@ -933,7 +933,8 @@ func (s *tailScreen) key(msg tea.KeyMsg) tea.Cmd {
 			return status("%s has one partition", s.topic)
 		}
 		s.part = cyclePartition(s.part, s.parts, key.Matches(msg, k.NextPart))
-		return s.toLatest()
+		// The switch follows live: a pause's message goes, as with l.
+		return tea.Batch(status(""), s.toLatest())
 	case key.Matches(msg, k.Enter):
 		if s.rowCount() == 0 {
 			return nil

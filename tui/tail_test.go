@@ -478,6 +478,29 @@ func TestTailResumingClearsThePausedMessage(t *testing.T) {
 	}
 }
 
+// [ and ] follow the partition they switch to live, so a pause's "paused:
+// space resumes following" goes from the status line with them.
+func TestTailSwitchingPartitionClearsThePausedMessage(t *testing.T) {
+	e := openEngine(t)
+	cfg := engine.DefaultTopicConfig()
+	cfg.Partitions = 2
+	create(t, e, "ev", cfg)
+	produce(t, e, "ev", 0, orderRecords(0, 5)...)
+	produce(t, e, "ev", 1, orderRecords(0, 5)...)
+	s := newTestTail(t, testOptions(e), "ev", 0)
+	catchUp(t, s, s.Init(), 5)
+	for _, sw := range []string{"]", "["} {
+		paused := statusesOf(t, s.Update(keys(" ")))
+		if s.live || len(paused) != 1 || paused[0].text != "paused: space resumes following" {
+			t.Fatalf("space: live %v, status %+v", s.live, paused)
+		}
+		got := statusesOf(t, s.Update(keys(sw)))
+		if !s.live || len(got) != 1 || got[0] != (statusMsg{}) {
+			t.Errorf("%q after the pause: live %v, status messages %+v, want the status cleared", sw, s.live, got)
+		}
+	}
+}
+
 // statusesOf runs cmd and the commands of its batch, none of which may
 // block, and returns the status messages among their messages.
 func statusesOf(t testing.TB, cmd tea.Cmd) []statusMsg {

@@ -13,6 +13,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/pulselog/pulse/internal/layout"
 	"github.com/pulselog/pulse/wsapi/wsclient"
 )
 
@@ -91,7 +92,7 @@ func TestServeListenErrors(t *testing.T) {
 	}
 	s := startServe(t, filepath.Join(dir, "first"))
 	_, errOut, err := pulse(t, "", "serve", "--data", filepath.Join(dir, "second"), "--listen", s.addr, "--kafka-listen", "off")
-	if err == nil || !strings.Contains(errOut, "address already in use (is another pulse running? use --listen ADDR)") {
+	if err == nil || !strings.Contains(errOut, "(is another pulse running? use --listen ADDR)") {
 		t.Errorf("serve --listen on a taken address: %v, stderr %q", err, errOut)
 	}
 }
@@ -216,6 +217,40 @@ func TestServeRefusesBadCaps(t *testing.T) {
 	}
 }
 
+// pulse serve always serves the websocket API: --listen "" or off is
+// refused naming the flag before the data dir is opened, where "" served on
+// the default address behind a random token and off failed as an address
+// with no port. The data dir lies under a regular file, so that nothing is
+// served should the refusal be missing.
+func TestServeRefusesListenOff(t *testing.T) {
+	file := filepath.Join(t.TempDir(), "file")
+	if err := os.WriteFile(file, nil, 0o644); err != nil {
+		t.Fatal(err)
+	}
+	for _, v := range []string{"", "off"} {
+		_, errOut, err := pulse(t, "", "serve", "--data", filepath.Join(file, "data"), "--listen", v, "--kafka-listen", "off")
+		want := fmt.Sprintf("--listen %q: pulse serve always serves the websocket API", v)
+		if err == nil || !strings.Contains(errOut, want) {
+			t.Errorf("serve --listen %q: %v, stderr %q, want %q", v, err, errOut, want)
+		}
+	}
+}
+
+// A --topic no topic can have is refused naming the flag before the data
+// dir is opened, as :topic refuses it, instead of the UI opening on a
+// partitions screen of that name. The data dir lies under a regular file,
+// so that no UI opens should the refusal be missing.
+func TestUIRefusesBadStartTopic(t *testing.T) {
+	file := filepath.Join(t.TempDir(), "file")
+	if err := os.WriteFile(file, nil, 0o644); err != nil {
+		t.Fatal(err)
+	}
+	_, errOut, err := pulse(t, "", "--data", filepath.Join(file, "data"), "--topic", "../x", "--listen", "off", "--kafka-listen", "off")
+	if want := `--topic "../x": invalid topic name: "../x" has character '/'`; err == nil || !strings.Contains(errOut, want) {
+		t.Errorf("pulse --topic ../x: %v, stderr %q, want %q", err, errOut, want)
+	}
+}
+
 // The data dir is --data, else $PULSE_DATA, else $XDG_DATA_HOME/pulse,
 // else ~/.local/share/pulse, for every command that takes --data.
 func TestDataDirFromEnvironment(t *testing.T) {
@@ -243,5 +278,20 @@ func TestDataDirFromEnvironment(t *testing.T) {
 		if want := "not a Pulse data directory: " + c.want + " is neither"; !strings.Contains(string(out), want) {
 			t.Errorf("inspect %v with PULSE_DATA=%q XDG_DATA_HOME=%q: %q, want %q", c.args, c.pulseData, c.xd, out, want)
 		}
+	}
+}
+
+// Closing the terminal pulse serve runs in (SIGHUP) stops it as SIGTERM
+// does: status 0, the engine closed (its snapshot written), instead of the
+// process dying with the snapshot and hwm unwritten.
+func TestServeStopsCleanlyOnSIGHUP(t *testing.T) {
+	dir := filepath.Join(t.TempDir(), "data")
+	s := startServe(t, dir)
+	mustPulse(t, "a\nb\n", "produce", "hup", "--server", s.addr)
+	if err := s.stop(t, syscall.SIGHUP); err != nil {
+		t.Fatalf("pulse serve after SIGHUP: %v; stderr %s", err, s.stderr)
+	}
+	if _, err := os.Stat(filepath.Join(layout.PartitionDir(dir, "hup", 0), layout.SnapshotFile)); err != nil {
+		t.Errorf("the engine was not closed: %v", err)
 	}
 }

@@ -6,9 +6,7 @@ import (
 	"fmt"
 	"os"
 	"os/signal"
-	"syscall"
 
-	tea "github.com/charmbracelet/bubbletea"
 	"github.com/spf13/cobra"
 
 	"github.com/pulselog/pulse/kafka/cluster"
@@ -118,7 +116,7 @@ func runUICluster(ctx context.Context, k *kafkaFlags, cfg uiConfig) error {
 	if _, err := themes.New(themes.Options{Name: cfg.theme}); err != nil {
 		return fmt.Errorf("--theme: %w", err)
 	}
-	ctx, stop := signal.NotifyContext(ctx, syscall.SIGTERM)
+	ctx, stop := signal.NotifyContext(ctx, stopSignals()...)
 	defer stop()
 	src, err := k.open()
 	if err != nil {
@@ -146,12 +144,5 @@ func runUICluster(ctx context.Context, k *kafkaFlags, cfg uiConfig) error {
 		return err
 	}
 	defer m.Close()
-	opts := []tea.ProgramOption{tea.WithContext(ctx), tea.WithMouseCellMotion()}
-	if !cfg.noAlt {
-		opts = append(opts, tea.WithAltScreen())
-	}
-	if _, err := tea.NewProgram(m, opts...).Run(); err != nil && ctx.Err() == nil {
-		return fmt.Errorf("terminal UI: %w", err)
-	}
-	return nil
+	return runProgram(ctx, m, cfg.noAlt)
 }

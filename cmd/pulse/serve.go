@@ -47,15 +47,27 @@ type apiConfig struct {
 }
 
 // start is what both serving commands (on a data dir and on a cluster) do
-// first: a context that ends on SIGINT or SIGTERM, warnings logged to
+// first: a context that ends on stopSignals, warnings logged to
 // stderr, and the token made up when the API needs one (generated says so).
 func (c *apiConfig) start(cmd *cobra.Command) (ctx context.Context, stop context.CancelFunc, generated bool, err error) {
 	c.Logger = slog.New(slog.NewTextHandler(cmd.ErrOrStderr(), &slog.HandlerOptions{Level: slog.LevelWarn}))
 	if generated, err = c.ensureToken(); err != nil {
 		return nil, nil, false, err
 	}
-	ctx, stop = signal.NotifyContext(cmdContext(cmd), os.Interrupt, syscall.SIGTERM)
+	ctx, stop = signal.NotifyContext(cmdContext(cmd), stopSignals()...)
 	return ctx, stop, generated, nil
+}
+
+// stopSignals end pulse serve and the terminal UI as a clean stop (q in the
+// UI): SIGINT, SIGTERM, and SIGHUP, which a terminal sends to what runs in
+// it when its window closes, unless SIGHUP is ignored (nohup), where
+// handling it would undo that.
+func stopSignals() []os.Signal {
+	sigs := []os.Signal{os.Interrupt, syscall.SIGTERM}
+	if !signal.Ignored(syscall.SIGHUP) {
+		sigs = append(sigs, syscall.SIGHUP)
+	}
+	return sigs
 }
 
 // ensureToken makes up a random token when the API would listen on a
@@ -122,7 +134,7 @@ func startAPI(ctx context.Context, eng wsapi.Backend, cfg apiConfig) (addr strin
 		return "", nil, fmt.Errorf("websocket API on %s: %w", cfg.Listen, wsapi.ErrTokenRequired)
 	}
 	l, err := listenTCP(cfg.Listen)
-	if errors.Is(err, syscall.EADDRINUSE) {
+	if addrInUse(err) {
 		return "", nil, fmt.Errorf("websocket API on %s: %w (is another pulse running? use --listen ADDR)", cfg.Listen, err)
 	}
 	if err != nil {
@@ -177,9 +189,10 @@ func newServeCmd() *cobra.Command {
 		Use:   "serve",
 		Short: "Run the engine and the websocket API without the terminal UI",
 		Long: `Opens the data directory and serves the websocket API (docs/websocket.md)
-until SIGINT or SIGTERM. On shutdown it stops accepting connections, lets every
-produce it already accepted be acknowledged, refuses new ones, closes clients
-with 1001 ("going away") and closes the engine.
+until SIGINT, SIGTERM or SIGHUP (its terminal closed; ignored under nohup).
+On shutdown it stops accepting connections, lets every produce it already
+accepted be acknowledged, refuses new ones, closes clients with 1001
+("going away") and closes the engine.
 
 Listening on a non-loopback address needs a token (--token); without one, a
 random token is made up and printed.`,
@@ -188,7 +201,7 @@ random token is made up and printed.`,
 	data := addDataFlag(cmd)
 	kafka := addKafkaFlags(cmd, "kafka", "serve a Kafka cluster (comma-separated bootstrap brokers, env PULSE_KAFKA) instead of the data dir")
 	f := cmd.Flags()
-	f.StringVar(&cfg.Listen, "listen", defaultListen, "address of the websocket API")
+	f.StringVar(&cfg.Listen, "listen", defaultListen, "address of the websocket API (host:port; pulse serve always serves it)")
 	f.StringVar(&cfg.Token, "token", "", "token clients must send (Authorization: Bearer, or ?token=)")
 	f.StringSliceVar(&cfg.AllowOrigins, "allow-origin", nil, `extra browser origin allowed (e.g. http://myapp.test:8080, or "*"), repeatable`)
 	f.StringSliceVar(&cfg.AllowHosts, "allow-host", nil, "extra Host header name allowed (DNS rebinding protection), repeatable")
@@ -199,6 +212,9 @@ random token is made up and printed.`,
 	cmd.RunE = func(cmd *cobra.Command, args []string) error {
 		if cfg.ReadLimit < 1 {
 			return fmt.Errorf("--read-limit %d: want at least 1 byte", cfg.ReadLimit)
+		}
+		if cfg.Listen == "" || cfg.Listen == "off" {
+			return fmt.Errorf("--listen %q: pulse serve always serves the websocket API (want host:port; the terminal UI, pulse, takes off)", cfg.Listen)
 		}
 		if err := limits.check(); err != nil {
 			return err

@@ -265,7 +265,7 @@ func addTopicConfigFlags(cmd *cobra.Command, cfg *wire.TopicConfig, create bool)
 	cfg.SegmentBytes = 64 << 20
 	f.Var(sizeFlag{&cfg.SegmentBytes}, "segment", "segment size before rolling, e.g. 16MiB (at least 1 MiB)")
 	f.Var(sizeFlag{&cfg.SegmentBytes}, "segment-bytes", "the same as --segment")
-	f.StringVar(&cfg.SyncMode, "sync-mode", "every-write", "every-write (ack after fsync) or interval (ack after write, fsync every second)")
+	f.StringVar(&cfg.SyncMode, "sync-mode", "every-write", "every-write (ack after fsync) or interval (ack after write, fsync a few ms later)")
 	f.StringVar(&cfg.SyncMode, "sync", "every-write", "the same as --sync-mode")
 	f.Var(msDurationFlag{&cfg.RetentionMs}, "retention", "delete sealed segments whose newest record is older, e.g. 7d, 12h (0: keep)")
 	f.Var(rawMsFlag{&cfg.RetentionMs, "--retention"}, "retention-ms", "the same as --retention, in milliseconds")

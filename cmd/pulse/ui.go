@@ -7,7 +7,6 @@ import (
 	"os/signal"
 	"path/filepath"
 	"strings"
-	"syscall"
 
 	tea "github.com/charmbracelet/bubbletea"
 	"github.com/spf13/cobra"
@@ -64,6 +63,11 @@ func setupRoot(root *cobra.Command) {
 		if err := cfg.limits.check(); err != nil {
 			return err
 		}
+		if cfg.topic != "" {
+			if err := engine.ValidateTopicName(cfg.topic); err != nil {
+				return fmt.Errorf("--topic %q: %w", cfg.topic, err)
+			}
+		}
 		cfg.kafka, cfg.kafkaSet = kafkaListen()
 		cfg.dir, cfg.dirSet = *data, cmd.Flags().Changed("data")
 		cfg.noListen = cfg.listen == "" || cfg.listen == "off"
@@ -97,7 +101,7 @@ func runUI(ctx context.Context, cfg uiConfig) error {
 	if _, err := themes.New(themes.Options{Name: cfg.theme}); err != nil {
 		return fmt.Errorf("--theme: %w", err)
 	}
-	ctx, stop := signal.NotifyContext(ctx, syscall.SIGTERM)
+	ctx, stop := signal.NotifyContext(ctx, stopSignals()...)
 	defer stop()
 
 	dir := cfg.dir
@@ -167,8 +171,17 @@ func runUI(ctx context.Context, cfg uiConfig) error {
 		return err
 	}
 	defer m.Close() // stops the tail's long-poll before the engine closes
-	opts := []tea.ProgramOption{tea.WithContext(ctx), tea.WithMouseCellMotion()}
-	if !cfg.noAlt {
+	return runProgram(ctx, m, cfg.noAlt)
+}
+
+// runProgram runs the terminal UI m until it quits or ctx is done, which
+// the caller's stopSignals handler does: a signal ends the UI as q
+// does, with no error. Bubble Tea's own signal handler is left out: it
+// would answer SIGINT with an error, and when ctx ends the program first it
+// blocks forever handing a SIGTERM to the event loop that has gone.
+func runProgram(ctx context.Context, m tea.Model, noAlt bool) error {
+	opts := []tea.ProgramOption{tea.WithContext(ctx), tea.WithMouseCellMotion(), tea.WithoutSignalHandler()}
+	if !noAlt {
 		opts = append(opts, tea.WithAltScreen())
 	}
 	if _, err := tea.NewProgram(m, opts...).Run(); err != nil && ctx.Err() == nil {

@@ -9,11 +9,13 @@ import (
 	"regexp"
 	"strconv"
 	"strings"
+	"syscall"
 	"testing"
 	"time"
 
 	"github.com/gorilla/websocket"
 	"github.com/pulselog/pulse/engine"
+	"github.com/pulselog/pulse/internal/layout"
 )
 
 // tmuxWait bounds how long the terminal test waits for the screen to show
@@ -242,4 +244,64 @@ func openWithTopic(t *testing.T, data, topic string, partitions int) *engine.Eng
 		t.Fatal(err)
 	}
 	return e
+}
+
+// TestTerminalUISignals: SIGTERM and SIGINT (kill, a service manager, an
+// IDE's stop button) and SIGHUP (the terminal window closed) end the
+// terminal UI as q does: status 0, the engine closed, the data dir free for
+// the next pulse.
+func TestTerminalUISignals(t *testing.T) {
+	tmp, bin := tmuxAndBinary(t)
+	data := filepath.Join(tmp, "data")
+	if err := openWithTopic(t, data, "orders", 1).Close(); err != nil {
+		t.Fatal(err)
+	}
+	x := tmux{t: t, sock: filepath.Join(tmp, "tmux.sock")}
+	t.Cleanup(func() { x.run("kill-server") })
+	// A session of its own keeps the tmux server up while each run's
+	// session is killed and made again.
+	x.must("new-session", "-d", "-s", "keep", "sleep 600")
+	pidFile := filepath.Join(tmp, "pid")
+	// Only a clean close writes the partition's snapshot: a process the
+	// signal killed leaves none.
+	snapshot := filepath.Join(layout.PartitionDir(data, "orders", 0), layout.SnapshotFile)
+	for _, sig := range []syscall.Signal{syscall.SIGTERM, syscall.SIGINT, syscall.SIGHUP} {
+		os.Remove(pidFile)
+		if err := os.Remove(snapshot); err != nil {
+			t.Fatal(err)
+		}
+		x.run("kill-session", "-t", "ui")
+		cmd := fmt.Sprintf("sh -c 'echo $$ >%s; exec %s --data %s --listen 127.0.0.1:0 --kafka-listen off'; echo pulse-exited-$?; sleep 600", pidFile, bin, data)
+		x.must("new-session", "-d", "-s", "ui", "-x", "120", "-y", "32", cmd)
+		x.waitScreen("Topics", "orders")
+		b, err := os.ReadFile(pidFile)
+		if err != nil {
+			t.Fatal(err)
+		}
+		pid, err := strconv.Atoi(strings.TrimSpace(string(b)))
+		if err != nil {
+			t.Fatalf("pid file %q: %v", b, err)
+		}
+		proc, err := os.FindProcess(pid)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if err := proc.Signal(sig); err != nil {
+			t.Fatal(err)
+		}
+		x.waitScreen("pulse-exited-")
+		if s := x.screen(); !strings.Contains(s, "pulse-exited-0") {
+			t.Errorf("after %v the UI did not exit with status 0:\n%s", sig, s)
+		}
+		if _, err := os.Stat(snapshot); err != nil {
+			t.Errorf("after %v the engine was not closed: %v", sig, err)
+		}
+		e, err := engine.Open(engine.DefaultOptions(data))
+		if err != nil {
+			t.Fatalf("reopen after %v: %v", sig, err)
+		}
+		if err := e.Close(); err != nil {
+			t.Fatal(err)
+		}
+	}
 }
