@@ -28,6 +28,10 @@ var (
 	// Mirroring: the cluster topic was deleted, or deleted and created
 	// again, while the mirror ran.
 	ErrMirrorTopicGone = errors.New("cluster topic is gone")
+	// Mirroring through a running Pulse (MirrorFromServer): the cluster
+	// is that Pulse's own Kafka listener and the cluster topic the local
+	// topic, so the mirror would copy its own copies for good.
+	ErrMirrorSelf = errors.New("the cluster topic is the local topic")
 )
 
 // mapErr wraps a cluster error in the nearest engine sentinel, so that the

@@ -2,9 +2,11 @@ package cluster
 
 import (
 	"context"
+	"crypto/rand"
 	"errors"
 	"fmt"
 	"strconv"
+	"strings"
 	"sync"
 	"time"
 
@@ -117,6 +119,10 @@ type mirrorLocal interface {
 	// offset order, batch by batch, until ctx ends or fn fails. hwm is the
 	// partition's high watermark at the read, -1 when unknown.
 	stream(ctx context.Context, topic string, p int, from int64, batch int, fn func(recs []engine.Record, next, hwm int64) error) error
+	// notCluster returns ErrMirrorSelf when dst is this local side's own
+	// Kafka listener (then a cluster topic of the local topic's name is
+	// the local topic itself).
+	notCluster(ctx context.Context, dst *Source, topic string) error
 }
 
 // mirrorHWMEvery is how often a mirror refreshes the local HWMs its lag
@@ -161,6 +167,11 @@ func mirror(ctx context.Context, local mirrorLocal, dst *Source, o MirrorOptions
 	cs, err := dst.topicState(ctx, o.ToTopic)
 	if err != nil {
 		return fmt.Errorf("mirror: cluster topic %q: %w", o.ToTopic, err)
+	}
+	if o.ToTopic == o.Topic {
+		if err := local.notCluster(ctx, dst, o.Topic); err != nil {
+			return err
+		}
 	}
 
 	m := &mirrorRun{local: local, dst: dst, o: o, id: cs.id}
@@ -532,6 +543,10 @@ func (l engineLocal) stream(ctx context.Context, topic string, p int, next int64
 	return nil
 }
 
+// notCluster: the data dir is the mirror's alone (the engine holds its
+// lock), so no broker serves it.
+func (engineLocal) notCluster(context.Context, *Source, string) error { return nil }
+
 // wsLocal is a running Pulse's websocket API as the local side of a
 // mirror: c for requests, pushes for the subscriptions of stream (see
 // MirrorFromServer).
@@ -563,6 +578,31 @@ func (l wsLocal) cursor(ctx context.Context, name, topic string, p int) (int64, 
 		}
 	}
 	return at[0], at[0] == at[1], nil
+}
+
+// notCluster asks whether dst is the Kafka listener of the Pulse l talks
+// to: it commits a cursor of a consumer of a random name on partition 0
+// through the websocket API, asks the cluster for that Kafka group's
+// committed offset (on Pulse's listener a group's offsets are the cursors
+// of the consumer of its name, docs/kafka.md), and deletes the cursor
+// again.
+func (l wsLocal) notCluster(ctx context.Context, dst *Source, topic string) error {
+	var b [8]byte
+	rand.Read(b[:])
+	probe := fmt.Sprintf("mirror.probe.%x", b)
+	if err := l.c.Commit(ctx, probe, topic, 0, 0); err != nil {
+		return fmt.Errorf("mirror: checking that the cluster is not the local pulse: commit cursor %s: %w", probe, err)
+	}
+	// A cluster that will not say (a Kafka cluster whose ACLs keep the
+	// mirror from its groups) is not Pulse's listener, which always does.
+	_, seen, _ := dst.Cursor(probe, topic, 0)
+	if _, err := l.c.DeleteConsumer(ctx, probe, topic, false); err != nil {
+		return fmt.Errorf("mirror: checking that the cluster is not the local pulse: delete cursor %s: %w", probe, err)
+	}
+	if seen {
+		return fmt.Errorf("mirror: %w: %s is the Kafka listener of the pulse at %s, and copying %q into itself would never end: name another cluster topic with --to-topic", ErrMirrorSelf, strings.Join(dst.Brokers(), ","), l.c.Addr(), topic)
+	}
+	return nil
 }
 
 func (l wsLocal) commit(ctx context.Context, name, topic string, p int, off int64) error {

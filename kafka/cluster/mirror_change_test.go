@@ -6,6 +6,7 @@ import (
 	"crypto/rand"
 	"errors"
 	"fmt"
+	"net"
 	"os"
 	"path/filepath"
 	"sync"
@@ -14,6 +15,7 @@ import (
 
 	"github.com/pulselog/pulse/engine"
 	"github.com/pulselog/pulse/internal/loopfs"
+	"github.com/pulselog/pulse/kafka"
 )
 
 // bgMirror is a Mirror running in the background on a local engine: its
@@ -384,5 +386,71 @@ func TestMirrorWaitsWhileClusterDiskFull(t *testing.T) {
 		if string(r.Key) != fmt.Sprint(i) || !bytes.Equal(r.Value, recs[i].Value) {
 			t.Fatalf("cluster record %d has key %q: records lost, reordered or copied twice", i, r.Key)
 		}
+	}
+}
+
+// pulse mirror --server to the Kafka listener of that same Pulse, with no
+// --to-topic, would copy the topic into itself for good: it is refused
+// before anything is copied, and the probe it takes to tell leaves no
+// cursor behind. To another topic of the same Pulse it copies as usual.
+func TestMirrorIntoItselfRefused(t *testing.T) {
+	e := openLocal(t, "orders", 2)
+	for p := range 2 {
+		produceLocal(t, e, "orders", p, 10, "a")
+	}
+	l, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	ks := kafka.New(e, kafka.DefaultOptions())
+	go ks.Serve(l)
+	t.Cleanup(func() { ks.Close() })
+	ws, _ := serve(t, e)
+	c, stream := dialWS(t, ws), dialWS(t, ws)
+	dst := openSource(t, l.Addr().String())
+	ctx := testCtx(t)
+	err = MirrorFromServer(ctx, c, stream, dst, MirrorOptions{Topic: "orders"})
+	if !errors.Is(err, ErrMirrorSelf) {
+		t.Fatalf("mirroring orders into itself: %v, want ErrMirrorSelf", err)
+	}
+	t.Logf("refused: %v", err)
+	info, err := e.Describe("orders")
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, pi := range info.Partitions {
+		if pi.HWM != 10 {
+			t.Fatalf("orders/%d HWM %d after the refusal, want 10", pi.Partition, pi.HWM)
+		}
+	}
+	cs, err := e.Consumers("orders")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(cs) != 0 {
+		t.Fatalf("cursors left on orders: %+v", cs)
+	}
+
+	run, cancel := context.WithCancel(ctx)
+	done := make(chan error, 1)
+	var once sync.Once
+	caught := make(chan struct{})
+	go func() {
+		done <- MirrorFromServer(run, c, stream, dst, MirrorOptions{Topic: "orders", ToTopic: "orders-copy", Progress: func(st MirrorStatus) {
+			if st.Lag() == 0 && st.Partitions[0].Next == 10 && st.Partitions[1].Next == 10 {
+				once.Do(func() { close(caught) })
+			}
+		}})
+	}()
+	select {
+	case <-caught:
+	case err := <-done:
+		t.Fatalf("mirroring orders to orders-copy of the same pulse: %v", err)
+	case <-ctx.Done():
+		t.Fatal("mirroring orders to orders-copy never caught up")
+	}
+	cancel()
+	if err := <-done; err != nil {
+		t.Fatal(err)
 	}
 }
