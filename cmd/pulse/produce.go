@@ -242,8 +242,14 @@ func runProduce(ctx context.Context, cf *clientFlags, topic string, cfg produceC
 	// sent is, for each request in the window, the input line of each of
 	// its records and each line's size.
 	var sent []sentLines
+	// The acks of requests already sent are waited for after a signal
+	// too, for up to ackGrace, so that the count printed is what the
+	// server stored, not what happened to be acked when the signal came.
+	ackCtx, ackCancel := context.WithCancel(context.WithoutCancel(ctx))
+	defer ackCancel()
+	defer context.AfterFunc(ctx, func() { time.AfterFunc(ackGrace, ackCancel) })()
 	wait := func() error {
-		acks, err := window[0].Wait(ctx)
+		acks, err := window[0].Wait(ackCtx)
 		if err != nil {
 			if e := overReadLimit(ctx, c, err, topic, window, sent, ackedThrough); e != nil {
 				return e
@@ -354,6 +360,16 @@ func runProduce(ctx context.Context, cf *clientFlags, topic string, cfg produceC
 		return acked, errors.Join(err, awaitVisible(ctx, c, topic, last))
 	}
 	for done := false; ; {
+		if ctx.Err() != nil {
+			// SIGINT or SIGTERM: nothing more is sent; the acks of
+			// what was are counted.
+			for len(window) > 0 {
+				if err := wait(); err != nil {
+					return acked, err
+				}
+			}
+			return acked, ctx.Err()
+		}
 		if !next() {
 			if done {
 				break
@@ -414,6 +430,10 @@ func runProduce(ctx context.Context, cf *clientFlags, topic string, cfg produceC
 	}
 	return acked, awaitVisible(ctx, c, topic, last)
 }
+
+// ackGrace is how long pulse produce, stopped by a signal, still waits for
+// the acks of the requests it sent.
+const ackGrace = 5 * time.Second
 
 // sentLines are the input lines of the records of one produce request,
 // and each line's size in bytes.
