@@ -324,10 +324,9 @@ func (m *mirrorRun) clusterGone(ctx context.Context, p int, written int64) error
 	return nil
 }
 
-// watch keeps the status's Waiting current, refreshes the local HWMs
-// (a caught-up stream waits, so its reads report none) and starts the
-// partitions the local topic gained, growing the cluster topic to match.
-func (m *mirrorRun) watch(ctx context.Context) {
+// every runs tick once every mirrorHWMEvery until ctx ends or tick
+// returns false.
+func every(ctx context.Context, tick func() bool) {
 	t := time.NewTicker(mirrorHWMEvery)
 	defer t.Stop()
 	for {
@@ -336,6 +335,17 @@ func (m *mirrorRun) watch(ctx context.Context) {
 			return
 		case <-t.C:
 		}
+		if !tick() {
+			return
+		}
+	}
+}
+
+// watch keeps the status's Waiting current, refreshes the local HWMs
+// (a caught-up stream waits, so its reads report none) and starts the
+// partitions the local topic gained, growing the cluster topic to match.
+func (m *mirrorRun) watch(ctx context.Context) {
+	every(ctx, func() bool {
 		un := m.dst.Unreachable()
 		m.mu.Lock()
 		m.st.Waiting = un
@@ -343,7 +353,7 @@ func (m *mirrorRun) watch(ctx context.Context) {
 		ps, err := m.local.partitions(ctx, m.o.Topic)
 		if err != nil {
 			m.publish()
-			continue
+			return true
 		}
 		m.mu.Lock()
 		n := len(m.st.Partitions)
@@ -356,37 +366,30 @@ func (m *mirrorRun) watch(ctx context.Context) {
 		}
 		m.mu.Unlock()
 		if len(ps) > n {
-			if err := m.grow(ctx, ps[n:]); err != nil {
-				if m.dst.Unreachable() == nil {
-					m.fail(err)
-					return
-				}
-				// The cluster is away: grow at a later tick.
+			// While the cluster is away, grow at a later tick.
+			if err := m.grow(ctx, ps[n:]); err != nil && m.dst.Unreachable() == nil {
+				m.fail(err)
+				return false
 			}
 		}
 		m.publish()
-	}
+		return true
+	})
 }
 
 // watchCluster ends the run when the cluster topic is gone. Its check can
 // wait for the cluster, so it runs beside watch.
 func (m *mirrorRun) watchCluster(ctx context.Context) {
-	t := time.NewTicker(mirrorHWMEvery)
-	defer t.Stop()
-	for {
-		select {
-		case <-ctx.Done():
-			return
-		case <-t.C:
-		}
+	every(ctx, func() bool {
 		if m.dst.Unreachable() != nil {
-			continue
+			return true
 		}
 		if err := m.clusterGone(ctx, 0, -1); err != nil {
 			m.fail(fmt.Errorf("mirror: %w", err))
-			return
+			return false
 		}
-	}
+		return true
+	})
 }
 
 // grow starts the partitions the local topic gained while the mirror ran,

@@ -98,37 +98,7 @@ func openLocal(t *testing.T, topic string, partitions int) *engine.Engine {
 // produce (the mirror then wrote partition 0 into the new topic, or waited
 // forever on partition 1), and kfake.
 func TestMirrorEndsWhenClusterTopicDeleted(t *testing.T) {
-	addr := bootstrap(t)
-	dstTopic := uniq(t, "gone")
-	e := openLocal(t, "local", 2)
-	for p := range 2 {
-		produceLocal(t, e, "local", p, 100, "a")
-	}
-	dst := openSource(t, addr)
-	ctx := testCtx(t)
-	m := startMirror(t, ctx, e, dst, MirrorOptions{Topic: "local", ToTopic: dstTopic})
-	m.waitNext(t, ctx, []int64{100, 100})
-
-	_, adm := kclient(t, addr)
-	resp, err := adm.DeleteTopic(ctx, dstTopic)
-	if err == nil {
-		err = resp.Err
-	}
-	if err != nil {
-		t.Fatal(err)
-	}
-	for p := range 2 {
-		produceLocal(t, e, "local", p, 10, "b")
-	}
-	select {
-	case err := <-m.done:
-		if !errors.Is(err, ErrMirrorTopicGone) {
-			t.Fatalf("the mirror ended with %v, want ErrMirrorTopicGone", err)
-		}
-		t.Logf("the mirror ended: %v", err)
-	case <-ctx.Done():
-		t.Fatalf("the mirror went on after its cluster topic was deleted: at %+v", m.status().Partitions)
-	}
+	dst, dstTopic, ctx := mirrorUntilClusterTopicGone(t, "gone", false)
 	// Nothing re-created the topic.
 	if _, err := dst.topicState(ctx, dstTopic); !errors.Is(err, engine.ErrTopicNotFound) {
 		t.Fatalf("cluster topic after the mirror ended: %v, want not found", err)
@@ -139,8 +109,19 @@ func TestMirrorEndsWhenClusterTopicDeleted(t *testing.T) {
 // while the mirror runs ends the mirror with ErrMirrorTopicGone: its resume
 // points and the cluster's offsets belong to the old topic.
 func TestMirrorEndsWhenClusterTopicRecreated(t *testing.T) {
+	mirrorUntilClusterTopicGone(t, "again", true)
+}
+
+// mirrorUntilClusterTopicGone mirrors a two-partition local topic to a
+// cluster topic named after name, deletes that topic once the mirror has
+// caught up (and creates it again, empty, when recreate), produces more
+// locally and fails the test unless the mirror ends with
+// ErrMirrorTopicGone. It returns the Source, the cluster topic and the
+// test's context.
+func mirrorUntilClusterTopicGone(t *testing.T, name string, recreate bool) (*Source, string, context.Context) {
+	t.Helper()
 	addr := bootstrap(t)
-	dstTopic := uniq(t, "again")
+	dstTopic := uniq(t, name)
 	e := openLocal(t, "local", 2)
 	for p := range 2 {
 		produceLocal(t, e, "local", p, 100, "a")
@@ -158,7 +139,9 @@ func TestMirrorEndsWhenClusterTopicRecreated(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	createTopic(t, adm, dstTopic, 2)
+	if recreate {
+		createTopic(t, adm, dstTopic, 2)
+	}
 	for p := range 2 {
 		produceLocal(t, e, "local", p, 10, "b")
 	}
@@ -169,8 +152,9 @@ func TestMirrorEndsWhenClusterTopicRecreated(t *testing.T) {
 		}
 		t.Logf("the mirror ended: %v", err)
 	case <-ctx.Done():
-		t.Fatalf("the mirror went on into a re-created cluster topic: at %+v", m.status().Partitions)
+		t.Fatalf("the mirror went on after its cluster topic was deleted (re-created: %v): at %+v", recreate, m.status().Partitions)
 	}
+	return dst, dstTopic, ctx
 }
 
 // A local topic grown while the mirror runs is followed: the cluster topic
