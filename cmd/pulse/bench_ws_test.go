@@ -28,6 +28,7 @@ var wsBenchFigures = []string{
 	"ws_fanout1_server_cpu_us_per_delivery", "ws_fanout8_server_cpu_us_per_delivery", "ws_fanout64_server_cpu_us_per_delivery",
 	"ws_e2e_interval_p50_us", "ws_e2e_interval_p99_us", "ws_e2e_interval_disk_bytes_per_payload_byte",
 	"ws_e2e_every_write_p50_us", "ws_e2e_every_write_p99_us", "ws_e2e_every_write_disk_bytes_per_payload_byte",
+	"ws_rtt_p50_us", "ws_rtt_p99_us", "cpus", "zstd_1core_mbps",
 	"cold_restart_store_mb",
 }
 
@@ -36,6 +37,7 @@ var wsBenchRatios = []string{
 	"every_write_64p / 1p", "append_interval_zstd / append_interval",
 	"ws topics100 / topics1", "ws fanout64 / fanout1 (per subscriber)", "ws fanout64 / fanout1 (produce)",
 	"ws e2e every-write p50 / fdatasync p50", "ws e2e every-write p99 / fdatasync p99",
+	"cpus x zstd_1core / append_interval", "(fdatasync + ws rtt) / fdatasync, p50",
 }
 
 // TestBenchWSAgainstServe runs `pulse bench --ws` with small counts against

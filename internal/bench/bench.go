@@ -123,6 +123,7 @@ func Run(ctx context.Context, cfg Config, out, progress io.Writer) error {
 	}{
 		{"disk fsync rate", func() error { return benchFsync(dir, res, cfg.Seconds) }},
 		{"raw disk writes", func() error { return benchRawWrite(dir, total, res) }},
+		{"zstd on one core", func() error { return benchMachine(total, res) }},
 		{"append interval codec none", func() error { return benchAppend(ctx, dir, "none", total, res) }},
 		{"append interval codec zstd", func() error { return benchAppend(ctx, dir, "zstd", total/2, res) }},
 		{"append every-write 1 and 64 producers", func() error { return benchEveryWrite(ctx, dir, cfg.Seconds, res) }},
@@ -264,6 +265,7 @@ func printBench(w io.Writer, res benchResult, notes benchNotes, asJSON bool) err
 	ratio("ws fanout64 / fanout1 (produce)", "ws_fanout64_produce_rps", "ws_fanout1_produce_rps", 0.9)
 	ratioBelow("ws e2e every-write p50 / fdatasync p50", "ws_e2e_every_write_p50_us", "fdatasync_p50_us", 1.5)
 	ratioBelow("ws e2e every-write p99 / fdatasync p99", "ws_e2e_every_write_p99_us", "fdatasync_p99_us", 3)
+	printBounds(w, res)
 	return nil
 }
 

@@ -177,6 +177,48 @@ func TestPrintBenchRatios(t *testing.T) {
 	}
 }
 
+// TestMachineBench runs the machine step on 1 MiB of records: the
+// processors and the one-core zstd rate are positive finite numbers.
+func TestMachineBench(t *testing.T) {
+	res := benchResult{}
+	if err := benchMachine(1<<20, res); err != nil {
+		t.Fatal(err)
+	}
+	t.Log(res)
+	requirePositive(t, res, "cpus", "zstd_1core_mbps")
+}
+
+// TestPrintBenchBounds: below the ratios come the best values of the zstd
+// and end-to-end ratios that the machine step's figures allow, each only
+// when its figures were measured.
+func TestPrintBenchBounds(t *testing.T) {
+	res := benchResult{
+		"append_interval_mbps": 1000, "cpus": 2, "zstd_1core_mbps": 250,
+		"fdatasync_p50_us": 200, "ws_rtt_p50_us": 100,
+	}
+	var out strings.Builder
+	if err := printBench(&out, res, nil, false); err != nil {
+		t.Fatal(err)
+	}
+	for _, want := range []string{
+		"cpus x zstd_1core / append_interval                        0.50   (the most append_interval_zstd / append_interval reaches here)\n",
+		"(fdatasync + ws rtt) / fdatasync, p50                      1.50   (the least ws e2e every-write p50 / fdatasync p50 reaches here)\n",
+	} {
+		if !strings.Contains(out.String(), want) {
+			t.Errorf("output lacks %q:\n%s", want, out.String())
+		}
+	}
+	delete(res, "ws_rtt_p50_us")
+	delete(res, "zstd_1core_mbps")
+	out.Reset()
+	if err := printBench(&out, res, nil, false); err != nil {
+		t.Fatal(err)
+	}
+	if strings.Contains(out.String(), "reaches here") {
+		t.Errorf("a bound of figures not measured is printed:\n%s", out.String())
+	}
+}
+
 // TestRunRefusesBadNumbers: a size, duration or count that cannot be
 // measured with (it printed figures of 0 or below) is an error naming its
 // flag before any step runs, and --dir is not created.

@@ -26,6 +26,7 @@ const (
 	wsBenchSingleWindow = 256  // requests in flight of the single-record producer
 	wsBenchE2ERate      = 2000 // records/s of the end-to-end latency runs
 	wsBenchTopics       = 100  // topics of the many-topics produce run
+	wsBenchRTTs         = 1000 // round trips of ws_rtt_*, at wsBenchE2ERate
 )
 
 // wsBenchFanouts are the subscriber counts of the fan-out runs.
@@ -361,10 +362,23 @@ func (s *wsSteps) fanout() error {
 	return nil
 }
 
-// e2e measures produce-to-delivery latency at wsBenchE2ERate in both sync
-// modes, and the bytes the server caused to be written to the device per
-// byte of the values produced.
+// e2e measures a round trip through the server that stores nothing
+// (ws_rtt_*, the floor under an end-to-end latency besides the fsync), then
+// produce-to-delivery latency at wsBenchE2ERate in both sync modes, and the
+// bytes the server caused to be written to the device per byte of the
+// values produced.
 func (s *wsSteps) e2e() error {
+	fmt.Fprintf(s.progress(), "bench ws: round trip, %d describe requests at %d/s\n", wsBenchRTTs, wsBenchE2ERate)
+	topic, err := s.newTopic("rtt", "interval")
+	if err != nil {
+		return err
+	}
+	rtt, err := wsRTT(s.ctx, s.dial, topic, wsBenchRTTs, time.Second/wsBenchE2ERate)
+	if err != nil {
+		return err
+	}
+	s.res["ws_rtt_p50_us"] = percentile(rtt, 0.50)
+	s.res["ws_rtt_p99_us"] = percentile(rtt, 0.99)
 	for _, mode := range []string{"interval", "every-write"} {
 		fmt.Fprintf(s.progress(), "bench ws: end-to-end latency, %s, %d records/s, %d records\n", mode, wsBenchE2ERate, s.few)
 		topic, err := s.newTopic("e2e-"+mode, mode)
@@ -628,6 +642,32 @@ func wsE2ERun(ctx context.Context, dial dialer, topic string, n int) ([]float64,
 	case <-ctx.Done():
 		return nil, 0, ctx.Err()
 	}
+}
+
+// wsRTT times n describe requests of topic on a connection of its own, one
+// every gap as the end-to-end runs send their records (so each crosses to
+// a server that waits for it, as a record does), and returns each round
+// trip in microseconds.
+func wsRTT(ctx context.Context, dial dialer, topic string, n int, gap time.Duration) ([]float64, error) {
+	c, err := dial(ctx)
+	if err != nil {
+		return nil, err
+	}
+	defer c.Close()
+	lat := make([]float64, 0, n)
+	next := time.Now()
+	for range n {
+		if d := time.Until(next); d > 0 {
+			time.Sleep(d)
+		}
+		next = next.Add(gap)
+		t := time.Now()
+		if _, err := c.Describe(ctx, topic); err != nil {
+			return nil, fmt.Errorf("describe %s: %w", topic, err)
+		}
+		lat = append(lat, float64(time.Since(t).Nanoseconds())/1e3)
+	}
+	return lat, nil
 }
 
 // sentTime reads the "sent" field at the start of an end-to-end record.
