@@ -87,6 +87,13 @@ func Run(ctx context.Context, cfg Config, out, progress io.Writer) error {
 	if err := cfg.check(); err != nil {
 		return err
 	}
+	wsSteps, err := parseWSSteps(cfg.WSSteps)
+	if err != nil {
+		return err
+	}
+	if cfg.WS != "" && cfg.Dial == nil {
+		return fmt.Errorf("bench: no dial function for the websocket API at %s", cfg.WS)
+	}
 	dir := cfg.Dir
 	if dir == "" {
 		d, err := os.MkdirTemp("", "pulse-bench-*")
@@ -99,13 +106,6 @@ func Run(ctx context.Context, cfg Config, out, progress io.Writer) error {
 		return fmt.Errorf("bench: --dir %s is not empty", dir)
 	} else if err := os.MkdirAll(dir, 0o755); err != nil {
 		return fmt.Errorf("bench: --dir: %w", err)
-	}
-	wsSteps, err := parseWSSteps(cfg.WSSteps)
-	if err != nil {
-		return err
-	}
-	if cfg.WS != "" && cfg.Dial == nil {
-		return fmt.Errorf("bench: no dial function for the websocket API at %s", cfg.WS)
 	}
 	res, notes := benchResult{}, benchNotes{}
 	step := func(name string, fn func() error) error {

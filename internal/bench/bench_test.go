@@ -59,7 +59,7 @@ func TestRunCreatesAbsentDir(t *testing.T) {
 
 // TestRunRefusesBadConfig: an unknown websocket step, or a websocket
 // address without a way to dial it, is an error naming it before any step
-// runs.
+// runs and before --dir is made.
 func TestRunRefusesBadConfig(t *testing.T) {
 	for _, c := range []struct {
 		name string
@@ -70,7 +70,9 @@ func TestRunRefusesBadConfig(t *testing.T) {
 		{"no dial", func(c *Config) { c.WS = "127.0.0.1:1" }, "127.0.0.1:1"},
 	} {
 		t.Run(c.name, func(t *testing.T) {
+			dir := filepath.Join(t.TempDir(), "bench")
 			cfg := DefaultConfig()
+			cfg.Dir = dir
 			c.edit(&cfg)
 			var progress strings.Builder
 			err := Run(context.Background(), cfg, io.Discard, &progress)
@@ -79,6 +81,9 @@ func TestRunRefusesBadConfig(t *testing.T) {
 			}
 			if progress.Len() != 0 {
 				t.Errorf("steps ran: %q", progress.String())
+			}
+			if _, err := os.Stat(dir); !os.IsNotExist(err) {
+				t.Errorf("--dir made (%v)", err)
 			}
 		})
 	}
