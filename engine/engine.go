@@ -536,7 +536,7 @@ func (e *Engine) topicPartition(name string, p int) (*topic, *plog.Log, error) {
 		return nil, nil, err
 	}
 	if p < 0 || p >= len(t.parts) {
-		return nil, nil, fmt.Errorf("%w: topic %s has %d partitions, asked for %d", ErrPartitionOutOfRange, name, len(t.parts), p)
+		return nil, nil, partitionOutOfRange(name, len(t.parts), p)
 	}
 	return t, t.parts[p], nil
 }

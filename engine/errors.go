@@ -2,6 +2,7 @@ package engine
 
 import (
 	"errors"
+	"fmt"
 
 	"github.com/pulselog/pulse/engine/plog"
 	"github.com/pulselog/pulse/internal/fsutil"
@@ -46,3 +47,13 @@ var (
 	// ErrBadPosition: a negative byte position or length in a segment file.
 	ErrBadPosition = errors.New("bad position in a segment file")
 )
+
+// partitionOutOfRange is ErrPartitionOutOfRange for partition p of topic,
+// which has n partitions.
+func partitionOutOfRange(topic string, n, p int) error {
+	noun := "partitions"
+	if n == 1 {
+		noun = "partition"
+	}
+	return fmt.Errorf("%w: topic %s has %d %s, asked for %d", ErrPartitionOutOfRange, topic, n, noun, p)
+}

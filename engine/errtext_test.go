@@ -31,3 +31,44 @@ func TestLogErrorsNameTheirCauseOnce(t *testing.T) {
 		t.Errorf("a read past the end: %q says \"offset out of range\" %d times", err, n)
 	}
 }
+
+// A partition the topic does not have is refused naming how many it has,
+// in words that fit the count: "1 partition", "2 partitions", whichever
+// call asked for it.
+func TestPartitionOutOfRangeCountsInWords(t *testing.T) {
+	e := openEngine(t, t.TempDir())
+	defer e.Close()
+	one, two := DefaultTopicConfig(), DefaultTopicConfig()
+	two.Partitions = 2
+	if err := e.CreateTopic("one", one); err != nil {
+		t.Fatal(err)
+	}
+	if err := e.CreateTopic("two", two); err != nil {
+		t.Fatal(err)
+	}
+	calls := map[string]func(topic string) error{
+		"produce": func(topic string) error {
+			_, err := e.Produce(context.Background(), topic, 3, []Record{{Value: []byte("x")}})
+			return err
+		},
+		"read": func(topic string) error {
+			_, err := e.Read(topic, 3, 0, 10, 1<<20)
+			return err
+		},
+		"maintenance status": func(topic string) error {
+			_, err := e.MaintenanceStatus(topic, 3)
+			return err
+		},
+	}
+	for name, call := range calls {
+		for topic, want := range map[string]string{
+			"one": "topic one has 1 partition, asked for 3",
+			"two": "topic two has 2 partitions, asked for 3",
+		} {
+			err := call(topic)
+			if !errors.Is(err, ErrPartitionOutOfRange) || !strings.Contains(err.Error(), want) {
+				t.Errorf("%s of partition 3 of %s: %v, want ErrPartitionOutOfRange saying %q", name, topic, err, want)
+			}
+		}
+	}
+}

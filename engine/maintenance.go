@@ -478,7 +478,7 @@ func (e *Engine) MaintenanceStatus(topic string, partition int) (MaintenanceStat
 		return MaintenanceStatus{}, err
 	}
 	if partition < 0 || partition >= len(t.parts) {
-		return MaintenanceStatus{}, fmt.Errorf("%w: topic %s has %d partitions, asked for %d", ErrPartitionOutOfRange, topic, len(t.parts), partition)
+		return MaintenanceStatus{}, partitionOutOfRange(topic, len(t.parts), partition)
 	}
 	cfg := t.config()
 	st := MaintenanceStatus{

@@ -52,7 +52,7 @@ func (e *Engine) Produce(ctx context.Context, topicName string, partition int, r
 		return nil, nil
 	}
 	if partition >= len(t.parts) {
-		return nil, fmt.Errorf("%w: topic %s has %d partitions, asked for %d", ErrPartitionOutOfRange, topicName, len(t.parts), partition)
+		return nil, partitionOutOfRange(topicName, len(t.parts), partition)
 	}
 	acks := make([]Ack, len(recs))
 	if partition >= 0 || len(t.parts) == 1 {
