@@ -129,16 +129,26 @@ func Open(opts Options) (*Engine, error) {
 	if metaMissing {
 		if err := e.rebuildMeta(); err != nil {
 			e.closeAll()
-			return nil, err
+			return nil, inDir(opts.Dir, err)
 		}
 	}
 	if err := e.load(); err != nil {
 		e.closeAll()
-		return nil, err
+		return nil, inDir(opts.Dir, err)
 	}
 	e.startMaintenance()
 	e.startHWMRecorder()
 	return e, nil
+}
+
+// inDir names the data directory dir in err, an error of Open, unless err
+// names it already (a path in it counts): every error of Open names the
+// directory once, so its callers add nothing of their own.
+func inDir(dir string, err error) error {
+	if strings.Contains(err.Error(), dir) {
+		return err
+	}
+	return fmt.Errorf("data directory %s: %w", dir, err)
 }
 
 // withDefaults fills what the facade itself uses; the partition logs fill

@@ -111,7 +111,7 @@ func runMirror(cmd *cobra.Command, dir string, cf *clientFlags, k *kafkaFlags, o
 	} else {
 		e, err := engine.Open(engine.DefaultOptions(dir))
 		if err != nil {
-			return fmt.Errorf("opening %s: %w", dir, err)
+			return err // names the data dir
 		}
 		defer e.Close()
 		run = func(ctx context.Context, dst *cluster.Source) error { return cluster.Mirror(ctx, e, dst, o) }

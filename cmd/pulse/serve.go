@@ -257,7 +257,7 @@ func runServe(cmd *cobra.Command, dir string, cfg apiConfig) error {
 	defer stopSignals()
 	eng, m, err := openMetered(dir, cfg.Limits)
 	if err != nil {
-		return fmt.Errorf("opening %s: %w", dir, err)
+		return err // names the data dir
 	}
 	cfg.Metrics = m
 	addr, stop, err := startAPI(ctx, eng, cfg)

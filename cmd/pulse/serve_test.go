@@ -291,10 +291,14 @@ func TestServeTokenAndSecondInstance(t *testing.T) {
 		t.Fatalf("no token: %v %s", err, errOut)
 	}
 	mustPulse(t, "", "topics", "list", "--server", s.addr, "--token", "s3cret")
-	// The data directory is locked: a second serve on it fails clearly.
+	// The data directory is locked: a second serve on it fails clearly,
+	// naming the directory once.
 	_, errOut, err := pulse(t, "", "serve", "--data", dir, "--listen", "127.0.0.1:0", "--kafka-listen", "127.0.0.1:0")
 	if err == nil || !strings.Contains(errOut, "locked") {
 		t.Fatalf("second serve on the same data dir: %v %s", err, errOut)
+	}
+	if n := strings.Count(errOut, dir); n != 1 {
+		t.Errorf("second serve on the same data dir names it %d times: %s", n, errOut)
 	}
 	if err := s.stop(t, syscall.SIGINT); err != nil {
 		t.Fatal(err)

@@ -118,7 +118,7 @@ func runUI(ctx context.Context, cfg uiConfig) error {
 	}
 	e, met, err := openMetered(dir, cfg.limits)
 	if err != nil {
-		return fmt.Errorf("open %s: %w", dir, err)
+		return err // names the data dir
 	}
 	defer e.Close()
 
