@@ -15,6 +15,7 @@ import (
 
 	"github.com/gorilla/websocket"
 
+	"github.com/pulselog/pulse/engine"
 	"github.com/pulselog/pulse/wsapi/wire"
 )
 
@@ -727,6 +728,10 @@ func (c *conn) opCommit(req *request) {
 	}
 	if consumer == "" {
 		c.reply(req.ID, nil, wire.Errorf(wire.CodeInvalidRequest, `commit needs "consumer" (or a "sub" subscribed with one)`))
+		return
+	}
+	if err := engine.ValidateConsumerName(consumer); err != nil {
+		c.reply(req.ID, nil, toError(err))
 		return
 	}
 	if e := validTopic(topic); e != nil {

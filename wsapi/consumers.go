@@ -1,8 +1,6 @@
 package wsapi
 
 import (
-	"errors"
-
 	"github.com/pulselog/pulse/engine"
 	"github.com/pulselog/pulse/wsapi/wire"
 )
@@ -89,12 +87,8 @@ func (c *conn) opDeleteConsumer(req *request, msg []byte) {
 		return
 	}
 	cs, err := del.DeleteConsumer(req.Consumer, req.Topic, body.DryRun)
-	switch {
-	case errors.Is(err, engine.ErrInvalidConsumer):
-		c.reply(req.ID, nil, wire.Errorf(wire.CodeInvalidRequest, "consumer name: %v", err))
-		return
-	case err != nil:
-		c.reply(req.ID, nil, toError(err))
+	if err != nil {
+		c.reply(req.ID, nil, toError(err)) // a bad name: invalid_request
 		return
 	}
 	c.replyJSON(req.ID, "consumer", wire.DeletedConsumer{Name: req.Consumer, DryRun: body.DryRun, Cursors: cs})

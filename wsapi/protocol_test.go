@@ -810,8 +810,20 @@ func TestConsumerNameOneRule(t *testing.T) {
 		t.Errorf("tail as %q starts at %v, want its cursor 3", name, m["offset"])
 	}
 	for i, bad := range []string{"a/b", "nul\x00x"} {
-		if r := c.call(20+i, map[string]any{"op": "subscribe", "topic": "t", "consumer": bad}); errCode(r) != wire.CodeInvalidRequest {
-			t.Errorf("subscribe as %q: %v, want invalid_request", bad, r)
+		for j, op := range []map[string]any{
+			{"op": "subscribe", "topic": "t", "consumer": bad},
+			{"op": "commit", "topic": "t", "partition": 0, "offset": 1, "consumer": bad},
+			{"op": "delete_consumer", "topic": "t", "consumer": bad},
+		} {
+			r := c.call(20+10*i+j, op)
+			msg, _ := r["error"].(map[string]any)["message"].(string)
+			if errCode(r) != wire.CodeInvalidRequest || !strings.HasPrefix(msg, "invalid consumer name: ") {
+				t.Errorf("%s as %q: %v, want invalid_request saying \"invalid consumer name: ...\" once", op["op"], bad, r)
+			}
 		}
+	}
+	tail = dialRaw(t, ts.addr, "/v1/topics/t/tail?consumer=a%2Fb", nil)
+	if m := tail.next(); errCode(m) != wire.CodeInvalidRequest || !strings.HasPrefix(m["error"].(map[string]any)["message"].(string), "invalid consumer name: ") {
+		t.Errorf("tail as \"a/b\": %v, want invalid_request saying \"invalid consumer name: ...\" once", m)
 	}
 }

@@ -45,7 +45,7 @@ func (c *conn) opSubscribe(req *request) {
 	}
 	if req.Consumer != "" {
 		if err := engine.ValidateConsumerName(req.Consumer); err != nil {
-			c.reply(req.ID, nil, wire.Errorf(wire.CodeInvalidRequest, "consumer name: %v", err))
+			c.reply(req.ID, nil, toError(err))
 			return
 		}
 	}
@@ -129,7 +129,7 @@ func (c *conn) startPlainTail(r *http.Request, topic string) {
 	consumer := q.Get("consumer")
 	if consumer != "" {
 		if err := engine.ValidateConsumerName(consumer); err != nil {
-			c.refuse(wire.Errorf(wire.CodeInvalidRequest, "consumer name: %v", err))
+			c.refuse(toError(err))
 			return
 		}
 	}
