@@ -142,10 +142,11 @@ func Open(opts Options) (*Engine, error) {
 }
 
 // inDir names the data directory dir in err, an error of Open, unless err
-// names it already (a path in it counts): every error of Open names the
-// directory once, so its callers add nothing of their own.
+// names it already ("data directory DIR", or a path in it): every error of
+// Open names the directory once, so its callers add nothing of their own.
 func inDir(dir string, err error) error {
-	if strings.Contains(err.Error(), dir) {
+	msg := err.Error()
+	if strings.Contains(msg, "data directory "+dir) || strings.Contains(msg, filepath.Join(dir, layout.TopicsDir)+string(filepath.Separator)) {
 		return err
 	}
 	return fmt.Errorf("data directory %s: %w", dir, err)

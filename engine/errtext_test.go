@@ -3,6 +3,8 @@ package engine
 import (
 	"context"
 	"errors"
+	"fmt"
+	"path/filepath"
 	"strings"
 	"testing"
 )
@@ -69,6 +71,28 @@ func TestPartitionOutOfRangeCountsInWords(t *testing.T) {
 			if !errors.Is(err, ErrPartitionOutOfRange) || !strings.Contains(err.Error(), want) {
 				t.Errorf("%s of partition 3 of %s: %v, want ErrPartitionOutOfRange saying %q", name, topic, err, want)
 			}
+		}
+	}
+}
+
+// Every error of Open names the data directory once: inDir adds it to an
+// error that does not name it, and leaves one that does (as "data
+// directory DIR", or a path under its topics) as it is.
+func TestOpenErrorsNameTheDirOnce(t *testing.T) {
+	cause := errors.New("boom")
+	for _, c := range []struct {
+		dir  string
+		err  error
+		want string
+	}{
+		{"/d", fmt.Errorf("data directory /d: %w", cause), "data directory /d: boom"},
+		{"/d", fmt.Errorf("partition %s: %w", filepath.Join("/d", "topics", "t", "p00000"), cause), "partition " + filepath.Join("/d", "topics", "t", "p00000") + ": boom"},
+		{"/d", fmt.Errorf("topic t: stored config: %w", cause), "data directory /d: topic t: stored config: boom"},
+		{".", fmt.Errorf("topic t.x: %w", cause), "data directory .: topic t.x: boom"},
+	} {
+		got := inDir(c.dir, c.err)
+		if got.Error() != c.want || !errors.Is(got, cause) {
+			t.Errorf("inDir(%q, %q) = %q, want %q wrapping its cause", c.dir, c.err, got, c.want)
 		}
 	}
 }
