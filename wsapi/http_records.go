@@ -12,7 +12,6 @@ import (
 	"strconv"
 	"strings"
 
-	"github.com/pulselog/pulse/engine"
 	"github.com/pulselog/pulse/wsapi/wire"
 )
 
@@ -263,8 +262,10 @@ func (s *Server) postRecords(w http.ResponseWriter, r *http.Request) {
 		writeError(w, 0, e)
 		return
 	}
-	job, e := newHTTPJob(topic, ins, partition, single, s.opts.MaxRecordBytes)
-	if e != nil {
+	// Validated as a websocket produce is (addRecords): nothing reaches
+	// the engine when one record is bad.
+	job := &produceJob{topic: topic, single: single}
+	if e := job.addRecords(ins, partition, s.opts.MaxRecordBytes); e != nil {
 		writeError(w, 0, e)
 		return
 	}
@@ -289,45 +290,6 @@ func (s *Server) postRecords(w http.ResponseWriter, r *http.Request) {
 		return
 	}
 	writeJSON(w, append(append([]byte{'{'}, f...), '}'))
-}
-
-// newHTTPJob validates the records of a POST as opProduce validates a
-// websocket produce (a record's own partition, then toRecord) and groups
-// them into runs of one partition; partition (the query's, not negative)
-// is that of the records that name none. Nothing reaches the engine when
-// one is bad.
-func newHTTPJob(topic string, ins []wire.RecordIn, partition *int, single bool, maxRecordBytes int) (*produceJob, *wire.Error) {
-	job := &produceJob{topic: topic, single: single}
-	for i := range ins {
-		p := -1
-		if partition != nil {
-			p = *partition
-		}
-		if ins[i].Partition != nil {
-			if p = *ins[i].Partition; p < 0 {
-				e := wire.Errorf(wire.CodePartitionOutOfRange, "partition %d is negative", p)
-				if !single {
-					e = wire.Errorf(e.Code, "record %d: %s", i, e.Message)
-				}
-				return nil, e
-			}
-		}
-		rec, err := toRecord(&ins[i], maxRecordBytes)
-		if err != nil {
-			e := toError(err)
-			if !single {
-				e = wire.Errorf(e.Code, "record %d: %s", i, e.Message)
-			}
-			return nil, e
-		}
-		job.bytes += len(rec.Key) + len(rec.Value)
-		if n := len(job.units); n > 0 && job.units[n-1].partition == p {
-			job.units[n-1].recs = append(job.units[n-1].recs, rec)
-		} else {
-			job.units = append(job.units, produceUnit{partition: p, recs: []engine.Record{rec}})
-		}
-	}
-	return job, nil
 }
 
 // readQuery is the query of the records and events endpoints.

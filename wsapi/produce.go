@@ -92,55 +92,69 @@ func (c *conn) opProduce(req *request) {
 		c.refuseInOrder(req.ID, wire.Errorf(wire.CodeInvalidRequest, "%d records in one request: at most %d", len(ins), maxRequestRecords))
 		return
 	}
+	if e := job.addRecords(ins, req.Partition, c.srv.opts.MaxRecordBytes); e != nil {
+		c.refuseInOrder(req.ID, e)
+		return
+	}
+	c.submit(job)
+}
+
+// addRecords validates ins, the records of one produce (a websocket
+// produce or a POST), and adds them to job in runs of consecutive records
+// sharing a partition: a record's own partition, else partition (the
+// request's, or the POST's query), else -1 (the engine's choice). A
+// partition given and negative, or a record toRecord refuses, is the
+// error, naming the record by its place unless the job is a single inline
+// record (a negative partition: only when it is the record's own); then
+// job holds nothing of use.
+func (job *produceJob) addRecords(ins []wire.RecordIn, partition *int, maxRecordBytes int) *wire.Error {
 	for i := range ins {
 		p := -1
 		switch {
 		case ins[i].Partition != nil:
 			p = *ins[i].Partition
-		case req.Partition != nil:
-			p = *req.Partition
+		case partition != nil:
+			p = *partition
 		}
-		if p < -1 || (p == -1 && (ins[i].Partition != nil || req.Partition != nil)) {
+		if p < 0 && (ins[i].Partition != nil || partition != nil) {
 			e := wire.Errorf(wire.CodePartitionOutOfRange, "partition %d is negative", p)
 			if !job.single && ins[i].Partition != nil {
 				// The record's own partition, not the request's.
 				e = wire.Errorf(e.Code, "record %d: %s", i, e.Message)
 			}
-			c.refuseInOrder(req.ID, e)
-			return
+			return e
 		}
-		rec, err := toRecord(&ins[i], c.srv.opts.MaxRecordBytes)
+		rec, err := toRecord(&ins[i], maxRecordBytes)
 		if err != nil {
 			e := toError(err)
 			if !job.single {
 				e = wire.Errorf(e.Code, "record %d: %s", i, e.Message)
 			}
-			c.refuseInOrder(req.ID, e)
-			return
+			return e
 		}
 		job.bytes += len(rec.Key) + len(rec.Value)
 		if n := len(job.units); n > 0 && job.units[n-1].partition == p {
 			job.units[n-1].recs = append(job.units[n-1].recs, rec)
-		} else {
-			// The first run is sized for the usual case, every record
-			// in it; later runs (mixed partitions) grow as needed.
-			var recs []engine.Record
-			switch {
-			case i == 0 && len(ins) == 1:
-				recs = job.rec0[:1:1]
-			case i == 0:
-				recs = make([]engine.Record, 1, len(ins))
-			default:
-				recs = make([]engine.Record, 1)
-			}
-			recs[0] = rec
-			if n == 0 {
-				job.units = job.unit0[:0:1]
-			}
-			job.units = append(job.units, produceUnit{partition: p, recs: recs})
+			continue
 		}
+		// The first run is sized for the usual case, every record in
+		// it; later runs (mixed partitions) grow as needed.
+		var recs []engine.Record
+		switch {
+		case i == 0 && len(ins) == 1:
+			recs = job.rec0[:1:1]
+		case i == 0:
+			recs = make([]engine.Record, 1, len(ins))
+		default:
+			recs = make([]engine.Record, 1)
+		}
+		recs[0] = rec
+		if len(job.units) == 0 {
+			job.units = job.unit0[:0:1]
+		}
+		job.units = append(job.units, produceUnit{partition: p, recs: recs})
 	}
-	c.submit(job)
+	return nil
 }
 
 // handleBinary runs a binary produce frame of /v1/ws (binary.go): the same
