@@ -111,8 +111,10 @@ func (s *createTopicScreen) Update(msg tea.Msg) tea.Cmd {
 			s.errText = msg.err.Error()
 			return errStatus(fmt.Errorf("create %s: %w", msg.name, msg.err))
 		}
+		// In this order: closing the form clears the status line, which
+		// then says what was created.
 		topicsID, name := s.topicsID, msg.name
-		return tea.Batch(pop, func() tea.Msg { return topicCreatedMsg{to: to{topicsID}, name: name} })
+		return tea.Sequence(pop, func() tea.Msg { return topicCreatedMsg{to: to{topicsID}, name: name} })
 	case tea.KeyMsg:
 		if s.sending {
 			return nil
