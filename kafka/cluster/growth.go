@@ -42,30 +42,46 @@ type growWaiter struct {
 // before Describe, and a change between the two closes the channel already
 // held. Websocket subscriptions and SSE streams of a whole topic, and the
 // UI's merged tail, follow a grow with it.
+//
+// A new channel (the first for topic, or one for a count that changed since
+// the last) makes the Source's clients forget what they knew of topic
+// (sawGrowth), so that the Describe after it reports at least the count the
+// channel stands for: a grow by another client that this call is the first
+// to see is one the poll will never report.
 func (s *Source) PartitionsChangedC(topic string) (<-chan struct{}, error) {
 	n, err := s.freshPartitions(topic)
 	if err != nil {
 		return nil, err
 	}
-	g := &s.grow
+	ch, fresh := s.grow.waiter(topic, n)
+	if fresh {
+		s.sawGrowth(topic)
+	}
+	return ch, nil
+}
+
+// waiter returns the channel of topic at n partitions, and whether it is
+// new: the first for topic, or one replacing a channel handed out at
+// another count (grown, or deleted and made again), which it closes.
+func (g *growth) waiter(topic string, n int) (<-chan struct{}, bool) {
 	g.mu.Lock()
 	defer g.mu.Unlock()
 	if w, ok := g.waiters[topic]; ok && w.n == n {
-		return w.ch, nil
+		return w.ch, false
 	} else if ok {
-		close(w.ch) // handed out at another count: grown, or deleted and made again
+		close(w.ch)
 	}
 	if g.waiters == nil {
 		g.waiters = map[string]*growWaiter{}
 	}
 	w := &growWaiter{n: n, ch: make(chan struct{})}
 	g.waiters[topic] = w
-	if !g.polling && s.ctx.Err() == nil {
+	if !g.polling && g.s.ctx.Err() == nil {
 		g.polling = true
 		g.wg.Add(1)
 		go g.poll()
 	}
-	return w.ch, nil
+	return w.ch, true
 }
 
 // freshPartitions asks the cluster for topic's partition count now (not

@@ -131,3 +131,68 @@ func TestPartitionsChangedCDeleted(t *testing.T) {
 }
 
 func errorsIsNotFound(err error) bool { return errors.Is(err, engine.ErrTopicNotFound) }
+
+// A follower that takes a channel after another Kafka client grew the
+// topic, before the Source's poll has seen the grow, and then describes
+// the topic (as the UI's merged tail and a subscription do) sees every
+// partition: the channel stands for the new count, and nothing will close
+// it for the grow, so a Describe still showing the old count would leave
+// the new partitions unread for good.
+func TestDescribeAfterAChannelSeesTheGrow(t *testing.T) {
+	addr := bootstrap(t)
+	_, adm := kclient(t, addr)
+	src := openSource(t, addr)
+	name := uniq(t, "race")
+	createTopic(t, adm, name, 2)
+
+	before, err := src.PartitionsChangedC(name)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if info, err := src.Describe(name); err != nil || len(info.Partitions) != 2 {
+		t.Fatalf("describe before the grow: %d partitions, %v", len(info.Partitions), err)
+	}
+	if _, err := adm.UpdatePartitions(testCtx(t), 3, name); err != nil {
+		t.Fatal(err)
+	}
+	after, err := src.PartitionsChangedC(name) // well within growPoll of the grow
+	if err != nil {
+		t.Fatal(err)
+	}
+	select {
+	case <-before:
+	default:
+		t.Error("the channel taken before the grow is still open")
+	}
+	info, err := src.Describe(name)
+	if err != nil || len(info.Partitions) != 3 {
+		t.Fatalf("describe after taking a channel of the grown topic: %d partitions, %v; want 3", len(info.Partitions), err)
+	}
+	select {
+	case <-after:
+		t.Error("the channel taken after the grow is closed")
+	default:
+	}
+}
+
+// The same for the first channel of a topic the Source described before
+// another client grew it.
+func TestDescribeAfterAFirstChannelSeesTheGrow(t *testing.T) {
+	addr := bootstrap(t)
+	_, adm := kclient(t, addr)
+	src := openSource(t, addr)
+	name := uniq(t, "first")
+	createTopic(t, adm, name, 2)
+	if info, err := src.Describe(name); err != nil || len(info.Partitions) != 2 {
+		t.Fatalf("describe before the grow: %d partitions, %v", len(info.Partitions), err)
+	}
+	if _, err := adm.UpdatePartitions(testCtx(t), 3, name); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := src.PartitionsChangedC(name); err != nil {
+		t.Fatal(err)
+	}
+	if info, err := src.Describe(name); err != nil || len(info.Partitions) != 3 {
+		t.Fatalf("describe after the first channel of the grown topic: %d partitions, %v; want 3", len(info.Partitions), err)
+	}
+}

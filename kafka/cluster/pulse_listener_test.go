@@ -38,6 +38,8 @@ var externalBrokerTests = []string{
 	"TestAlterTopicOverWebsocket",
 	"TestSubscriptionsFollowClusterGrow",
 	"TestPartitionsChangedCDeleted",
+	"TestDescribeAfterAChannelSeesTheGrow",
+	"TestDescribeAfterAFirstChannelSeesTheGrow",
 	"TestUIMergedTailAndEditOnCluster",
 	"TestProduceAfterAlterKeepsEveryRecord",
 	"TestUIEditKeepsTopicSelectedOnCluster",
