@@ -22,6 +22,7 @@ func TestCreatedTopicStatusOutlivesTheForm(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
+	defer m.Close()
 	m.Update(tea.WindowSizeMsg{Width: testWidth, Height: testHeight})
 	topics := m.Top()
 	form := newCreateTopicScreen(m.c, topics.ID())

@@ -139,12 +139,7 @@ func errorsIsNotFound(err error) bool { return errors.Is(err, engine.ErrTopicNot
 // it for the grow, so a Describe still showing the old count would leave
 // the new partitions unread for good.
 func TestDescribeAfterAChannelSeesTheGrow(t *testing.T) {
-	addr := bootstrap(t)
-	_, adm := kclient(t, addr)
-	src := openSource(t, addr)
-	name := uniq(t, "race")
-	createTopic(t, adm, name, 2)
-
+	src, name, grow := topicGrownLater(t, "race")
 	before, err := src.PartitionsChangedC(name)
 	if err != nil {
 		t.Fatal(err)
@@ -152,9 +147,7 @@ func TestDescribeAfterAChannelSeesTheGrow(t *testing.T) {
 	if info, err := src.Describe(name); err != nil || len(info.Partitions) != 2 {
 		t.Fatalf("describe before the grow: %d partitions, %v", len(info.Partitions), err)
 	}
-	if _, err := adm.UpdatePartitions(testCtx(t), 3, name); err != nil {
-		t.Fatal(err)
-	}
+	grow()
 	after, err := src.PartitionsChangedC(name) // well within growPoll of the grow
 	if err != nil {
 		t.Fatal(err)
@@ -178,21 +171,33 @@ func TestDescribeAfterAChannelSeesTheGrow(t *testing.T) {
 // The same for the first channel of a topic the Source described before
 // another client grew it.
 func TestDescribeAfterAFirstChannelSeesTheGrow(t *testing.T) {
-	addr := bootstrap(t)
-	_, adm := kclient(t, addr)
-	src := openSource(t, addr)
-	name := uniq(t, "first")
-	createTopic(t, adm, name, 2)
+	src, name, grow := topicGrownLater(t, "first")
 	if info, err := src.Describe(name); err != nil || len(info.Partitions) != 2 {
 		t.Fatalf("describe before the grow: %d partitions, %v", len(info.Partitions), err)
 	}
-	if _, err := adm.UpdatePartitions(testCtx(t), 3, name); err != nil {
-		t.Fatal(err)
-	}
+	grow()
 	if _, err := src.PartitionsChangedC(name); err != nil {
 		t.Fatal(err)
 	}
 	if info, err := src.Describe(name); err != nil || len(info.Partitions) != 3 {
 		t.Fatalf("describe after the first channel of the grown topic: %d partitions, %v; want 3", len(info.Partitions), err)
+	}
+}
+
+// topicGrownLater makes a topic of 2 partitions on a fresh cluster and a
+// Source on it; grow takes the topic to 3 partitions through another Kafka
+// client, behind the Source's back.
+func topicGrownLater(t *testing.T, prefix string) (src *Source, name string, grow func()) {
+	t.Helper()
+	addr := bootstrap(t)
+	_, adm := kclient(t, addr)
+	src = openSource(t, addr)
+	name = uniq(t, prefix)
+	createTopic(t, adm, name, 2)
+	return src, name, func() {
+		t.Helper()
+		if _, err := adm.UpdatePartitions(testCtx(t), 3, name); err != nil {
+			t.Fatal(err)
+		}
 	}
 }
